@@ -1,0 +1,1 @@
+"""Core objects: the contest model, player state and numerics."""

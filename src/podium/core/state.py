@@ -1,0 +1,215 @@
+"""Player state as a struct of arrays, and the per-contest event log.
+
+One row per player (index ``0..n-1``), handle <-> index in a dict.  Arrays grow
+geometrically.  Every rating system keeps its own extra per-player arrays (for
+Elo-MMR: the normal factor and the logistic factors) in its ``SystemState``; the
+table below holds what every system reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["PlayerTable", "EventLog", "ContestRecord", "grow"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def grow(arr: np.ndarray, size: int, fill: float | int = 0) -> np.ndarray:
+    """Return ``arr`` with capacity for at least ``size`` rows (geometric growth)."""
+    if arr.shape[0] >= size:
+        return arr
+    cap = max(size, int(arr.shape[0] * 1.5) + 16)
+    out = np.full((cap,) + arr.shape[1:], fill, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+class PlayerTable:
+    """Handles, current ratings and per-player counters.
+
+    Attributes (first ``n`` rows valid)
+    -----------------------------------
+    mu, sigma:
+        Current rating and uncertainty (posterior after the player's last round).
+    contests:
+        Number of rated rounds played.
+    last_time:
+        ``time_seconds`` of the player's last round.
+    max_display, last_change:
+        Highest display rating reached and the change of display rating in the
+        last round (new minus old; for a debut, new minus the newcomer display).
+    """
+
+    _FIELDS = ("mu", "sigma", "contests", "last_time", "max_display", "last_change")
+
+    def __init__(self) -> None:
+        self.handles: list[str] = []
+        self.index: dict[str, int] = {}
+        self.mu: FloatArray = np.zeros(0)
+        self.sigma: FloatArray = np.zeros(0)
+        self.contests: IntArray = np.zeros(0, dtype=np.int64)
+        self.last_time: IntArray = np.zeros(0, dtype=np.int64)
+        self.max_display: FloatArray = np.zeros(0)
+        self.last_change: FloatArray = np.zeros(0)
+
+    @property
+    def n(self) -> int:
+        return len(self.handles)
+
+    def lookup(self, handles: Sequence[str]) -> tuple[IntArray, list[str]]:
+        """Indices of ``handles``, ``-1`` for unknown ones; also the list of unknown handles."""
+        get = self.index.get
+        idx = np.fromiter((get(h, -1) for h in handles), dtype=np.int64, count=len(handles))
+        missing = [handles[i] for i in np.flatnonzero(idx < 0)]
+        return idx, missing
+
+    def add_players(self, handles: Iterable[str], mu: float, sigma: float, time: int) -> None:
+        """Append new players with the newcomer prior."""
+        new = list(handles)
+        if not new:
+            return
+        start = self.n
+        for k, h in enumerate(new):
+            self.index[h] = start + k
+        self.handles.extend(new)
+        end = self.n
+        for name in self._FIELDS:
+            setattr(self, name, grow(getattr(self, name), end))
+        self.mu[start:end] = mu
+        self.sigma[start:end] = sigma
+        self.contests[start:end] = 0
+        self.last_time[start:end] = time
+        self.max_display[start:end] = -np.inf
+        self.last_change[start:end] = 0.0
+
+    def truncate(self, n: int) -> None:
+        """Forget players ``n..`` (used to roll back a failed round)."""
+        for h in self.handles[n:]:
+            del self.index[h]
+        del self.handles[n:]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        n = self.n
+        out: dict[str, np.ndarray] = {
+            "handles": np.array(self.handles, dtype=object),
+        }
+        for name in self._FIELDS:
+            out[name] = getattr(self, name)[:n].copy()
+        return out
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> PlayerTable:
+        t = cls()
+        t.handles = [str(h) for h in d["handles"]]
+        t.index = {h: i for i, h in enumerate(t.handles)}
+        for name in cls._FIELDS:
+            setattr(t, name, np.array(d[name]))
+        return t
+
+
+@dataclass
+class ContestRecord:
+    """What the rater remembers of each processed contest."""
+
+    name: str
+    time_seconds: int
+    url: str | None
+    players: int
+    skipped: bool
+
+
+@dataclass
+class EventLog:
+    """Per-player, per-round rating events, appended one round at a time.
+
+    Stored as chunks (one per round) and concatenated on demand, so appending a
+    round costs O(round size) and memory is a few dozen bytes per event.
+    """
+
+    _chunks: list[tuple[int, IntArray, FloatArray, FloatArray, FloatArray, IntArray]] = field(
+        default_factory=list
+    )
+    _cache: dict[str, np.ndarray] | None = None
+
+    def append(
+        self,
+        contest: int,
+        players: IntArray,
+        mu: FloatArray,
+        sigma: FloatArray,
+        perf: FloatArray,
+        place: IntArray,
+    ) -> None:
+        self._chunks.append(
+            (
+                contest,
+                players.astype(np.int32),
+                mu.astype(np.float64, copy=True),
+                sigma.astype(np.float64, copy=True),
+                perf.astype(np.float64, copy=True),
+                place.astype(np.int32),
+            )
+        )
+        self._cache = None
+
+    def pop(self) -> None:
+        self._chunks.pop()
+        self._cache = None
+
+    def __len__(self) -> int:
+        return sum(c[1].size for c in self._chunks)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """All events as flat arrays: contest, player, mu, sigma, perf, place."""
+        if self._cache is None:
+            if self._chunks:
+                sizes = [c[1].size for c in self._chunks]
+                contest = np.repeat(
+                    np.array([c[0] for c in self._chunks], dtype=np.int32), sizes
+                )
+                self._cache = {
+                    "contest": contest,
+                    "player": np.concatenate([c[1] for c in self._chunks]),
+                    "mu": np.concatenate([c[2] for c in self._chunks]),
+                    "sigma": np.concatenate([c[3] for c in self._chunks]),
+                    "perf": np.concatenate([c[4] for c in self._chunks]),
+                    "place": np.concatenate([c[5] for c in self._chunks]),
+                }
+            else:
+                self._cache = {
+                    "contest": np.zeros(0, np.int32),
+                    "player": np.zeros(0, np.int32),
+                    "mu": np.zeros(0),
+                    "sigma": np.zeros(0),
+                    "perf": np.zeros(0),
+                    "place": np.zeros(0, np.int32),
+                }
+        return self._cache
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> EventLog:
+        log = cls()
+        contest = np.asarray(d["contest"], dtype=np.int32)
+        if contest.size:
+            # split back into per-contest chunks (events are stored contest by contest)
+            bounds = np.flatnonzero(np.diff(contest)) + 1
+            starts = np.concatenate([[0], bounds])
+            ends = np.concatenate([bounds, [contest.size]])
+            for s, e in zip(starts, ends, strict=True):
+                log._chunks.append(
+                    (
+                        int(contest[s]),
+                        np.asarray(d["player"][s:e], dtype=np.int32),
+                        np.asarray(d["mu"][s:e], dtype=np.float64),
+                        np.asarray(d["sigma"][s:e], dtype=np.float64),
+                        np.asarray(d["perf"][s:e], dtype=np.float64),
+                        np.asarray(d["place"][s:e], dtype=np.int32),
+                    )
+                )
+        return log

@@ -1,0 +1,27 @@
+"""Reading and writing contest histories (Elo-MMR JSON files, directories, archives, CSV)."""
+
+from podium.io.contests import (
+    LoadedHistory,
+    check_history,
+    contest_from_json_dict,
+    iter_contests,
+    load_contests,
+    read_contest_json,
+    read_contests_csv,
+    write_contest_dir,
+    write_contest_json,
+    write_contests_csv,
+)
+
+__all__ = [
+    "LoadedHistory",
+    "check_history",
+    "contest_from_json_dict",
+    "iter_contests",
+    "load_contests",
+    "read_contest_json",
+    "read_contests_csv",
+    "write_contest_dir",
+    "write_contest_json",
+    "write_contests_csv",
+]

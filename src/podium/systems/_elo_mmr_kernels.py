@@ -1,0 +1,463 @@
+"""Numba kernels of the Elo-MMR family (see :mod:`podium.systems.elo_mmr`).
+
+Kept apart from the user-facing dataclass so that the algorithm reads top-down
+there and the loops live here.  Equation numbers refer to seed 002.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from podium.core.numerics import (
+    _LO_BOUND,
+    _HI_BOUND,
+    STATUS_AT_BOUND,
+    STATUS_MAX_ITER,
+    STATUS_OK,
+    TANH_MULTIPLIER,
+    newton_step,
+    normal_cdf,
+    normal_pdf,
+)
+
+SECS_PER_DAY = 86400.0
+#: weight of a tanh term = WEIGHT_OF_TANH * w_arg * w_out  (= 1/delta^2 when fresh)
+WEIGHT_OF_TANH = 2.0 / (TANH_MULTIPLIER * TANH_MULTIPLIER)
+#: below this lazy scale, fold it into the stored factor weights (avoids underflow)
+_RESCALE_BELOW = 1e-150
+
+
+@nb.njit(cache=True)
+def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, drift_per_day,
+                  delta_secs):
+    """Per participant: weight w, performance spread beta and drift gamma.
+
+    ``w = contest_weight * weight_limit * noob_delay[n]`` (``n`` = earlier rounds),
+    ``beta = sqrt((1 + 1/w) sig_limit^2 + drift_per_day / w)`` and
+    ``gamma = sqrt(w sig_limit^2 + drift_per_day * days)``.  With the defaults
+    beta = 80 sqrt(6) ~ 195.96 and gamma = 80 sqrt(0.2) ~ 35.78, so that the
+    uncertainty of a regular player tends to ``sig_limit`` (Eq. 8 with Alg. 2).
+    """
+    n = played.size
+    beta = np.empty(n)
+    gamma = np.empty(n)
+    for i in range(n):
+        w = contest_weight * weight_limit
+        if played[i] < noob_delay.size:
+            w *= noob_delay[played[i]]
+        beta[i] = math.sqrt((1.0 + 1.0 / w) * sig_limit * sig_limit + drift_per_day / w)
+        gamma[i] = math.sqrt(w * sig_limit * sig_limit
+                             + drift_per_day * delta_secs[i] / SECS_PER_DAY)
+    return beta, gamma
+
+
+@nb.njit(cache=True, parallel=True)
+def diffuse(players, post_mu, post_sig, gamma, rho, collapse,
+            nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_start, fb_len, f_wout):
+    """Skill drift before a round: Algorithm 2 (pseudodiffusion with transfer speed rho).
+
+    ``kappa = (sigma_old / sigma_new)^2`` with ``sigma_new = hypot(sigma_old, gamma)``;
+    transfer = ``kappa^rho``.  The normal factor keeps ``transfer * w0`` and
+    receives ``(1 - transfer) * (w0 + sum of logistic weights)`` centred at the
+    current rating; everything is then scaled by kappa, and every logistic
+    factor's weight by ``transfer * kappa`` (kept as one lazy per-player scale).
+    The rating mu does not move (Theorem 4.1, rating preservation).
+
+    With ``collapse`` (rho = infinity, or the Gaussian variant) the posterior is
+    replaced by the normal ``N(mu, sigma_new^2)`` and the logistic factors are
+    dropped: Elo-MMR(inf) / Elo-MMchi.
+
+    Returns the new sigma of each participant.
+    """
+    n = players.size
+    new_sig = np.empty(n)
+    for k in nb.prange(n):
+        i = players[k]
+        s_old = post_sig[k]
+        s_new = math.hypot(s_old, gamma[k])
+        new_sig[k] = s_new
+        if collapse:
+            nf_mu[i] = post_mu[k]
+            nf_w[i] = 1.0 / (s_new * s_new)
+            fb_start[i] = 0
+            fb_len[i] = 0
+            scale[i] = 1.0
+            sum_aw[i] = 0.0
+            sum_w[i] = 0.0
+            continue
+        kappa = (s_old / s_new) ** 2
+        transfer = kappa ** rho if rho > 0.0 else 1.0
+        w0 = nf_w[i]
+        logistic_w = WEIGHT_OF_TANH * scale[i] * sum_aw[i]
+        from_norm = transfer * w0
+        from_transfer = (1.0 - transfer) * (w0 + logistic_w)
+        total = from_norm + from_transfer
+        nf_mu[i] = (from_norm * nf_mu[i] + from_transfer * post_mu[k]) / total
+        nf_w[i] = kappa * total
+        scale[i] *= transfer * kappa
+        if scale[i] < _RESCALE_BELOW and fb_len[i] > 0:
+            b = fb_base[i] + fb_start[i]
+            for q in range(b, b + fb_len[i]):
+                f_wout[q] *= scale[i]
+            sum_aw[i] *= scale[i]
+            sum_w[i] *= scale[i]
+            scale[i] = 1.0
+    return new_sig
+
+
+@nb.njit(cache=True)
+def reserve(players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout, used):
+    """Make room for one more logistic factor per participant.
+
+    Each player's factors live in a block ``[base, base + cap)`` of the pool, the
+    live ones at ``base + start .. base + start + len``.  A full block is first
+    compacted (if factors were folded off its front), else moved to a new block
+    twice as large at the end of the pool; the pool grows geometrically.
+    Returns the (possibly reallocated) pool arrays and the used size.
+    """
+    need = used
+    for k in range(players.size):
+        i = players[k]
+        if fb_start[i] + fb_len[i] >= fb_cap[i] and fb_start[i] == 0:
+            need += max(4, 2 * fb_cap[i])
+    if need > f_mu.size:
+        cap = max(need, int(f_mu.size * 1.5) + 1024)
+        m2 = np.empty(cap)
+        a2 = np.empty(cap)
+        w2 = np.empty(cap)
+        m2[:used] = f_mu[:used]
+        a2[:used] = f_warg[:used]
+        w2[:used] = f_wout[:used]
+        f_mu, f_warg, f_wout = m2, a2, w2
+    for k in range(players.size):
+        i = players[k]
+        if fb_start[i] + fb_len[i] < fb_cap[i]:
+            continue
+        src = fb_base[i] + fb_start[i]
+        if fb_start[i] > 0:
+            dst = fb_base[i]
+            fb_start[i] = 0
+        else:
+            new_cap = max(4, 2 * fb_cap[i])
+            dst = used
+            used += new_cap
+            fb_base[i] = dst
+            fb_cap[i] = new_cap
+        for q in range(fb_len[i]):
+            f_mu[dst + q] = f_mu[src + q]
+            f_warg[dst + q] = f_warg[src + q]
+            f_wout[dst + q] = f_wout[src + q]
+    return f_mu, f_warg, f_wout, used
+
+
+@nb.njit(cache=True)
+def compact_pool(n_players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout):
+    """Copy every player's live factors into a fresh, gap-free pool."""
+    total = 0
+    for i in range(n_players):
+        total += max(4, fb_len[i])
+    m2 = np.empty(max(total, 1024))
+    a2 = np.empty(max(total, 1024))
+    w2 = np.empty(max(total, 1024))
+    pos = 0
+    for i in range(n_players):
+        cap = max(4, fb_len[i])
+        src = fb_base[i] + fb_start[i]
+        for q in range(fb_len[i]):
+            m2[pos + q] = f_mu[src + q]
+            a2[pos + q] = f_warg[src + q]
+            w2[pos + q] = f_wout[src + q]
+        fb_base[i] = pos
+        fb_cap[i] = cap
+        fb_start[i] = 0
+        pos += cap
+    return m2, a2, w2, pos
+
+
+@nb.njit(cache=True)
+def _robust_average_pool(base, count, f_mu, f_warg, f_wout, scale, offset, slope, start,
+                         stop_at):
+    """Zero of ``offset + slope x + scale * sum_k f_wout[k] tanh((x - f_mu[k]) f_warg[k])``
+    over pool entries ``base + stop_at .. base + count`` (Eq. 6; the rating)."""
+    lo, hi = _LO_BOUND, _HI_BOUND
+    guess = start
+    if not (lo < guess < hi):
+        guess = 0.5 * (lo + hi)
+    for _ in range(200):
+        s = offset + slope * guess
+        sp = slope
+        for q in range(base + stop_at, base + count):
+            t = math.tanh((guess - f_mu[q]) * f_warg[q])
+            wo = f_wout[q] * scale
+            s += t * wo
+            sp += (1.0 - t * t) * f_warg[q] * wo
+        if s == 0.0:
+            return guess, STATUS_OK
+        lo, hi, guess, done = newton_step(lo, hi, guess, -s, -sp)
+        if done:
+            if guess <= _LO_BOUND or guess >= _HI_BOUND:
+                return guess, STATUS_AT_BOUND
+            return guess, STATUS_OK
+    return guess, STATUS_MAX_ITER
+
+
+@nb.njit(cache=True, parallel=True)
+def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history_tol,
+                    nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_start, fb_len,
+                    f_mu, f_warg, f_wout):
+    """Add each participant's performance as a logistic factor, then solve Eq. 6.
+
+    When the player already holds ``max_history`` factors, the oldest is folded
+    into the normal factor as a Gaussian of the same weight (history
+    compression, Sec. 5.3).  The new rating is the zero of
+    ``w0 (x - mu0) + sum_k w_out_k tanh((x - p_k) w_arg_k)``; the new sigma is
+    ``(sigma^-2 + beta^-2)^(-1/2)`` (Eq. 8).
+
+    ``history_tol`` > 0 lets the solver skip the oldest factors whose weights
+    sum to at most ``history_tol`` times the total: they are still stored, and
+    skipping them moves the zero by at most ``history_tol * sum(w_out) / w0``.
+
+    Returns (mu, sigma, status) per participant.
+    """
+    n = players.size
+    out_mu = np.empty(n)
+    out_sig = np.empty(n)
+    status = np.zeros(n, dtype=np.int8)
+    for k in nb.prange(n):
+        i = players[k]
+        if fb_len[i] >= max_history:
+            q = fb_base[i] + fb_start[i]
+            wl = WEIGHT_OF_TANH * f_warg[q] * f_wout[q] * scale[i]
+            w0 = nf_w[i]
+            nf_mu[i] = (w0 * nf_mu[i] + wl * f_mu[q]) / (w0 + wl)
+            nf_w[i] = w0 + wl
+            sum_aw[i] -= f_warg[q] * f_wout[q]
+            sum_w[i] -= f_wout[q]
+            fb_start[i] += 1
+            fb_len[i] -= 1
+        w = TANH_MULTIPLIER / beta[k]
+        q = fb_base[i] + fb_start[i] + fb_len[i]
+        f_mu[q] = perf[k]
+        f_warg[q] = 0.5 * w
+        f_wout[q] = w / scale[i]
+        sum_aw[i] += f_warg[q] * f_wout[q]
+        sum_w[i] += f_wout[q]
+        fb_len[i] += 1
+        b = fb_base[i] + fb_start[i]
+        cnt = fb_len[i]
+        stop_at = 0
+        if history_tol > 0.0 and cnt > 1:
+            bound = history_tol * sum_w[i]
+            acc = 0.0
+            # skip the oldest factors while their total stays within the bound
+            while stop_at < cnt - 1 and acc + f_wout[b + stop_at] <= bound:
+                acc += f_wout[b + stop_at]
+                stop_at += 1
+        w0 = nf_w[i]
+        x, st = _robust_average_pool(b, cnt, f_mu, f_warg, f_wout, scale[i],
+                                     -nf_mu[i] * w0, w0, post_mu[k], stop_at)
+        out_mu[k] = x
+        status[k] = st
+        out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
+    return out_mu, out_sig, status
+
+
+@nb.njit(cache=True, parallel=True)
+def update_gaussian(players, perf, beta, nf_mu, nf_w):
+    """Elo-MMchi: multiply the (collapsed) normal prior by the normal performance factor."""
+    n = players.size
+    out_mu = np.empty(n)
+    out_sig = np.empty(n)
+    for k in nb.prange(n):
+        i = players[k]
+        wn = nf_w[i]
+        wp = 1.0 / (beta[k] * beta[k])
+        nf_mu[i] = (wn * nf_mu[i] + wp * perf[k]) / (wn + wp)
+        nf_w[i] = wn + wp
+        out_mu[k] = nf_mu[i]
+        out_sig[k] = 1.0 / math.sqrt(nf_w[i])
+    return out_mu, out_sig
+
+
+# ----------------------------------------------------------------------------------------
+# Subsampled ("fast") performance estimation, as in multi-skill: opponents sorted by
+# rating bucket, equal buckets merged, each player using a window of nearby terms.
+
+
+@nb.njit(cache=True, inline="always")
+def bucket(a, width):
+    """round(a / width) with halves away from zero (Rust's f64::round)."""
+    v = a / width
+    if v >= 0.0:
+        return math.floor(v + 0.5)
+    return -math.floor(-v + 0.5)
+
+
+@nb.njit(cache=True)
+def merge_terms(order, mu, sig, lo, width):
+    """Merge consecutive terms (in ``order``) that share the (mu, sigma) bucket.
+
+    Returns merged (mu, sigma) and the ranks (lo) of each merged term in CSR form.
+    """
+    n = order.size
+    m_mu = np.empty(n)
+    m_sig = np.empty(n)
+    m_cnt = np.zeros(n, dtype=np.int64)
+    ranks = np.empty(n, dtype=np.int64)
+    m = -1
+    for r in range(n):
+        j = order[r]
+        if m >= 0 and bucket(m_mu[m], width) == bucket(mu[j], width) and \
+                bucket(m_sig[m], width) == bucket(sig[j], width):
+            c = float(m_cnt[m])
+            m_mu[m] = (c * m_mu[m] + mu[j]) / (c + 1.0)
+            m_sig[m] = (c * m_sig[m] + sig[j]) / (c + 1.0)
+            m_cnt[m] += 1
+        else:
+            m += 1
+            m_mu[m] = mu[j]
+            m_sig[m] = sig[j]
+            m_cnt[m] = 1
+        ranks[r] = lo[j]
+    m += 1
+    offs = np.zeros(m + 1, dtype=np.int64)
+    for q in range(m):
+        offs[q + 1] = offs[q] + m_cnt[q]
+    return m_mu[:m].copy(), m_sig[:m].copy(), offs, ranks
+
+
+@nb.njit(cache=True, inline="always")
+def _equal_range(ranks, a, b, x):
+    """[start, end) of value x in the sorted slice ranks[a:b] (as absolute counts)."""
+    lo_, hi_ = a, b
+    while lo_ < hi_:
+        mid = (lo_ + hi_) // 2
+        if ranks[mid] < x:
+            lo_ = mid + 1
+        else:
+            hi_ = mid
+    start = lo_
+    hi_ = b
+    while lo_ < hi_:
+        mid = (lo_ + hi_) // 2
+        if ranks[mid] <= x:
+            lo_ = mid + 1
+        else:
+            hi_ = mid
+    return start - a, lo_ - a
+
+
+@nb.njit(cache=True, inline="always")
+def _eval_window(kind, x, m_mu, m_sig, m_warg, m_wout, offs, ranks, beg, end, my_rank,
+                 split_ties):
+    s = 0.0
+    sp = 0.0
+    for q in range(beg, end):
+        a = offs[q]
+        b = offs[q + 1]
+        cnt = b - a
+        if cnt == 1:
+            r = ranks[a]
+            n_less = 1 if r < my_rank else 0
+            n_eq = 1 if r == my_rank else 0
+            n_gre = 1 - n_less - n_eq
+        else:
+            st, en = _equal_range(ranks, a, b, my_rank)
+            n_less = st
+            n_eq = en - st
+            n_gre = cnt - en
+        if kind == 0:
+            t = math.tanh((x - m_mu[q]) * m_warg[q])
+            val = -t * m_wout[q]
+            vp = -(1.0 - t * t) * m_warg[q] * m_wout[q]
+            total = float(cnt)
+            if not split_ties:
+                total += n_eq
+            s += val * total + m_wout[q] * (n_gre - n_less)
+            sp += vp * total
+        else:
+            sg = m_sig[q]
+            z = (x - m_mu[q]) / sg
+            pdf = normal_pdf(z) / sg
+            pdf_p = -z * pdf / sg
+            if n_less > 0:
+                cdf_m1 = -normal_cdf(-z)
+                v = pdf / cdf_m1
+                s += n_less * v
+                sp += n_less * (pdf_p / cdf_m1 - v * v)
+            if n_gre > 0:
+                cdf = normal_cdf(z)
+                v = pdf / cdf
+                s += n_gre * v
+                sp += n_gre * (pdf_p / cdf - v * v)
+            if n_eq > 0:
+                if split_ties:
+                    cdf = normal_cdf(z)
+                    cdf_m1 = -normal_cdf(-z)
+                    v0 = pdf / cdf
+                    v1 = pdf / cdf_m1
+                    s += n_eq * 0.5 * (v0 + v1)
+                    sp += n_eq * 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1) - v0 * v0 - v1 * v1)
+                else:
+                    s += n_eq * (-z / sg)
+                    sp += n_eq * (-1.0 / (sg * sg))
+    return s, sp
+
+
+@nb.njit(cache=True, parallel=True)
+def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
+                           num_samples, width, split_ties):
+    """Performance of each participant from a window of at most ``num_samples``
+    merged opponent terms centred on its own rating (Sec. 5.3, adaptive subsampling)."""
+    M = m_mu.size
+    n = player_mu.size
+    m_warg = np.empty(M)
+    m_wout = np.empty(M)
+    m_bkt = np.empty(M)
+    for q in range(M):
+        w = TANH_MULTIPLIER / m_sig[q]
+        m_warg[q] = 0.5 * w
+        m_wout[q] = w
+        m_bkt[q] = bucket(m_mu[q], width)
+    perf = np.empty(n)
+    status = np.zeros(n, dtype=np.int8)
+    for k in nb.prange(n):
+        target = bucket(player_mu[k], width)
+        # first merged term whose bucket is >= the player's
+        lo_, hi_ = 0, M
+        while lo_ < hi_:
+            mid = (lo_ + hi_) // 2
+            if m_bkt[mid] < target:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        beg = lo_
+        end = beg + 1
+        expand = (max(num_samples - (end - beg), 0) + 1) // 2
+        beg = max(beg - expand, 0)
+        end = min(M, end + expand)
+        expand = max(num_samples - (end - beg), 0)
+        beg = max(beg - expand, 0)
+        end = min(M, end + expand)
+        lo, hi = _LO_BOUND, _HI_BOUND
+        guess = player_mu[k]
+        if not (lo < guess < hi):
+            guess = 0.5 * (lo + hi)
+        st = STATUS_MAX_ITER
+        for _ in range(200):
+            s, sp = _eval_window(kind, guess, m_mu, m_sig, m_warg, m_wout, offs, ranks,
+                                 beg, end, player_lo[k], split_ties)
+            if s == 0.0:
+                st = STATUS_OK
+                break
+            lo, hi, guess, done = newton_step(lo, hi, guess, s, sp)
+            if done:
+                st = STATUS_AT_BOUND if (guess <= _LO_BOUND or guess >= _HI_BOUND) \
+                    else STATUS_OK
+                break
+        perf[k] = guess
+        status[k] = st
+    return perf, status

@@ -1,0 +1,370 @@
+"""Elo-MMR (seed 002): Elo-MMR(rho), Elo-MMchi, Elo-MMR(inf), subsampled variants.
+
+One round (Algorithm 1):
+
+1. every participant is diffused by ``gamma`` (Algorithm 2, pseudodiffusion with
+   transfer speed ``rho``; ``rho = inf`` or the Gaussian variant collapse the
+   posterior to one normal);
+2. each participant becomes an opponent term ``(mu, delta = sqrt(sigma^2 + beta^2))``;
+3. every performance is solved as the zero of ``Q_i`` (Theorem 3.2) over *all*
+   terms (exact systems; see :func:`podium.core.numerics.performance_zeros` for how
+   that avoids N^2 work) or over a window of nearby merged terms (``-fast``);
+4. each performance ``(p, beta)`` is added to its player's posterior and the new
+   rating solved from Eq. 6; the uncertainty follows Eq. 8.
+
+Names, parameters and defaults follow multi-skill (the Rust reference), so the
+numbers agree with ``elo-mmr-py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.core.numerics import (
+    STATUS_AT_BOUND,
+    STATUS_MAX_ITER,
+    TANH_MULTIPLIER,
+    performance_zeros,
+)
+from podium.core.state import grow
+from podium.errors import ConfigError
+from podium.systems import _elo_mmr_kernels as K
+from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+
+__all__ = ["EloMMR", "EloMMRState"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Rounds with at most this many tie groups solve each group directly (cheaper than panels).
+_DIRECT_GROUPS = 24
+
+
+class EloMMRState(SystemState):
+    """Struct-of-arrays posterior of every player.
+
+    Per player: the normal factor ``(nf_mu, nf_w)`` (mean and weight ``1/var``),
+    a lazy multiplier ``scale`` of its logistic factors' output weights, running
+    sums of ``w_arg * w_out`` and ``w_out`` (stored units), and the location of its
+    logistic factors in a shared pool (``f_mu`` = past performance ``p_k``,
+    ``f_warg``, ``f_wout``; see :func:`~podium.systems._elo_mmr_kernels.reserve`).
+    """
+
+    _PLAYER_FIELDS: ClassVar[tuple[str, ...]] = (
+        "nf_mu", "nf_w", "scale", "sum_aw", "sum_w", "fb_base", "fb_cap", "fb_start", "fb_len",
+    )
+
+    def __init__(self, mu_noob: float, sig_noob: float) -> None:
+        self.mu_noob = mu_noob
+        self.sig_noob = sig_noob
+        self.n = 0
+        self.nf_mu = np.zeros(0)
+        self.nf_w = np.zeros(0)
+        self.scale = np.zeros(0)
+        self.sum_aw = np.zeros(0)
+        self.sum_w = np.zeros(0)
+        self.fb_base = np.zeros(0, dtype=np.int64)
+        self.fb_cap = np.zeros(0, dtype=np.int64)
+        self.fb_start = np.zeros(0, dtype=np.int64)
+        self.fb_len = np.zeros(0, dtype=np.int64)
+        self.f_mu = np.zeros(1024)
+        self.f_warg = np.zeros(1024)
+        self.f_wout = np.zeros(1024)
+        self.used = 0
+
+    def ensure_players(self, n: int) -> None:
+        if n <= self.n:
+            return
+        for name in self._PLAYER_FIELDS:
+            setattr(self, name, grow(getattr(self, name), n))
+        s = slice(self.n, n)
+        self.nf_mu[s] = self.mu_noob
+        self.nf_w[s] = 1.0 / self.sig_noob**2
+        self.scale[s] = 1.0
+        self.sum_aw[s] = 0.0
+        self.sum_w[s] = 0.0
+        self.fb_base[s] = 0
+        self.fb_cap[s] = 0
+        self.fb_start[s] = 0
+        self.fb_len[s] = 0
+        self.n = n
+
+    def live_factors(self) -> int:
+        return int(self.fb_len[: self.n].sum())
+
+    def maybe_compact(self) -> None:
+        """Rebuild the factor pool when abandoned blocks waste more than half of it."""
+        live = self.live_factors()
+        if self.used > 4096 and self.used > 2 * live + 4 * self.n:
+            self.f_mu, self.f_warg, self.f_wout, self.used = K.compact_pool(
+                self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
+                self.f_mu, self.f_warg, self.f_wout,
+            )
+
+    def factors(self, i: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Player ``i``'s logistic factors (p_k, w_arg, actual w_out), oldest first."""
+        b = int(self.fb_base[i] + self.fb_start[i])
+        e = b + int(self.fb_len[i])
+        return (self.f_mu[b:e].copy(), self.f_warg[b:e].copy(),
+                self.f_wout[b:e] * self.scale[i])
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        self.f_mu, self.f_warg, self.f_wout, self.used = K.compact_pool(
+            self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
+            self.f_mu, self.f_warg, self.f_wout,
+        )
+        out = {name: getattr(self, name)[: self.n].copy() for name in self._PLAYER_FIELDS}
+        out["f_mu"] = self.f_mu[: self.used].copy()
+        out["f_warg"] = self.f_warg[: self.used].copy()
+        out["f_wout"] = self.f_wout[: self.used].copy()
+        out["prior"] = np.array([self.mu_noob, self.sig_noob])
+        return out
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> EloMMRState:
+        prior = d["prior"]
+        st = cls(float(prior[0]), float(prior[1]))
+        for name in cls._PLAYER_FIELDS:
+            setattr(st, name, np.array(d[name]))
+        st.n = int(st.nf_mu.size)
+        st.f_mu = np.array(d["f_mu"])
+        st.f_warg = np.array(d["f_warg"])
+        st.f_wout = np.array(d["f_wout"])
+        st.used = int(st.f_mu.size)
+        if st.used == 0:
+            st.f_mu, st.f_warg, st.f_wout = np.zeros(1024), np.zeros(1024), np.zeros(1024)
+        return st
+
+    def copy(self) -> EloMMRState:
+        st = EloMMRState(self.mu_noob, self.sig_noob)
+        for name in self._PLAYER_FIELDS:
+            setattr(st, name, getattr(self, name).copy())
+        st.n = self.n
+        st.f_mu = self.f_mu.copy()
+        st.f_warg = self.f_warg.copy()
+        st.f_wout = self.f_wout.copy()
+        st.used = self.used
+        return st
+
+
+@dataclass(frozen=True)
+class EloMMR(RatingSystem):
+    """Elo-MMR and its variants (seed 002), with multi-skill's parameters and defaults.
+
+    Parameters
+    ----------
+    weight_limit:
+        Weight of a round for an experienced player (default 0.2).  With
+        ``sig_limit`` it sets beta = ``sig_limit * sqrt(1 + 1/w)`` and the drift
+        gamma = ``sig_limit * sqrt(w)`` per round.
+    noob_delay:
+        Extra weight multipliers for a player's first rounds (``noob_delay[n]``
+        applies to the round after ``n`` earlier ones; empty: none).
+    sig_limit:
+        The uncertainty a regular player's sigma converges to (default 80).
+    drift_per_day:
+        Extra variance per day between a player's rounds (default 0).
+    split_ties:
+        Count a tie as half a win plus half a loss instead of a win plus a loss.
+    rho:
+        Transfer speed of the pseudodiffusion (Algorithm 2; multi-skill's
+        ``transfer_speed``; default 1).  ``math.inf`` gives the memoryless
+        Elo-MMR(inf); ignored by the Gaussian variant.
+    variant:
+        ``"logistic"`` (Elo-MMR) or ``"gaussian"`` (Elo-MMchi).
+    subsample_size:
+        ``None``: every opponent is used (exact).  Else each player's
+        performance uses at most this many merged opponent terms nearest its
+        rating (Sec. 5.3; multi-skill's fast systems use 100).
+    subsample_bucket:
+        Width of the (mu, sigma) buckets in which opponents are merged when
+        subsampling (2.0 in multi-skill's fast systems).
+    max_history:
+        ``None``: keep every logistic factor (exact).  Else fold the oldest
+        into the normal factor beyond this many (history compression, Sec. 5.3;
+        100 in the fast systems).
+    history_tolerance:
+        Exact systems keep every factor; their solver may skip the oldest
+        factors whose total output weight is at most this fraction of the
+        player's total, which moves a rating by at most
+        ``history_tolerance * sum(w_out) / w0`` (below 1e-9 rating points at
+        the default 1e-13).  0 evaluates every factor.
+    perf_ceiling:
+        Default upper bound on performances (a contest's own ceiling wins);
+        ``None``: none.  The Gaussian variant ignores ceilings, as the reference.
+    mu_noob, sig_noob:
+        Newcomer prior (1500, 350).
+    display_sigmas:
+        Display rating = ``mu - display_sigmas * (sigma - sig_limit)`` (3).
+    """
+
+    name: ClassVar[str] = "mmr"
+
+    weight_limit: float = 0.2
+    noob_delay: tuple[float, ...] = ()
+    sig_limit: float = 80.0
+    drift_per_day: float = 0.0
+    split_ties: bool = False
+    rho: float = 1.0
+    variant: Literal["logistic", "gaussian"] = "logistic"
+    subsample_size: int | None = None
+    subsample_bucket: float = 2.0
+    max_history: int | None = None
+    history_tolerance: float = 1e-13
+    perf_ceiling: float | None = None
+    mu_noob: float = 1500.0
+    sig_noob: float = 350.0
+    display_sigmas: float = 3.0
+
+    def __post_init__(self) -> None:
+        def positive(name: str) -> None:
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
+
+        for name in ("weight_limit", "sig_limit", "sig_noob", "subsample_bucket"):
+            positive(name)
+        if not (math.isfinite(self.drift_per_day) and self.drift_per_day >= 0):
+            raise ConfigError(f"drift_per_day must be finite and >= 0, got {self.drift_per_day!r}")
+        if not (self.rho >= 0):  # inf allowed, NaN rejected
+            raise ConfigError(f"rho must be >= 0 (math.inf allowed), got {self.rho!r}")
+        if self.variant not in ("logistic", "gaussian"):
+            raise ConfigError(f"variant must be 'logistic' or 'gaussian', got {self.variant!r}")
+        if not math.isfinite(self.mu_noob):
+            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
+        if not math.isfinite(self.display_sigmas):
+            raise ConfigError(f"display_sigmas must be finite, got {self.display_sigmas!r}")
+        delay = tuple(float(x) for x in self.noob_delay)
+        for x in delay:
+            if not (math.isfinite(x) and x > 0):
+                raise ConfigError(f"noob_delay entries must be finite and positive, got {x!r}")
+        object.__setattr__(self, "noob_delay", delay)
+        for name in ("subsample_size", "max_history"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise ConfigError(f"{name} must be a positive integer or None, got {v!r}")
+        if not (0.0 <= self.history_tolerance <= 1e-6):
+            raise ConfigError(
+                f"history_tolerance must be in [0, 1e-6], got {self.history_tolerance!r}"
+            )
+        if self.perf_ceiling is not None and math.isnan(self.perf_ceiling):
+            raise ConfigError("perf_ceiling must be a number or None")
+
+    # ------------------------------------------------------------------ interface
+    def newcomer(self) -> tuple[float, float]:
+        return self.mu_noob, self.sig_noob
+
+    def make_state(self) -> EloMMRState:
+        return EloMMRState(self.mu_noob, self.sig_noob)
+
+    def display_rating(self, mu: FloatArray, sigma: FloatArray) -> FloatArray:
+        return np.asarray(mu) - self.display_sigmas * (np.asarray(sigma) - self.sig_limit)
+
+    @property
+    def collapses(self) -> bool:
+        """True for the memoryless variants (Elo-MMR(inf), Elo-MMchi)."""
+        return self.variant == "gaussian" or math.isinf(self.rho)
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        assert isinstance(state, EloMMRState)
+        players = rnd.players
+        c = rnd.contest
+        beta, gamma = K.round_weights(
+            rnd.played, c.weight, self.weight_limit, np.asarray(self.noob_delay, dtype=np.float64),
+            self.sig_limit, self.drift_per_day, rnd.delta_seconds,
+        )
+        # 1. pseudodiffusion (Algorithm 2)
+        sig = K.diffuse(
+            players, rnd.mu, rnd.sigma, gamma, float(self.rho), self.collapses,
+            state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
+            state.fb_base, state.fb_start, state.fb_len, state.f_wout,
+        )
+        # 2. opponent terms (mu, delta)
+        delta = np.hypot(sig, beta)
+        kind = 1 if self.variant == "gaussian" else 0
+        # 3. performances (Theorem 3.2)
+        if self.subsample_size is None:
+            perf, status = self._exact_performance(kind, rnd.mu, delta, rnd.lo)
+        else:
+            perf, status = self._subsampled_performance(kind, rnd.mu, delta, rnd.lo)
+        warnings = _status_warnings(status, c, "performance")
+        if kind == 0:
+            ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+            if ceiling is not None:
+                perf = np.minimum(perf, ceiling)
+        # 4. posterior update (Eq. 6-8)
+        if kind == 1:
+            mu, sigma = K.update_gaussian(players, perf, beta, state.nf_mu, state.nf_w)
+        else:
+            state.f_mu, state.f_warg, state.f_wout, state.used = K.reserve(
+                players, state.fb_base, state.fb_cap, state.fb_start, state.fb_len,
+                state.f_mu, state.f_warg, state.f_wout, state.used,
+            )
+            max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
+            tol = self.history_tolerance if self.max_history is None else 0.0
+            mu, sigma, st2 = K.update_logistic(
+                players, perf, beta, rnd.mu, sig, max_hist, tol,
+                state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
+                state.fb_base, state.fb_start, state.fb_len,
+                state.f_mu, state.f_warg, state.f_wout,
+            )
+            warnings += _status_warnings(st2, c, "rating")
+            state.maybe_compact()
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
+
+    # ------------------------------------------------------------------ helpers
+    def _exact_performance(
+        self, kind: int, mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]
+    ) -> tuple[FloatArray, np.ndarray]:
+        n = lo.size
+        starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]])
+        ends = np.r_[starts[1:], n]
+        if kind == 0:
+            w = TANH_MULTIPLIER / delta
+            pa, pb = 0.5 * w, w
+        else:
+            pa, pb = delta, delta
+        gperf, gstatus = performance_zeros(
+            kind, np.ascontiguousarray(mu, dtype=np.float64), pa, pb,
+            starts.astype(np.int64), ends.astype(np.int64), self.split_ties,
+            float(delta.min()), _DIRECT_GROUPS,
+        )
+        sizes = ends - starts
+        return np.repeat(gperf, sizes), np.repeat(gstatus, sizes)
+
+    def _subsampled_performance(
+        self, kind: int, mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]
+    ) -> tuple[FloatArray, np.ndarray]:
+        width = self.subsample_bucket
+        bmu = _round_half_away(mu / width)
+        bsig = _round_half_away(delta / width)
+        order = np.lexsort((lo, bsig, bmu))
+        m_mu, m_sig, offs, ranks = K.merge_terms(order, mu, delta, lo, width)
+        assert self.subsample_size is not None
+        return K.subsampled_performance(
+            kind, m_mu, m_sig, offs, ranks, np.ascontiguousarray(mu), lo,
+            self.subsample_size, width, self.split_ties,
+        )
+
+
+def _round_half_away(x: FloatArray) -> FloatArray:
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def _status_warnings(status: np.ndarray, contest: object, what: str) -> list[str]:
+    out = []
+    n_bound = int(np.count_nonzero(status == STATUS_AT_BOUND))
+    n_iter = int(np.count_nonzero(status == STATUS_MAX_ITER))
+    label = getattr(contest, "label", "?")
+    if n_bound:
+        out.append(
+            f"contest {label!r}: {n_bound} {what} equation(s) had no zero inside "
+            "(-6000, 9000); the bound was used"
+        )
+    if n_iter:
+        out.append(f"contest {label!r}: {n_iter} {what} solve(s) did not converge")
+    return out

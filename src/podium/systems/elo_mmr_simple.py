@@ -1,0 +1,181 @@
+"""Elo-MMR written as the paper's pseudocode (Algorithms 1-3), in plain NumPy.
+
+This is the "obviously correct" version: per round it evaluates ``Q_i`` over
+all ``N`` opponents for all players at once (``O(N^2)`` memory in blocks) and
+finds every zero by vectorised bisection, and keeps each player's history as
+plain arrays of performances and weights.  It shares no numerics with
+:class:`~podium.systems.elo_mmr.EloMMR` (no Newton, no interpolation, no lazy
+scaling), which makes agreement between the two a meaningful test.  Use it
+for checking and teaching, not for large histories.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
+from podium.errors import ConfigError
+from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+
+__all__ = ["SimpleEloMMR", "SimpleState"]
+
+FloatArray = npt.NDArray[np.float64]
+_BISECTIONS = 80  # (9000 + 6000) / 2**80 ~ 1e-20: below double precision
+_BLOCK = 1 << 22  # matrix entries per block of players
+
+
+class SimpleState(SystemState):
+    """Per player: Gaussian factor (p0, w0) and lists of logistic factors (p_k, w_k, beta_k)."""
+
+    def __init__(self, mu_noob: float, sig_noob: float) -> None:
+        self.mu_noob, self.sig_noob = mu_noob, sig_noob
+        self.p0: list[float] = []
+        self.w0: list[float] = []
+        self.p: list[list[float]] = []
+        self.w: list[list[float]] = []
+        self.b: list[list[float]] = []
+
+    def ensure_players(self, n: int) -> None:
+        while len(self.p0) < n:
+            self.p0.append(self.mu_noob)
+            self.w0.append(self.sig_noob**-2)
+            self.p.append([])
+            self.w.append([])
+            self.b.append([])
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        counts = np.array([len(x) for x in self.p], dtype=np.int64)
+        flat = lambda xs: np.array([v for x in xs for v in x], dtype=np.float64)  # noqa: E731
+        return {
+            "p0": np.array(self.p0), "w0": np.array(self.w0), "counts": counts,
+            "p": flat(self.p), "w": flat(self.w), "b": flat(self.b),
+            "prior": np.array([self.mu_noob, self.sig_noob]),
+        }
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> SimpleState:
+        st = cls(float(d["prior"][0]), float(d["prior"][1]))
+        st.p0 = d["p0"].tolist()
+        st.w0 = d["w0"].tolist()
+        offs = np.concatenate([[0], np.cumsum(d["counts"])])
+        for name in ("p", "w", "b"):
+            arr = d[name].tolist()
+            setattr(st, name, [arr[offs[i]: offs[i + 1]] for i in range(len(offs) - 1)])
+        return st
+
+    def copy(self) -> SimpleState:
+        return SimpleState.from_arrays(self.to_arrays())
+
+
+@dataclass(frozen=True)
+class SimpleEloMMR(RatingSystem):
+    """Elo-MMR(rho) by the book: Algorithm 1 with diffuse (Alg. 2) and update (Alg. 3).
+
+    Same parameters and defaults as :class:`~podium.systems.elo_mmr.EloMMR`'s
+    exact logistic system, without subsampling or compression.
+    """
+
+    name: ClassVar[str] = "mmr-simple"
+
+    weight_limit: float = 0.2
+    sig_limit: float = 80.0
+    rho: float = 1.0
+    mu_noob: float = 1500.0
+    sig_noob: float = 350.0
+    display_sigmas: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name in ("weight_limit", "sig_limit", "sig_noob"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
+        if not (0 <= self.rho < math.inf):
+            raise ConfigError(f"rho must be finite and >= 0 for mmr-simple, got {self.rho!r}")
+
+    def newcomer(self) -> tuple[float, float]:
+        return self.mu_noob, self.sig_noob
+
+    def make_state(self) -> SimpleState:
+        return SimpleState(self.mu_noob, self.sig_noob)
+
+    def display_rating(self, mu: FloatArray, sigma: FloatArray) -> FloatArray:
+        return np.asarray(mu) - self.display_sigmas * (np.asarray(sigma) - self.sig_limit)
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        assert isinstance(state, SimpleState)
+        w = rnd.contest.weight * self.weight_limit
+        beta = self.sig_limit * math.sqrt(1.0 + 1.0 / w)
+        gamma = self.sig_limit * math.sqrt(w)
+        n = rnd.players.size
+        sig = np.empty(n)
+        # Algorithm 2: diffuse(i, gamma, rho)
+        for k, i in enumerate(rnd.players.tolist()):
+            kappa = 1.0 / (1.0 + gamma**2 / rnd.sigma[k] ** 2)
+            tr = kappa**self.rho
+            logistic = [wk for wk in state.w[i]]
+            w_g = tr * state.w0[i]
+            w_l = (1.0 - tr) * (state.w0[i] + sum(logistic))
+            state.p0[i] = (w_g * state.p0[i] + w_l * rnd.mu[k]) / (w_g + w_l)
+            state.w0[i] = kappa * (w_g + w_l)
+            state.w[i] = [kappa ** (1.0 + self.rho) * wk for wk in logistic]
+            sig[k] = rnd.sigma[k] / math.sqrt(kappa)
+        delta = np.sqrt(sig**2 + beta**2)
+        perf = _performances(rnd.mu, delta, rnd.lo)
+        mu = np.empty(n)
+        for k, i in enumerate(rnd.players.tolist()):
+            state.p[i].append(float(perf[k]))
+            state.w[i].append(beta**-2)
+            state.b[i].append(beta)
+            mu[k] = _rating(state.p0[i], state.w0[i], state.p[i], state.w[i], state.b[i])
+        sigma = 1.0 / np.sqrt(1.0 / sig**2 + 1.0 / beta**2)
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf)
+
+
+def _performances(mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]) -> FloatArray:
+    """Zero of Q_i for every player i by bisection (Algorithm 3, first line)."""
+    n = mu.size
+    w_out = TANH_MULTIPLIER / delta  # 1/delta-bar
+    w_arg = 0.5 * w_out
+    out = np.empty(n)
+    rows = max(1, _BLOCK // max(n, 1))
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        my = lo[s:e, None]
+        better = (lo[None, :] < my).astype(np.float64)  # j beat i: loss term
+        worse = (lo[None, :] > my).astype(np.float64)  # i beat j: win term
+        tie = 1.0 - better - worse  # tied (includes i itself): counts twice
+        a = np.full(e - s, SOLVER_BOUNDS[0])
+        b = np.full(e - s, SOLVER_BOUNDS[1])
+        for _ in range(_BISECTIONS):
+            x = 0.5 * (a + b)
+            val = -w_out[None, :] * np.tanh((x[:, None] - mu[None, :]) * w_arg[None, :])
+            q = (val * (1.0 + tie) - w_out[None, :] * better + w_out[None, :] * worse).sum(axis=1)
+            pos = q > 0
+            a = np.where(pos, x, a)
+            b = np.where(pos, b, x)
+        out[s:e] = 0.5 * (a + b)
+    return out
+
+
+def _rating(p0: float, w0: float, p: list[float], w: list[float], b: list[float]) -> float:
+    """Zero of Eq. 6 with multiplicities: w0 (x - p0) + sum_k (w_k beta_k^2) pi/(sqrt3 beta_k)
+    tanh(pi (x - p_k) / (2 sqrt3 beta_k)), by bisection."""
+    pa = np.asarray(p)
+    ba = np.asarray(b)
+    mult = np.asarray(w) * ba**2  # fractional multiplicity omega_k
+    w_out = mult * TANH_MULTIPLIER / ba
+    w_arg = 0.5 * TANH_MULTIPLIER / ba
+    lo, hi = SOLVER_BOUNDS
+    for _ in range(_BISECTIONS):
+        x = 0.5 * (lo + hi)
+        f = w0 * (x - p0) + float(np.sum(w_out * np.tanh((x - pa) * w_arg)))
+        if f < 0:
+            lo = x
+        else:
+            hi = x
+    return 0.5 * (lo + hi)
