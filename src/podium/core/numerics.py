@@ -35,6 +35,7 @@ __all__ = [
     "normal_pdf",
     "normal_cdf",
     "newton_step",
+    "tanh_sech2",
     "solve_robust_average",
     "performance_zeros",
     "CHEB_NODES",
@@ -78,33 +79,49 @@ def normal_cdf(z: float) -> float:
 
 
 @nb.njit(cache=True, inline="always")
-def newton_step(lo: float, hi: float, guess: float, value: float, deriv: float):
-    """One step of the safeguarded Newton method on a *decreasing* or *increasing* function.
+def tanh_sech2(z: float):
+    """``(tanh z, sech^2 z)`` from one ``expm1``, accurate in absolute terms everywhere.
 
-    The caller evaluates ``f(guess)`` and ``f'(guess)``; the root lies in
-    ``(lo, hi)``.  The Newton point is clamped so that at most 75% of the
-    bracket is cut away per step.  Returns ``(lo, hi, new_guess, done)``;
-    ``done`` is true when the new guess no longer lies strictly inside the
-    bracket, i.e. the bracket has collapsed to machine precision.
+    ``1 - tanh(z)**2`` rounds to exactly 0 for ``|z| > 19``; a Newton step with such
+    a derivative would divide by zero.  Here ``sech^2`` stays positive until
+    ``exp(-2|z|)`` underflows (``|z| > 354``), as ``cosh(z)**-2`` would.
+    """
+    e = math.expm1(-2.0 * abs(z))  # E - 1 with E = exp(-2|z|) in (0, 1]
+    t = -e / (2.0 + e)
+    if z < 0.0:
+        t = -t
+    d = 2.0 + e
+    return t, 4.0 * (1.0 + e) / (d * d)
+
+
+@nb.njit(cache=True, inline="always")
+def newton_step(lo: float, hi: float, guess: float, value: float, deriv: float):
+    """One step of a safeguarded Newton method for a *decreasing* function.
+
+    The caller evaluates ``f(guess)`` and ``f'(guess)``.  The sign of ``f``
+    moves the bracket ``(lo, hi)``; the Newton point is then clamped so that
+    at most 75% of the bracket is cut away per step, and replaced by the
+    midpoint when it is not finite or lies on the wrong side (a vanishing
+    derivative).  Returns ``(lo, hi, new_guess, done)``; ``done`` is true when
+    the new guess no longer lies strictly inside the bracket, i.e. the bracket
+    has collapsed to adjacent floating-point numbers (or a bound was hit
+    because the zero lies outside the initial bracket).
     """
     extrapolate = guess - value / deriv
-    if extrapolate < guess:
-        hi = guess
-        floor = hi - _MAX_CUT * (hi - lo)
-        new = extrapolate
-        if new < floor:
-            new = floor
-        if new > hi:
-            new = hi
-    else:
+    if value > 0.0:
         lo = guess
         ceil = lo + _MAX_CUT * (hi - lo)
-        new = extrapolate
-        if new > ceil:
-            new = ceil
-        if new < lo:
-            new = lo
-    # NaN-safe: if extrapolate is NaN, both comparisons fail -> done.
+        if extrapolate >= lo:
+            new = extrapolate if extrapolate < ceil else ceil
+        else:
+            new = 0.5 * (lo + hi)
+    else:
+        hi = guess
+        floor = hi - _MAX_CUT * (hi - lo)
+        if extrapolate <= hi:
+            new = extrapolate if extrapolate > floor else floor
+        else:
+            new = 0.5 * (lo + hi)
     done = not (lo < new < hi)
     return lo, hi, new, done
 
@@ -134,9 +151,9 @@ def solve_robust_average(
         s = offset + slope * guess
         sp = slope
         for k in range(mu.size):
-            t = math.tanh((guess - mu[k]) * w_arg[k])
+            t, d2 = tanh_sech2((guess - mu[k]) * w_arg[k])
             s += t * w_out[k]
-            sp += (1.0 - t * t) * w_arg[k] * w_out[k]
+            sp += d2 * w_arg[k] * w_out[k]
         if s == 0.0:
             return guess, STATUS_OK
         # increasing function: negate to reuse the decreasing-function step
@@ -156,9 +173,9 @@ def solve_robust_average(
 
 @nb.njit(cache=True, inline="always")
 def _logistic_terms(x: float, mu: float, w_arg: float, w_out: float, split_ties: bool):
-    t = math.tanh((x - mu) * w_arg)
+    t, d2 = tanh_sech2((x - mu) * w_arg)
     val = -t * w_out
-    vp = -(1.0 - t * t) * w_arg * w_out
+    vp = -d2 * w_arg * w_out
     if split_ties:
         return val - w_out, vp, val + w_out, vp, val, vp
     return val - w_out, vp, val + w_out, vp, 2.0 * val, 2.0 * vp

@@ -455,7 +455,7 @@ def _iter_tar(
     parses the next smallest indices.
     """
 
-    def parse(idx: int, member: str, data: bytes) -> Contest:
+    def parse(member: str, data: bytes) -> Contest:
         where = f"{path}, member {member}"
         return contest_from_json_dict(_parse_json_bytes(data, where), source=where,
                                       interner=interner)
@@ -471,7 +471,7 @@ def _iter_tar(
 
     with contextlib.closing(_scan_tar(path, want_first)) as scan:
         for idx, member, data in scan:
-            pending[idx] = parse(idx, member, data)
+            pending[idx] = parse(member, data)
             del data
             while next_idx in pending:  # yield the contiguous prefix as soon as it is complete
                 yield next_idx, pending.pop(next_idx)
@@ -488,7 +488,7 @@ def _iter_tar(
     if not extra:
         return
     for idx, member, data in _scan_tar(path, extra.__contains__):
-        pending[idx] = parse(idx, member, data)
+        pending[idx] = parse(member, data)
     for idx in sorted(pending):
         yield idx, pending.pop(idx)
 

@@ -19,6 +19,7 @@ from podium.core.numerics import (
     STATUS_OK,
     TANH_MULTIPLIER,
     newton_step,
+    tanh_sech2,
     normal_cdf,
     normal_pdf,
 )
@@ -190,10 +191,10 @@ def _robust_average_pool(base, count, f_mu, f_warg, f_wout, scale, offset, slope
         s = offset + slope * guess
         sp = slope
         for q in range(base + stop_at, base + count):
-            t = math.tanh((guess - f_mu[q]) * f_warg[q])
+            t, d2 = tanh_sech2((guess - f_mu[q]) * f_warg[q])
             wo = f_wout[q] * scale
             s += t * wo
-            sp += (1.0 - t * t) * f_warg[q] * wo
+            sp += d2 * f_warg[q] * wo
         if s == 0.0:
             return guess, STATUS_OK
         lo, hi, guess, done = newton_step(lo, hi, guess, -s, -sp)
@@ -370,9 +371,9 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, m_wout, offs, ranks, beg, end, my
             n_eq = en - st
             n_gre = cnt - en
         if kind == 0:
-            t = math.tanh((x - m_mu[q]) * m_warg[q])
+            t, d2 = tanh_sech2((x - m_mu[q]) * m_warg[q])
             val = -t * m_wout[q]
-            vp = -(1.0 - t * t) * m_warg[q] * m_wout[q]
+            vp = -d2 * m_warg[q] * m_wout[q]
             total = float(cnt)
             if not split_ties:
                 total += n_eq
