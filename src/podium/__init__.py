@@ -8,8 +8,15 @@ The flagship is Elo-MMR (Ebtekar & Liu); see :mod:`podium.systems`.
 [1705, 1500, 1295]
 """
 
-from podium.core.contest import Contest, Standing
-from podium.errors import (
+import os as _os
+
+# Numba's OpenMP workers spin while waiting by default; on a busy or small
+# machine that costs far more than it saves (measured: 8x slower rounds on 2
+# cores under load).  Passive waiting must be chosen before OpenMP starts.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from podium.core.contest import Contest, Standing  # noqa: E402
+from podium.errors import (  # noqa: E402
     CheckpointError,
     ConfigError,
     ContestError,
@@ -17,8 +24,8 @@ from podium.errors import (
     DataFormatError,
     PodiumError,
 )
-from podium.rater import Rater, RoundReport, rate
-from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system
+from podium.rater import Rater, RoundReport, rate  # noqa: E402
+from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -12,8 +12,10 @@ from podium.io.contests import (
     write_contest_json,
     write_contests_csv,
 )
+from podium.io.synthetic import synthetic_contests
 
 __all__ = [
+    "synthetic_contests",
     "LoadedHistory",
     "check_history",
     "contest_from_json_dict",

@@ -39,7 +39,6 @@ import math
 import os
 import re
 import tarfile
-import tempfile
 import zlib
 from array import array
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -51,6 +50,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
+from podium._files import atomic_write
 from podium.core.contest import Contest
 from podium.errors import ContestError, DataFormatError
 
@@ -985,27 +985,9 @@ def check_history(
 
 
 # ====================================================================== writers
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _atomic_write(path: PathArg, write: Callable[[IO[str]], None]) -> None:
-    """Write a text file atomically: temporary file in the same directory, then replace."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write a text file atomically (see :func:`podium._files.atomic_write`)."""
+    atomic_write(path, write)
 
 
 def write_contest_json(contest: Contest, path: PathArg) -> None:

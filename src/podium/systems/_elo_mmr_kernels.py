@@ -352,59 +352,66 @@ def _equal_range(ranks, a, b, x):
 
 
 @nb.njit(cache=True, inline="always")
-def _eval_window(kind, x, m_mu, m_sig, m_warg, m_wout, offs, ranks, beg, end, my_rank,
-                 split_ties):
-    s = 0.0
-    sp = 0.0
+def _window_counts(offs, ranks, beg, end, my_rank, n_less, n_eq, n_gre):
+    """How many of each window term's ranks are better than, equal to and worse than mine."""
     for q in range(beg, end):
         a = offs[q]
         b = offs[q + 1]
-        cnt = b - a
-        if cnt == 1:
+        if b - a == 1:
             r = ranks[a]
-            n_less = 1 if r < my_rank else 0
-            n_eq = 1 if r == my_rank else 0
-            n_gre = 1 - n_less - n_eq
+            lt = 1 if r < my_rank else 0
+            eq = 1 if r == my_rank else 0
         else:
             st, en = _equal_range(ranks, a, b, my_rank)
-            n_less = st
-            n_eq = en - st
-            n_gre = cnt - en
-        if kind == 0:
+            lt = st
+            eq = en - st
+        n_less[q - beg] = lt
+        n_eq[q - beg] = eq
+        n_gre[q - beg] = (b - a) - lt - eq
+
+
+@nb.njit(cache=True, inline="always")
+def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre, beg, end,
+                 split_ties):
+    """Q(x), Q'(x) over the window.  Logistic: every term of a merged group with
+    ``cnt`` ranks contributes ``val * (cnt + ties) + w_out * (wins - losses)``, so
+    with ``coef = w_out * (cnt + ties)`` precomputed, ``Q = const + sum coef * (-tanh)``."""
+    s = const
+    sp = 0.0
+    if kind == 0:
+        for q in range(beg, end):
             t, d2 = tanh_sech2((x - m_mu[q]) * m_warg[q])
-            val = -t * m_wout[q]
-            vp = -d2 * m_warg[q] * m_wout[q]
-            total = float(cnt)
-            if not split_ties:
-                total += n_eq
-            s += val * total + m_wout[q] * (n_gre - n_less)
-            sp += vp * total
-        else:
-            sg = m_sig[q]
-            z = (x - m_mu[q]) / sg
-            pdf = normal_pdf(z) / sg
-            pdf_p = -z * pdf / sg
-            if n_less > 0:
-                cdf_m1 = -normal_cdf(-z)
-                v = pdf / cdf_m1
-                s += n_less * v
-                sp += n_less * (pdf_p / cdf_m1 - v * v)
-            if n_gre > 0:
+            c = coef[q - beg]
+            s -= t * c
+            sp -= d2 * m_warg[q] * c
+        return s, sp
+    for q in range(beg, end):
+        k = q - beg
+        sg = m_sig[q]
+        z = (x - m_mu[q]) / sg
+        pdf = normal_pdf(z) / sg
+        pdf_p = -z * pdf / sg
+        if n_less[k] > 0:
+            cdf_m1 = -normal_cdf(-z)
+            v = pdf / cdf_m1
+            s += n_less[k] * v
+            sp += n_less[k] * (pdf_p / cdf_m1 - v * v)
+        if n_gre[k] > 0:
+            cdf = normal_cdf(z)
+            v = pdf / cdf
+            s += n_gre[k] * v
+            sp += n_gre[k] * (pdf_p / cdf - v * v)
+        if n_eq[k] > 0:
+            if split_ties:
                 cdf = normal_cdf(z)
-                v = pdf / cdf
-                s += n_gre * v
-                sp += n_gre * (pdf_p / cdf - v * v)
-            if n_eq > 0:
-                if split_ties:
-                    cdf = normal_cdf(z)
-                    cdf_m1 = -normal_cdf(-z)
-                    v0 = pdf / cdf
-                    v1 = pdf / cdf_m1
-                    s += n_eq * 0.5 * (v0 + v1)
-                    sp += n_eq * 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1) - v0 * v0 - v1 * v1)
-                else:
-                    s += n_eq * (-z / sg)
-                    sp += n_eq * (-1.0 / (sg * sg))
+                cdf_m1 = -normal_cdf(-z)
+                v0 = pdf / cdf
+                v1 = pdf / cdf_m1
+                s += n_eq[k] * 0.5 * (v0 + v1)
+                sp += n_eq[k] * 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1) - v0 * v0 - v1 * v1)
+            else:
+                s += n_eq[k] * (-z / sg)
+                sp += n_eq[k] * (-1.0 / (sg * sg))
     return s, sp
 
 
@@ -443,14 +450,28 @@ def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
         expand = max(num_samples - (end - beg), 0)
         beg = max(beg - expand, 0)
         end = min(M, end + expand)
+        w = end - beg
+        n_less = np.empty(w, dtype=np.int64)
+        n_eq = np.empty(w, dtype=np.int64)
+        n_gre = np.empty(w, dtype=np.int64)
+        _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
+        coef = np.empty(w)
+        const = 0.0
+        if kind == 0:
+            for q in range(w):
+                tot = n_less[q] + n_eq[q] + n_gre[q]
+                if not split_ties:
+                    tot += n_eq[q]
+                coef[q] = m_wout[beg + q] * tot
+                const += m_wout[beg + q] * (n_gre[q] - n_less[q])
         lo, hi = _LO_BOUND, _HI_BOUND
         guess = player_mu[k]
         if not (lo < guess < hi):
             guess = 0.5 * (lo + hi)
         st = STATUS_MAX_ITER
         for _ in range(200):
-            s, sp = _eval_window(kind, guess, m_mu, m_sig, m_warg, m_wout, offs, ranks,
-                                 beg, end, player_lo[k], split_ties)
+            s, sp = _eval_window(kind, guess, m_mu, m_sig, m_warg, coef, const, n_less, n_eq,
+                                 n_gre, beg, end, split_ties)
             if s == 0.0:
                 st = STATUS_OK
                 break

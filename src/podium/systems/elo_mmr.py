@@ -328,7 +328,7 @@ class EloMMR(RatingSystem):
             pa, pb = 0.5 * w, w
         else:
             pa, pb = delta, delta
-        gperf, gstatus = performance_zeros(
+        gperf, gstatus, _ = performance_zeros(
             kind, np.ascontiguousarray(mu, dtype=np.float64), pa, pb,
             starts.astype(np.int64), ends.astype(np.int64), self.split_ties,
             float(delta.min()), _DIRECT_GROUPS,

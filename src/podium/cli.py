@@ -1,0 +1,342 @@
+"""The ``podium`` command line.
+
+``podium rate PATH --system NAME --out DIR`` rates a history and writes
+``DIR/ratings.csv`` (one row per player), ``DIR/histories.csv`` (one row per
+player and contest) and ``DIR/contests.csv``.  ``podium --help`` and
+``podium rate --help`` explain every option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from podium.errors import PodiumError
+
+__all__ = ["main"]
+
+DESCRIPTION = """\
+Podium rates players from the results of ranked multiplayer contests
+(Elo-MMR and friends).
+
+Input (PATH): one Elo-MMR JSON contest file, a directory of them (0.json,
+1.json, ... in index order), a .tar.gz of such a directory (read without
+unpacking), or a long CSV (contest, time_seconds, player, place|score).
+"""
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if low in ("inf", "+inf", "infinity"):
+        return math.inf
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
+    """Parameters from a JSON/TOML config file (named keys) and ``--set k=v`` overrides."""
+    system: str | None = None
+    params: dict[str, Any] = {}
+    if path:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise PodiumError(f"{path}: cannot read parameter file ({exc.strerror})") from None
+        try:
+            if p.suffix.lower() == ".toml":
+                doc = tomllib.loads(raw.decode("utf-8"))
+            else:
+                doc = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise PodiumError(f"{path}: not a valid JSON/TOML parameter file ({exc})") from None
+        if not isinstance(doc, dict):
+            raise PodiumError(f"{path}: a parameter file must hold named keys (an object)")
+        system = doc.get("system")
+        inner = doc.get("params", {k: v for k, v in doc.items() if k != "system"})
+        if not isinstance(inner, dict):
+            raise PodiumError(f"{path}: 'params' must be an object of named parameters")
+        params.update(inner)
+    for item in sets:
+        if "=" not in item:
+            raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        params[k.strip()] = _parse_value(v.strip())
+    return system, params
+
+
+class _Progress:
+    """A one-line progress bar on a terminal (nothing when not a TTY)."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.enabled = enabled and stream.isatty()
+        self.start = time.perf_counter()
+        self.rows = 0
+        self.last = 0.0
+
+    def update(self, done: int, rows: int) -> None:
+        self.rows += rows
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last < 0.1 and done < self.total:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / self.total)
+        elapsed = now - self.start
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} contests, "
+            f"{self.rows:,} player-rounds, {elapsed:.1f} s"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _cmd_rate(args: argparse.Namespace) -> int:
+    from podium.io import check_history, load_contests
+    from podium.rater import Rater
+
+    err = sys.stderr
+    file_system, params = _load_params(args.params, args.set or [])
+    if args.resume:
+        rater = Rater.load(args.resume)
+        if args.system and args.system != rater.system_name:
+            raise PodiumError(
+                f"--system {args.system} differs from the checkpoint's system "
+                f"{rater.system_name!r} ({args.resume})"
+            )
+        if params:
+            raise PodiumError("parameters cannot be changed when resuming from a checkpoint")
+        print(f"resumed {args.resume}: {rater.contests_processed} contests, "
+              f"{rater.num_players} players ({rater.system_name})", file=err)
+    else:
+        system = args.system or file_system or "mmr"
+        rater = Rater(system, **params)
+
+    t0 = time.perf_counter()
+    history = load_contests(
+        args.path, limit=args.n, dedupe_urls=args.dedupe, sort_by_time=args.sort_by_time
+    )
+    load_s = time.perf_counter() - t0
+    for line in history.changes:
+        print(f"changed: {line}", file=err)
+    warnings = check_history(history.contests, history.indices)
+    for line in warnings:
+        print(f"warning: {line}", file=err)
+    if warnings and not (args.dedupe and args.sort_by_time):
+        print("hint: --dedupe removes contests repeated under the same url, "
+              "--sort-by-time puts contests in time order", file=err)
+    contests = history.contests
+    skip = 0
+    if args.resume and rater.contests_processed:
+        skip = _resume_offset(rater, contests, args.resume)
+        if skip:
+            print(f"skipping the first {skip} contests of {args.path}: already in the checkpoint",
+                  file=err)
+    todo = contests[skip:]
+    progress = _Progress(len(todo), err, not args.no_progress)
+    n_warn = 0
+    skipped = 0
+    t1 = time.perf_counter()
+    for k, c in enumerate(todo, 1):
+        rep = rater.add(c)
+        n_warn += len(rep.warnings)
+        skipped += rep.skipped
+        progress.update(k, len(c))
+    progress.close()
+    rate_s = time.perf_counter() - t1
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_outputs(rater, out, histories=not args.no_histories)
+    if args.checkpoint:
+        rater.save(args.checkpoint)
+        print(f"checkpoint written: {args.checkpoint}", file=err)
+    print(
+        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, {skipped} skipped "
+        f"because everybody tied) with {rater.system_name} in {rate_s:.2f} s "
+        f"(loading {load_s:.2f} s); {rater.num_players:,} players -> {out / 'ratings.csv'}",
+        file=err,
+    )
+    if n_warn:
+        print(f"{n_warn} warning(s) during rating; see the log above or rerun with -v", file=err)
+    return 0
+
+
+def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
+    """How many leading contests of the input the checkpoint already holds."""
+    k = rater.contests_processed
+    recs = rater.contests
+    def same(i: int) -> bool:
+        c = contests[i]
+        r = recs[i]
+        return bool(c.name == r.name and c.time_seconds == r.time_seconds and c.url == r.url)
+    if len(contests) >= k and all(same(i) for i in range(k)):
+        return k
+    if contests and any(
+        contests[0].name == r.name and contests[0].time_seconds == r.time_seconds for r in recs
+    ):
+        raise PodiumError(
+            f"the input overlaps the contests in checkpoint {where} but does not start with "
+            f"exactly those {k} contests; pass either the full history or only new contests"
+        )
+    return 0
+
+
+def _write_outputs(rater: Any, out: Path, *, histories: bool) -> None:
+    from podium._files import atomic_write
+
+    df = rater.ratings()
+    atomic_write(out / "ratings.csv", lambda fh: df.to_csv(fh, index=False, float_format="%.17g"))
+    import pandas as pd
+
+    contests = pd.DataFrame(
+        [
+            {"contest_index": i, "name": c.name, "time_seconds": c.time_seconds, "url": c.url,
+             "players": c.players, "skipped": c.skipped}
+            for i, c in enumerate(rater.contests)
+        ],
+        columns=["contest_index", "name", "time_seconds", "url", "players", "skipped"],
+    )
+    atomic_write(out / "contests.csv", lambda fh: contests.to_csv(fh, index=False))
+    if histories:
+        ev = rater.events_frame()
+        ev["display_rating"] = rater.system.display_rating(ev["mu"].to_numpy(),
+                                                           ev["sigma"].to_numpy())
+        ev = ev.sort_values(["handle", "contest_index"], kind="stable")
+        ev = ev[["handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place"]]
+        atomic_write(out / "histories.csv",
+                     lambda fh: ev.to_csv(fh, index=False, float_format="%.17g"))
+
+
+def _cmd_systems(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from podium.systems import SYSTEMS, get_system
+
+    for name, (_cls, _preset, desc) in SYSTEMS.items():
+        print(f"{name}: {desc}")
+        if args.verbose:
+            sysobj = get_system(name)
+            for f in dataclasses.fields(sysobj):
+                print(f"    {f.name} = {getattr(sysobj, f.name)!r}")
+    return 0
+
+
+def _cmd_example(args: argparse.Namespace) -> int:
+    from podium.io import synthetic_contests, write_contest_dir
+
+    contests = synthetic_contests(
+        args.players, args.rounds, seed=args.seed, participation=args.participation,
+        tie_resolution=args.tie_resolution,
+    )
+    write_contest_dir(contests, args.out)
+    rows = sum(len(c) for c in contests)
+    print(f"wrote {len(contests)} synthetic contests ({rows:,} player-rounds) to {args.out}/",
+          file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="podium", description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every warning")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser(
+        "rate", help="rate a contest history and write ratings.csv",
+        description="Rate the contests of PATH in order and write DIR/ratings.csv "
+        "(handle, mu, sigma, display_rating, contests, last_contest_time, "
+        "max_display_rating, last_change; floats unrounded), DIR/histories.csv "
+        "(one row per player and contest) and DIR/contests.csv.",
+    )
+    r.add_argument("path", metavar="PATH",
+                   help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
+    r.add_argument("--system", "-s", default=None,
+                   help="rating system (default mmr; `podium systems` lists them)")
+    r.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
+    r.add_argument("-n", type=int, default=None, metavar="N",
+                   help="rate only the first N contests of PATH")
+    r.add_argument("--params", metavar="FILE",
+                   help="JSON or TOML file of named parameters ({\"system\": ..., \"params\": {...}}"
+                   " or a flat object)")
+    r.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override one parameter, e.g. --set weight_limit=0.3 (repeatable)")
+    r.add_argument("--checkpoint", metavar="FILE",
+                   help="save the full rating state to FILE at the end (atomic)")
+    r.add_argument("--resume", metavar="FILE",
+                   help="start from a checkpoint; contests of PATH already in it are skipped")
+    r.add_argument("--dedupe", action="store_true",
+                   help="drop contests whose url repeats an earlier one (and say which)")
+    r.add_argument("--sort-by-time", action="store_true",
+                   help="stable-sort contests by time_seconds (and say what moved)")
+    r.add_argument("--no-histories", action="store_true",
+                   help="do not write histories.csv")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=_cmd_rate)
+
+    s = sub.add_parser("systems", help="list the rating systems (with -v: their parameters)")
+    s.add_argument("-v", "--verbose", action="store_true", help="show every parameter")
+    s.set_defaults(func=_cmd_systems)
+
+    e = sub.add_parser("example", help="write a synthetic history (seed 002, Sec. 6.1)")
+    e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
+    e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
+    e.add_argument("--rounds", type=int, default=30, help="rounds (default 30)")
+    e.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    e.add_argument("--participation", type=float, default=0.6,
+                   help="chance a player joins a round (default 0.6; the paper: 1)")
+    e.add_argument("--tie-resolution", type=float, default=5.0,
+                   help="round performances to this many points, creating ties (default 5)")
+    e.set_defaults(func=_cmd_example)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=logging.WARNING if args.verbose else logging.ERROR,
+        format="%(levelname)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except PodiumError as exc:
+        print(f"podium: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("podium: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
