@@ -8,11 +8,12 @@ the same history can be rated by Podium and by the reference.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from podium import Contest, Rater
@@ -186,5 +187,14 @@ def rounds_to(x: float, expected: int, slack: float = 1e-6) -> bool:
     return abs(abs(x - expected) - 0.5) <= slack
 
 
-def rng_from(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
+def hyp(max_examples: int) -> settings:
+    """Hypothesis settings for the rating tests: no deadline (numba's first calls compile
+    or load from cache), ``max_examples`` scaled by ``$PODIUM_TEST_EXAMPLES_SCALE``
+    (default 1) for longer bug hunts."""
+    scale = float(os.environ.get("PODIUM_TEST_EXAMPLES_SCALE", "1"))
+    return settings(
+        max_examples=max(1, int(max_examples * scale)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                               HealthCheck.filter_too_much],
+    )

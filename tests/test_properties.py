@@ -15,18 +15,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-from scipy.optimize import brentq
-
 from _histories import (
     RawContest,
     groups_of,
     histories,
+    hyp,
     rate_podium,
     standings_from_groups,
     with_standings,
 )
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
 from podium import Contest, Rater, rate
 from podium.systems import _elo_mmr_kernels as K
 from podium.systems.elo_mmr import EloMMRState
@@ -37,9 +38,6 @@ TANH_MULT = PI / math.sqrt(3.0)
 WEIGHT_OF_TANH = 6.0 / PI**2
 
 
-def hyp(max_examples: int) -> settings:
-    return settings(max_examples=max_examples, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def events_by_contest(r: Rater) -> dict[int, Any]:
@@ -100,23 +98,86 @@ def moves(history: list[RawContest]) -> list[tuple[int, str]]:
     return out
 
 
-@pytest.mark.parametrize("system", ["mmr", "mmr-inf", "mmx"])
-@hyp(30)
-@given(history=histories(weights=True, max_contests=6, max_players=12, pool=[
-    f"h{k:02d}" for k in range(16)]), data=st.data())
-def test_aligned_incentives(system: str, history: list[RawContest], data: Any) -> None:
-    """Thm 5.5: moving a player one place up in one past round never lowers its final
-    rating (1e-9 slack)."""
-    candidates = moves(history)
+def without(c: RawContest, h: str) -> RawContest | None:
+    groups = [[x for x in g if x != h] for g in groups_of(c.standings)]
+    groups = [g for g in groups if g]
+    return with_standings(c, groups) if groups else None
+
+
+@st.composite
+def incentive_cases(draw: Any) -> tuple[list[RawContest], list[RawContest], str]:
+    """(history, the same history with player h one place up in round c, h).
+
+    Theorem 5.5 holds the historical ratings of every other player fixed.  A plain rerun
+    does not: the players h overtakes lose rating, and h meets them again later.  So h
+    plays round c against the random field, sits out the rest of the random prefix, and
+    then plays 0-3 more rounds against fresh players only, whose priors are the same in
+    both runs.  (The chain of Lemmas 5.3 and 5.4 through h's own later rounds is what is
+    exercised.)"""
+    prefix = draw(histories(weights=True, max_contests=5, max_players=12,
+                            pool=[f"h{k:02d}" for k in range(16)]))
+    candidates = moves(prefix)
     assume(candidates)
-    ci, h = data.draw(st.sampled_from(candidates))
-    new_groups = move_up(groups_of(history[ci].standings), h)
+    ci, h = draw(st.sampled_from(candidates))
+    new_groups = move_up(groups_of(prefix[ci].standings), h)
     assert new_groups is not None
-    changed = list(history)
-    changed[ci] = with_standings(history[ci], new_groups)
-    before = rate_podium(history, system).rating(h)[0]
-    after = rate_podium(changed, system).rating(h)[0]
-    assert after >= before - 1e-9, (ci, h, before, after)
+    base = list(prefix[: ci + 1])
+    for c in prefix[ci + 1:]:
+        rest = without(c, h)
+        if rest is not None:
+            base.append(rest)
+    t = prefix[-1].time_seconds
+    for k in range(draw(st.integers(0, 3))):
+        fresh = [f"fresh{k}_{j}" for j in range(draw(st.integers(1, 8)))]
+        pos = draw(st.integers(0, len(fresh)))
+        order = fresh[:pos] + [h] + fresh[pos:]
+        cuts = draw(st.lists(st.integers(0, 3), min_size=len(order) - 1,
+                             max_size=len(order) - 1))
+        groups = [[order[0]]]
+        for x, cut in zip(order[1:], cuts, strict=True):
+            if cut:
+                groups.append([x])
+            else:
+                groups[-1].append(x)
+        t += draw(st.integers(0, 5 * 86_400))
+        weight = draw(st.one_of(st.just(1.0), st.floats(0.5, 2.0)))
+        base.append(RawContest(standings_from_groups(groups), f"later{k}", t, weight))
+    changed = list(base)
+    changed[ci] = with_standings(base[ci], new_groups)
+    return base, changed, h
+
+
+@pytest.mark.parametrize("system", ["mmr", "mmr-inf", "mmx"])
+@hyp(40)
+@given(case=incentive_cases())
+def test_aligned_incentives(system: str,
+                            case: tuple[list[RawContest], list[RawContest], str]) -> None:
+    """Thm 5.5: moving a player one place up in one past round (others' rankings and
+    historical ratings held fixed) never lowers its current rating (1e-9 slack)."""
+    base, changed, h = case
+    ra, rb = rate_podium(base, system), rate_podium(changed, system)
+    before, after = ra.rating(h)[0], rb.rating(h)[0]
+    assert after >= before - 1e-9, (h, before, after)
+    # the performance in the changed round rises (Lemma 5.3), and so does every later one
+    pa, pb = ra.history(h)["perf"].to_numpy(), rb.history(h)["perf"].to_numpy()
+    assert pa.size == pb.size
+    assert np.all(pb >= pa - 1e-9)
+
+
+def test_aligned_incentives_needs_others_ratings_fixed() -> None:
+    """Why the test above isolates h: in a plain rerun, breaking a tie in h06's favour in
+    round 0 lowers h07's rating, and tying h07 again in round 1 then gives h06 a lower
+    final rating.  Theorem 5.5 does not cover this (h07's historical rating changed), and
+    the reference computes the same numbers."""
+    top = [(f"h0{k}", 0, 5) for k in range(6)]
+    tied = [*top, ("h06", 6, 7), ("h07", 6, 7)]
+    split = [*top, ("h06", 6, 6), ("h07", 7, 7)]
+    finals = []
+    for first in (tied, split):
+        r = rate([Contest(first, name="c0"), Contest(tied, name="c1")], "mmr")
+        finals.append(r.rating("h06")[0])
+    assert finals[1] < finals[0]
+    assert finals == pytest.approx([1212.332316049962, 1207.4201272666758], abs=1e-6)
 
 
 # ---------------------------------------------------------------------- Theorem 5.7
@@ -389,7 +450,7 @@ def test_non_participants_never_change(system: str, history: list[RawContest]) -
 
 # ---------------------------------------------------------------------- sigma fixed point
 @pytest.mark.parametrize("system", ["mmr", "mmx", "mmr-inf", "mmr-fast"])
-@hyp(4)
+@hyp(3)
 @given(weight_limit=st.floats(0.1, 1.0), sig_limit=st.floats(30.0, 200.0),
        weight=st.floats(0.5, 2.0))
 def test_sigma_tends_to_sig_limit(system: str, weight_limit: float, sig_limit: float,
@@ -402,15 +463,15 @@ def test_sigma_tends_to_sig_limit(system: str, weight_limit: float, sig_limit: f
     gamma2 = w * sig_limit**2
     assert 1.0 / (sig_limit**2 + gamma2) + 1.0 / beta2 == pytest.approx(sig_limit**-2,
                                                                         rel=1e-12)
-    r = Rater(system, weight_limit=weight_limit, sig_limit=sig_limit)
-    rounds = 120
-    for k in range(rounds):
-        r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name=f"r{k}", weight=weight))
     want = [350.0]
-    for _ in range(rounds):
+    while abs(want[-1] - sig_limit) > 1e-9 * sig_limit:
         want.append((1.0 / (want[-1] ** 2 + gamma2) + 1.0 / beta2) ** -0.5)
+        assert len(want) < 400  # geometric convergence: at most ~270 rounds here
+    r = Rater(system, weight_limit=weight_limit, sig_limit=sig_limit)
+    for k in range(len(want) - 1):
+        r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name=f"r{k}", weight=weight))
     np.testing.assert_allclose(r.history("b")["sigma"], want[1:], rtol=1e-11)
-    assert r.rating("b")[1] == pytest.approx(sig_limit, rel=1e-6)
+    assert r.rating("b")[1] == pytest.approx(sig_limit, rel=1e-8)
 
 
 # ---------------------------------------------------------------------- mmr-simple

@@ -16,18 +16,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from _histories import (
     RawContest,
+    from_podium,
     histories,
+    hyp,
     rate_podium,
     rounds_to,
     standings_from_groups,
     to_podium,
     to_reference,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
 from podium import Rater
 
 e = pytest.importorskip(
@@ -41,9 +43,6 @@ EXACT_TOL = 1e-4
 FAST_TOL = 0.05
 FAST_OUTLIER_FRACTION = 0.001
 
-def hyp(max_examples: int) -> settings:
-    return settings(max_examples=max_examples, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 # ---------------------------------------------------------------------- helpers
@@ -235,10 +234,7 @@ def codeforces_100() -> list[RawContest]:
 
     loaded = load_contests(CODEFORCES_TAR, limit=100)
     assert len(loaded) == 100
-    return [
-        RawContest(tuple(c.standings), c.name, c.time_seconds, c.weight, c.perf_ceiling)
-        for c in loaded.contests
-    ]
+    return [from_podium(c) for c in loaded.contests]
 
 
 @pytest.mark.slow

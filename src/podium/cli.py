@@ -280,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-n", type=int, default=None, metavar="N",
                    help="rate only the first N contests of PATH")
     r.add_argument("--params", metavar="FILE",
-                   help="JSON or TOML file of named parameters ({\"system\": ..., \"params\": {...}}"
-                   " or a flat object)")
+                   help="JSON or TOML file of named parameters: "
+                   "{\"system\": ..., \"params\": {...}} or a flat object")
     r.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override one parameter, e.g. --set weight_limit=0.3 (repeatable)")
     r.add_argument("--checkpoint", metavar="FILE",

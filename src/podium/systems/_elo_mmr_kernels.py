@@ -12,16 +12,16 @@ import numba as nb
 import numpy as np
 
 from podium.core.numerics import (
-    _LO_BOUND,
     _HI_BOUND,
+    _LO_BOUND,
     STATUS_AT_BOUND,
     STATUS_MAX_ITER,
     STATUS_OK,
     TANH_MULTIPLIER,
     newton_step,
-    tanh_sech2,
     normal_cdf,
     normal_pdf,
+    tanh_sech2,
 )
 
 SECS_PER_DAY = 86400.0
@@ -417,9 +417,13 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
 
 @nb.njit(cache=True, parallel=True)
 def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
-                           num_samples, width, split_ties):
+                           num_samples, width, split_ties, start):
     """Performance of each participant from a window of at most ``num_samples``
-    merged opponent terms centred on its own rating (Sec. 5.3, adaptive subsampling)."""
+    merged opponent terms centred on its own rating (Sec. 5.3, adaptive subsampling).
+
+    ``start`` is each solve's first guess (any value gives the same zero: the
+    function is monotone and the solver bracketed); a guess near the answer
+    saves Newton steps."""
     M = m_mu.size
     n = player_mu.size
     m_warg = np.empty(M)
@@ -465,7 +469,7 @@ def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
                 coef[q] = m_wout[beg + q] * tot
                 const += m_wout[beg + q] * (n_gre[q] - n_less[q])
         lo, hi = _LO_BOUND, _HI_BOUND
-        guess = player_mu[k]
+        guess = start[k]
         if not (lo < guess < hi):
             guess = 0.5 * (lo + hi)
         st = STATUS_MAX_ITER

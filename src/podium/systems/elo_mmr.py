@@ -347,8 +347,15 @@ class EloMMR(RatingSystem):
         assert self.subsample_size is not None
         return K.subsampled_performance(
             kind, m_mu, m_sig, offs, ranks, np.ascontiguousarray(mu), lo,
-            self.subsample_size, width, self.split_ties,
+            self.subsample_size, width, self.split_ties, _rank_guess(mu, lo),
         )
+
+
+def _rank_guess(mu: FloatArray, lo: npt.NDArray[np.int64]) -> FloatArray:
+    """A first guess for each performance: the rating found at the player's place
+    when the field is sorted by rating (the zero of Q_i is where expected and actual
+    rank agree).  Only the number of Newton steps depends on it, not the answer."""
+    return np.sort(mu)[::-1][lo]
 
 
 def _round_half_away(x: FloatArray) -> FloatArray:

@@ -1,0 +1,136 @@
+"""Numerics: term functions, the safeguarded Newton solver, and the panel evaluation
+of the performance equation checked against direct all-opponent solves and SciPy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from podium.core.numerics import (
+    SOLVER_BOUNDS,
+    STATUS_AT_BOUND,
+    STATUS_OK,
+    TANH_MULTIPLIER,
+    fast_tanh,
+    normal_cdf,
+    performance_zeros,
+    solve_robust_average,
+    tanh_sech2,
+)
+
+
+@pytest.mark.parametrize(
+    "z", [-400.0, -40.0, -19.5, -1.0, -1e-9, 0.0, 1e-12, 0.3, 5.0, 25.0, 400.0]
+)
+def test_tanh_sech2_matches_math(z: float) -> None:
+    t, s2 = tanh_sech2(z)
+    assert abs(t - math.tanh(z)) <= 2e-16
+    assert abs(fast_tanh(z) - math.tanh(z)) <= 2e-16
+    expected = 1.0 / math.cosh(z) ** 2 if abs(z) < 350 else 0.0
+    assert s2 == pytest.approx(expected, rel=1e-12, abs=1e-300)
+    # the derivative never rounds to zero where cosh^-2 does not
+    if abs(z) < 300:
+        assert s2 > 0.0
+
+
+def test_normal_cdf_tails() -> None:
+    for z in (-30.0, -8.0, -1.0, 0.0, 2.0, 8.0):
+        assert normal_cdf(z) == pytest.approx(norm.cdf(z), rel=1e-13)
+
+
+def _direct_q(x, mu, delta, lo, i, split=False):
+    """Q_i(x) for the logistic model written out term by term (Theorem 3.2)."""
+    w = TANH_MULTIPLIER / delta
+    val = -w * np.tanh((x - mu) * w / 2)
+    better = lo < lo[i]
+    worse = lo > lo[i]
+    tie = ~(better | worse)
+    return float(np.sum(np.where(better, val - w, 0) + np.where(worse, val + w, 0)
+                        + np.where(tie, val if split else 2 * val, 0)))
+
+
+def _groups(lo):
+    starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]])
+    return starts, np.r_[starts[1:], lo.size]
+
+
+def _random_round(rng, n, tie_frac):
+    mu = np.sort(rng.normal(1500, 450, n))[::-1].copy()
+    mu[: min(3, n)] += rng.uniform(0, 1500, min(3, n))  # a few far outliers
+    delta = np.sqrt(rng.uniform(80, 350, n) ** 2 + 196.0**2)
+    lo = np.arange(n)
+    for i in range(1, n):
+        if rng.random() < tie_frac:
+            lo[i] = lo[i - 1]
+    return mu, delta, lo
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(2, 400), tie=st.sampled_from([0.0, 0.3, 0.8]),
+       kind=st.sampled_from([0, 1]), split=st.booleans())
+def test_panel_method_agrees_with_direct_solves(seed, n, tie, kind, split) -> None:
+    rng = np.random.default_rng(seed)
+    mu, delta, lo = _random_round(rng, n, tie)
+    gs, ge = _groups(lo)
+    if kind == 0:
+        w = TANH_MULTIPLIER / delta
+        pa, pb = w / 2, w
+    else:
+        pa = pb = delta
+    direct, st_d, nd = performance_zeros(kind, mu, pa, pb, gs, ge, split, delta.min(), 10**9)
+    panel, st_p, nf = performance_zeros(kind, mu, pa, pb, gs, ge, split, delta.min(), 2)
+    assert nd == gs.size
+    assert np.all(st_d == STATUS_OK) and np.all(st_p == STATUS_OK)
+    np.testing.assert_allclose(panel, direct, rtol=0, atol=1e-8)
+    # Theorem 5.2: strictly better place -> strictly higher performance
+    assert np.all(np.diff(direct) < 0)
+    if gs.size > 8:
+        assert nf <= 2  # panels place (almost) every group
+
+
+def test_performance_is_zero_of_written_out_q() -> None:
+    rng = np.random.default_rng(7)
+    mu, delta, lo = _random_round(rng, 300, 0.4)
+    gs, ge = _groups(lo)
+    w = TANH_MULTIPLIER / delta
+    perf, _, _ = performance_zeros(0, mu, w / 2, w, gs, ge, False, delta.min(), 2)
+    for g in range(0, gs.size, 17):
+        i = gs[g]
+        root = brentq(lambda x, i=i: _direct_q(x, mu, delta, lo, i), *SOLVER_BOUNDS, xtol=1e-12)
+        assert perf[g] == pytest.approx(root, abs=1e-7)
+
+
+def test_zero_outside_bracket_reports_bound() -> None:
+    # Every term centred at 20000: the zeros lie near 20000, outside (-6000, 9000).
+    # The reference returns the bound; so do we, and we say so.
+    mu = np.array([20000.0, 20000.0, 20000.0])
+    delta = np.array([200.0, 200.0, 200.0])
+    gs, ge = np.array([0, 1, 2]), np.array([1, 2, 3])
+    w = TANH_MULTIPLIER / delta
+    perf, status, _ = performance_zeros(0, mu, w / 2, w, gs, ge, False, 200.0, 10**9)
+    assert np.all(perf == pytest.approx(SOLVER_BOUNDS[1]))
+    assert np.all(status == STATUS_AT_BOUND)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), k=st.integers(0, 60))
+def test_robust_average_matches_brentq(seed, k) -> None:
+    rng = np.random.default_rng(seed)
+    p = rng.normal(1500, 300, k)
+    beta = rng.uniform(150, 400, k)
+    w_out = TANH_MULTIPLIER / beta * rng.uniform(0.01, 1.0, k)
+    w_arg = TANH_MULTIPLIER / beta / 2
+    mu0, w0 = rng.normal(1500, 200), 1 / rng.uniform(60, 400) ** 2
+
+    def f(x):
+        return w0 * (x - mu0) + np.sum(w_out * np.tanh((x - p) * w_arg))
+
+    x, status = solve_robust_average(p, w_arg, w_out, -mu0 * w0, w0, 1500.0)
+    assert status == STATUS_OK
+    assert x == pytest.approx(brentq(f, -6000, 9000, xtol=1e-12), abs=1e-8)
