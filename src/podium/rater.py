@@ -99,12 +99,9 @@ class Rater:
             return RoundReport(index, contest.name, len(contest), 0, True, (*warnings, msg))
 
         table = self.players
-        idx, missing = table.lookup(contest.handles)
         n_before = table.n
         mu0, sig0 = self.system.newcomer()
-        if missing:
-            table.add_players(missing, mu0, sig0, contest.time_seconds)
-            idx, _ = table.lookup(contest.handles)
+        idx, n_new = table.lookup_or_add(contest.handles, mu0, sig0, contest.time_seconds)
         self.state.ensure_players(table.n)
         try:
             played = table.contests[idx].copy()
@@ -139,7 +136,7 @@ class Rater:
         warnings.extend(out.warnings)
         for w in warnings:
             log.warning(w)
-        return RoundReport(index, contest.name, len(contest), len(missing), False, tuple(warnings))
+        return RoundReport(index, contest.name, len(contest), n_new, False, tuple(warnings))
 
     def extend(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -64,10 +65,24 @@ class PlayerTable:
 
     def lookup(self, handles: Sequence[str]) -> tuple[IntArray, list[str]]:
         """Indices of ``handles``, ``-1`` for unknown ones; also the list of unknown handles."""
-        get = self.index.get
-        idx = np.fromiter((get(h, -1) for h in handles), dtype=np.int64, count=len(handles))
-        missing = [handles[i] for i in np.flatnonzero(idx < 0)]
+        idx = np.fromiter(
+            map(self.index.get, handles, repeat(-1)), dtype=np.int64, count=len(handles)
+        )
+        missing = [handles[i] for i in np.flatnonzero(idx < 0).tolist()]
         return idx, missing
+
+    def lookup_or_add(
+        self, handles: Sequence[str], mu: float, sigma: float, time: int
+    ) -> tuple[IntArray, int]:
+        """Indices of ``handles`` (distinct), adding unknown ones with the newcomer prior.
+
+        Returns the indices and the number of players added."""
+        idx, missing = self.lookup(handles)
+        if missing:
+            start = self.n
+            self.add_players(missing, mu, sigma, time)
+            idx[idx < 0] = np.arange(start, self.n, dtype=np.int64)
+        return idx, len(missing)
 
     def add_players(self, handles: Iterable[str], mu: float, sigma: float, time: int) -> None:
         """Append new players with the newcomer prior."""

@@ -1,0 +1,136 @@
+"""The `podium` command line, run in-process through `podium.cli.main`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from podium import Rater
+from podium.cli import main
+from podium.io import synthetic_contests, write_contest_dir, write_contests_csv
+
+REQUIRED = ["handle", "mu", "sigma", "display_rating", "contests"]
+
+
+@pytest.fixture(scope="module")
+def contests():
+    return synthetic_contests(120, 8, seed=11, participation=0.8, tie_resolution=20.0)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, contests):
+    d = tmp_path_factory.mktemp("hist") / "contests"
+    write_contest_dir(contests, d)
+    return d
+
+
+def _ratings(out):
+    df = pd.read_csv(out / "ratings.csv")
+    return df.set_index("handle").sort_index()
+
+
+def test_rate_directory_writes_ratings_and_histories(tmp_path, data_dir, contests):
+    out = tmp_path / "out"
+    assert main(["rate", str(data_dir), "--system", "mmr", "--out", str(out)]) == 0
+    df = pd.read_csv(out / "ratings.csv")
+    assert list(df.columns[: len(REQUIRED)]) == REQUIRED
+    direct = Rater("mmr")
+    direct.extend(contests)
+    ref = direct.ratings().set_index("handle").sort_index()
+    got = df.set_index("handle").sort_index()
+    assert len(got) == len(ref) == df["handle"].nunique()
+    np.testing.assert_array_equal(got["mu"].to_numpy(), ref["mu"].to_numpy())  # unrounded
+    hist = pd.read_csv(out / "histories.csv")
+    assert len(hist) == sum(len(c) for c in contests)
+    assert set(hist.columns) >= {"handle", "contest_index", "mu", "sigma", "perf", "place"}
+    assert len(pd.read_csv(out / "contests.csv")) == len(contests)
+
+
+@pytest.mark.parametrize("fmt", ["tar", "csv", "json"])
+def test_other_input_formats(tmp_path, data_dir, contests, fmt):
+    if fmt == "tar":
+        path = tmp_path / "h.tar.gz"
+        with tarfile.open(path, "w:gz") as tf:
+            tf.add(data_dir, arcname="cache/x")
+        expect = contests
+    elif fmt == "csv":
+        path = tmp_path / "h.csv"
+        write_contests_csv(contests, path)
+        expect = contests
+    else:
+        path = data_dir / "0.json"
+        expect = contests[:1]
+    out = tmp_path / "out"
+    assert main(["rate", str(path), "--system", "mmr-fast", "--out", str(out)]) == 0
+    r = Rater("mmr-fast")
+    r.extend(expect)
+    np.testing.assert_allclose(
+        _ratings(out)["mu"].to_numpy(), r.ratings().set_index("handle").sort_index()["mu"],
+        rtol=0, atol=1e-9,
+    )
+
+
+def test_first_n_checkpoint_and_resume(tmp_path, data_dir):
+    full, part, resumed = tmp_path / "full", tmp_path / "part", tmp_path / "resumed"
+    ck = tmp_path / "ck.npz"
+    assert main(["rate", str(data_dir), "--out", str(full)]) == 0
+    assert main(["rate", str(data_dir), "-n", "3", "--out", str(part),
+                 "--checkpoint", str(ck)]) == 0
+    assert _ratings(part)["contests"].max() <= 3
+    assert main(["rate", str(data_dir), "--resume", str(ck), "--out", str(resumed)]) == 0
+    pd.testing.assert_frame_equal(_ratings(full), _ratings(resumed))
+
+
+def test_params_file_and_set(tmp_path, data_dir):
+    cfg = tmp_path / "p.json"
+    cfg.write_text(json.dumps({"system": "mmr", "params": {"weight_limit": 0.5}}))
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert main(["rate", str(data_dir), "--params", str(cfg), "--out", str(a)]) == 0
+    assert main(["rate", str(data_dir), "--set", "weight_limit=0.5", "--out", str(b)]) == 0
+    assert main(["rate", str(data_dir), "--out", str(c)]) == 0
+    pd.testing.assert_frame_equal(_ratings(a), _ratings(b))
+    assert not np.allclose(_ratings(a)["mu"], _ratings(c)["mu"])
+
+
+def test_errors_are_clear_and_write_nothing(tmp_path, data_dir, capsys):
+    out = tmp_path / "out"
+    assert main(["rate", str(data_dir), "--system", "nope", "--out", str(out)]) == 1
+    assert "unknown rating system 'nope'" in capsys.readouterr().err
+    assert main(["rate", str(data_dir), "--set", "bogus=1", "--out", str(out)]) == 1
+    assert "bogus" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "0.json").write_text(json.dumps(
+        {"name": "R1", "time_seconds": 0, "standings": [["a", 0, 0], ["a", 1, 1]]}))
+    assert main(["rate", str(bad), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "0.json" in err and "'R1'" in err and "'a'" in err and "duplicate" in err
+    assert not out.exists()
+    assert main(["rate", str(tmp_path / "missing"), "--out", str(out)]) == 1
+    assert "missing" in capsys.readouterr().err
+
+
+def test_help_lists_every_option():
+    proc = subprocess.run([sys.executable, "-m", "podium.cli", "rate", "--help"],
+                          capture_output=True, text=True, check=True)
+    for opt in ("--system", "--out", "-n", "--checkpoint", "--resume", "--dedupe",
+                "--sort-by-time", "--params", "--set"):
+        assert opt in proc.stdout
+    top = subprocess.run([sys.executable, "-m", "podium.cli", "--help"],
+                         capture_output=True, text=True, check=True)
+    assert "rate" in top.stdout and "systems" in top.stdout
+
+
+def test_systems_and_example(tmp_path, capsys):
+    assert main(["systems"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("mmr", "mmr-fast", "mmx", "mmx-fast", "mmr-simple", "mmr-inf"):
+        assert f"{name}:" in listed
+    assert main(["example", str(tmp_path / "ex"), "--players", "50", "--rounds", "3"]) == 0
+    assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == ["0.json", "1.json", "2.json"]
