@@ -38,6 +38,7 @@ __all__ = [
     "tanh_sech2",
     "fast_tanh",
     "solve_robust_average",
+    "robust_average_zero",
     "performance_zeros",
     "CHEB_NODES",
 ]
@@ -136,19 +137,14 @@ def newton_step(lo: float, hi: float, guess: float, value: float, deriv: float):
 
 
 @nb.njit(cache=True)
-def solve_robust_average(
-    mu: np.ndarray,
-    w_arg: np.ndarray,
-    w_out: np.ndarray,
-    offset: float,
-    slope: float,
-    start: float,
-):
-    """Zero of ``offset + slope*x + sum_k w_out[k] * tanh((x - mu[k]) * w_arg[k])``.
+def robust_average_zero(mu, w_arg, w_out, first, stop, scale, offset, slope, start):
+    """Zero of ``offset + slope*x + scale * sum_k w_out[k] tanh((x - mu[k]) w_arg[k])``
+    over ``k in [first, stop)``.
 
-    This is ``L'(s)`` of Eq. 6 (rating = robust average of past performances,
-    Eq. 7) with the normal factor ``(mu0, w0)`` passed as ``offset = -mu0*w0``
-    and ``slope = w0``.  Strictly increasing, so the zero is unique.
+    This is ``L'(s)`` of Eq. 6 -- the rating as a robust average of past
+    performances (Eq. 7) -- with the Gaussian factor ``(mu0, w0)`` passed as
+    ``offset = -mu0 * w0`` and ``slope = w0``, and ``scale`` a common factor of
+    the logistic weights.  Strictly increasing, so the zero is unique.
 
     Returns ``(x, status)``.
     """
@@ -159,19 +155,26 @@ def solve_robust_average(
     for _ in range(_MAX_ITER):
         s = offset + slope * guess
         sp = slope
-        for k in range(mu.size):
+        for k in range(first, stop):
             t, d2 = tanh_sech2((guess - mu[k]) * w_arg[k])
-            s += t * w_out[k]
-            sp += d2 * w_arg[k] * w_out[k]
+            wo = w_out[k] * scale
+            s += t * wo
+            sp += d2 * w_arg[k] * wo
         if s == 0.0:
             return guess, STATUS_OK
-        # increasing function: negate to reuse the decreasing-function step
+        # increasing function: negate to use the decreasing-function step
         lo, hi, guess, done = newton_step(lo, hi, guess, -s, -sp)
         if done:
             if guess <= _LO_BOUND or guess >= _HI_BOUND:
                 return guess, STATUS_AT_BOUND
             return guess, STATUS_OK
     return guess, STATUS_MAX_ITER
+
+
+@nb.njit(cache=True)
+def solve_robust_average(mu, w_arg, w_out, offset, slope, start):
+    """:func:`robust_average_zero` over whole arrays (scale 1)."""
+    return robust_average_zero(mu, w_arg, w_out, 0, mu.size, 1.0, offset, slope, start)
 
 
 # --------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from podium.core.numerics import (
     newton_step,
     normal_cdf,
     normal_pdf,
+    robust_average_zero,
     tanh_sech2,
 )
 
@@ -178,33 +179,6 @@ def compact_pool(n_players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_w
     return m2, a2, w2, pos
 
 
-@nb.njit(cache=True)
-def _robust_average_pool(base, count, f_mu, f_warg, f_wout, scale, offset, slope, start,
-                         stop_at):
-    """Zero of ``offset + slope x + scale * sum_k f_wout[k] tanh((x - f_mu[k]) f_warg[k])``
-    over pool entries ``base + stop_at .. base + count`` (Eq. 6; the rating)."""
-    lo, hi = _LO_BOUND, _HI_BOUND
-    guess = start
-    if not (lo < guess < hi):
-        guess = 0.5 * (lo + hi)
-    for _ in range(200):
-        s = offset + slope * guess
-        sp = slope
-        for q in range(base + stop_at, base + count):
-            t, d2 = tanh_sech2((guess - f_mu[q]) * f_warg[q])
-            wo = f_wout[q] * scale
-            s += t * wo
-            sp += d2 * f_warg[q] * wo
-        if s == 0.0:
-            return guess, STATUS_OK
-        lo, hi, guess, done = newton_step(lo, hi, guess, -s, -sp)
-        if done:
-            if guess <= _LO_BOUND or guess >= _HI_BOUND:
-                return guess, STATUS_AT_BOUND
-            return guess, STATUS_OK
-    return guess, STATUS_MAX_ITER
-
-
 @nb.njit(cache=True, parallel=True)
 def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history_tol,
                     nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_start, fb_len,
@@ -258,8 +232,8 @@ def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history
                 acc += f_wout[b + stop_at]
                 stop_at += 1
         w0 = nf_w[i]
-        x, st = _robust_average_pool(b, cnt, f_mu, f_warg, f_wout, scale[i],
-                                     -nf_mu[i] * w0, w0, post_mu[k], stop_at)
+        x, st = robust_average_zero(f_mu, f_warg, f_wout, b + stop_at, b + cnt, scale[i],
+                                    -nf_mu[i] * w0, w0, post_mu[k])
         out_mu[k] = x
         status[k] = st
         out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
@@ -331,24 +305,24 @@ def merge_terms(order, mu, sig, lo, width):
 
 
 @nb.njit(cache=True, inline="always")
+def _lower_bound(arr, a, b, x, strict):
+    """First index in the sorted slice ``arr[a:b]`` whose value is ``>= x``
+    (``> x`` when ``strict``)."""
+    while a < b:
+        mid = (a + b) // 2
+        if arr[mid] < x or (strict and arr[mid] == x):
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+@nb.njit(cache=True, inline="always")
 def _equal_range(ranks, a, b, x):
-    """[start, end) of value x in the sorted slice ranks[a:b] (as absolute counts)."""
-    lo_, hi_ = a, b
-    while lo_ < hi_:
-        mid = (lo_ + hi_) // 2
-        if ranks[mid] < x:
-            lo_ = mid + 1
-        else:
-            hi_ = mid
-    start = lo_
-    hi_ = b
-    while lo_ < hi_:
-        mid = (lo_ + hi_) // 2
-        if ranks[mid] <= x:
-            lo_ = mid + 1
-        else:
-            hi_ = mid
-    return start - a, lo_ - a
+    """``[start, end)`` of value ``x`` in the sorted slice ``ranks[a:b]``, relative to ``a``."""
+    start = _lower_bound(ranks, a, b, x, False)
+    end = _lower_bound(ranks, start, b, x, True)
+    return start - a, end - a
 
 
 @nb.njit(cache=True, inline="always")
@@ -437,16 +411,8 @@ def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
     perf = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
     for k in nb.prange(n):
-        target = bucket(player_mu[k], width)
         # first merged term whose bucket is >= the player's
-        lo_, hi_ = 0, M
-        while lo_ < hi_:
-            mid = (lo_ + hi_) // 2
-            if m_bkt[mid] < target:
-                lo_ = mid + 1
-            else:
-                hi_ = mid
-        beg = lo_
+        beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
         end = beg + 1
         expand = (max(num_samples - (end - beg), 0) + 1) // 2
         beg = max(beg - expand, 0)
