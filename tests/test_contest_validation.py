@@ -138,6 +138,23 @@ def test_non_integer_lo(rater: Rater, standings: list[Any]) -> None:
     check_names(err, "fractional", None)
 
 
+@pytest.mark.parametrize("t", [0, 1_700_000_000, 2**53 + 1, 2**62 + 1, -5])
+def test_integer_times_are_kept_exactly(t: int) -> None:
+    """time_seconds is an integer (the reference stores u64/i64 seconds): whole numbers,
+    also beyond 2**53, must not go through float rounding."""
+    c = Contest([("ann", 0, 0), ("zed", 1, 1)], name="when", time_seconds=t)
+    assert c.time_seconds == t
+    assert type(c.time_seconds) is int
+    c = Contest([("ann", 0, 0), ("zed", 1, 1)], name="when", time_seconds=np.int64(t))
+    assert c.time_seconds == t
+
+
+def test_fractional_time_is_rejected() -> None:
+    with pytest.raises(ContestError) as info:
+        Contest([("ann", 0, 0), ("zed", 1, 1)], name="when", time_seconds=1.5)
+    check_names(info.value, "when", None)
+
+
 def test_integral_floats_are_accepted() -> None:
     c = Contest([("ann", 0.0, 0.0), ("zed", 1.0, 1.0)], name="floats")
     assert c.standings == [("ann", 0, 0), ("zed", 1, 1)]

@@ -38,8 +38,6 @@ TANH_MULT = PI / math.sqrt(3.0)
 WEIGHT_OF_TANH = 6.0 / PI**2
 
 
-
-
 def events_by_contest(r: Rater) -> dict[int, Any]:
     ev = r.events_frame()
     return {int(c): g for c, g in ev.groupby("contest_index")}
@@ -219,7 +217,7 @@ def test_robust_response(rho: float, history: list[RawContest]) -> None:
         ev = ev[ev["contest_index"] == rep.index].set_index("handle")
         for h in c.handles:
             i = r.players.index[h]
-            mu_prev, sig_prev = prev[h]
+            mu_prev, _ = prev[h]
             mu_new, sig_new = r.rating(h)
             p_t = float(ev.loc[h, "perf"])
             w0 = float(st_.nf_w[i])

@@ -3,7 +3,8 @@
 * exact systems ("mmr", "mmx", "mmr-simple"): every player's final mu and sigma within
   1e-4 of the reference on random histories, with default and non-default parameters;
 * fast systems ("mmr-fast", "mmx-fast"): within 0.05 for all but 0.1% of players, on
-  small random histories and on large rounds where the subsampling windows matter;
+  small random histories and on large rounds (300-1000 players) where the subsampling
+  windows matter (the exact systems are checked on those rounds too);
 * the first 100 Codeforces contests of the shared data set ("mmr" and "mmr-fast");
 * rounded per-event values of ``elo_mmr_py.rate`` for "mmr".
 """
@@ -91,7 +92,7 @@ def assert_fast_agreement(r: Rater, ref: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------------- exact systems
 @pytest.mark.parametrize("system", ["mmr", "mmx", "mmr-simple"])
-@hyp(25)
+@hyp(40)
 @given(history=histories(weights=True, ceilings=True))
 def test_exact_systems_agree_with_reference(system: str, history: list[RawContest]) -> None:
     r = rate_podium(history, system)
@@ -190,18 +191,23 @@ def large_history(seed: int, n_players: int, warmups: int) -> list[RawContest]:
     return out
 
 
-@pytest.mark.parametrize("system", ["mmr-fast", "mmx-fast"])
-@hyp(3)
+@pytest.mark.parametrize("system", ["mmr-fast", "mmx-fast", "mmr", "mmx"])
+@hyp(6)
 @given(seed=st.integers(0, 2**32 - 1), n_players=st.integers(300, 1000),
        warmups=st.integers(2, 4))
-def test_fast_systems_agree_on_large_rounds(system: str, seed: int, n_players: int,
-                                            warmups: int) -> None:
+def test_large_rounds(system: str, seed: int, n_players: int, warmups: int) -> None:
+    """Large rounds: the fast systems within 0.05 for all but 0.1% of players (their
+    subsampling windows cover a part of the field only), the exact ones within 1e-4."""
     history = large_history(seed, n_players, warmups)
     r = rate_podium(history, system)
     # the windows really are a part of the field: more merged terms than subsample_size
     mu = r.ratings(sort=False)["mu"].to_numpy()
     assert np.unique(np.round(mu / 2.0)).size > 100
-    assert_fast_agreement(r, reference_latest(history, system))
+    ref = reference_latest(history, system)
+    if system.endswith("-fast"):
+        assert_fast_agreement(r, ref)
+    else:
+        assert_exact_agreement(r, ref)
 
 
 # ---------------------------------------------------------------------- per-event values

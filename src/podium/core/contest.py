@@ -247,17 +247,24 @@ class Contest:
                 "neighbours: tied players must be adjacent and share the same (lo, hi)",
                 contest=label, player=hs[i],
             )
-        try:
-            t = float(time_seconds)
-        except (TypeError, ValueError):
+        if isinstance(time_seconds, bool):
             raise ContestError(f"time_seconds must be a number, got {time_seconds!r}",
-                               contest=label) from None
-        if not math.isfinite(t):
-            raise ContestError(f"time_seconds must be finite, got {time_seconds!r}",
                                contest=label)
-        if t != int(t):
-            raise ContestError(f"time_seconds must be a whole number, got {time_seconds!r}",
-                               contest=label)
+        if isinstance(time_seconds, int | np.integer):
+            t_int = int(time_seconds)  # exact, whatever its size
+        else:
+            try:
+                t = float(time_seconds)
+            except (TypeError, ValueError):
+                raise ContestError(f"time_seconds must be a number, got {time_seconds!r}",
+                                   contest=label) from None
+            if not math.isfinite(t):
+                raise ContestError(f"time_seconds must be finite, got {time_seconds!r}",
+                                   contest=label)
+            if t != int(t):
+                raise ContestError(f"time_seconds must be a whole number, got {time_seconds!r}",
+                                   contest=label)
+            t_int = int(t)
         try:
             w = float(weight)
         except (TypeError, ValueError):
@@ -283,7 +290,7 @@ class Contest:
         self.lo.flags.writeable = False
         self.hi.flags.writeable = False
         self.name = name
-        self.time_seconds = int(t)
+        self.time_seconds = t_int
         self.weight = w
         self.perf_ceiling = ceil
         self.url = url

@@ -77,7 +77,8 @@ class SimpleEloMMR(RatingSystem):
     """Elo-MMR(rho) by the book: Algorithm 1 with diffuse (Alg. 2) and update (Alg. 3).
 
     Same parameters and defaults as :class:`~podium.systems.elo_mmr.EloMMR`'s
-    exact logistic system, without subsampling or compression.
+    exact logistic system (a contest's ``perf_ceiling`` caps performances),
+    without subsampling or compression.
     """
 
     name: ClassVar[str] = "mmr-simple"
@@ -85,6 +86,7 @@ class SimpleEloMMR(RatingSystem):
     weight_limit: float = 0.2
     sig_limit: float = 80.0
     rho: float = 1.0
+    perf_ceiling: float | None = None
     mu_noob: float = 1500.0
     sig_noob: float = 350.0
     display_sigmas: float = 3.0
@@ -126,6 +128,10 @@ class SimpleEloMMR(RatingSystem):
             sig[k] = rnd.sigma[k] / math.sqrt(kappa)
         delta = np.sqrt(sig**2 + beta**2)
         perf = _performances(rnd.mu, delta, rnd.lo)
+        c = rnd.contest
+        ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+        if ceiling is not None:
+            perf = np.minimum(perf, ceiling)
         mu = np.empty(n)
         for k, i in enumerate(rnd.players.tolist()):
             state.p[i].append(float(perf[k]))
