@@ -188,11 +188,12 @@ class EloMMR(RatingSystem):
         into the normal factor beyond this many (history compression, Sec. 5.3;
         100 in the fast systems).
     history_tolerance:
-        Exact systems keep every factor; their solver may skip the oldest
-        factors whose total output weight is at most this fraction of the
-        player's total, which moves a rating by at most
-        ``history_tolerance * sum(w_out) / w0`` (below 1e-9 rating points at
-        the default 1e-13).  0 evaluates every factor.
+        Exact systems keep and, by default (0), evaluate every logistic factor.
+        A positive value lets the rating solver skip the oldest factors whose
+        total output weight is at most this fraction of the player's total,
+        which moves a rating by at most ``history_tolerance * sum(w_out) / w0``
+        (1e-13 saves 8% of the time on the Codeforces history and moves no
+        rating by more than 1e-10).
     perf_ceiling:
         Default upper bound on performances (a contest's own ceiling wins);
         ``None``: none.  The Gaussian variant ignores ceilings, as the reference.
@@ -214,7 +215,7 @@ class EloMMR(RatingSystem):
     subsample_size: int | None = None
     subsample_bucket: float = 2.0
     max_history: int | None = None
-    history_tolerance: float = 1e-13
+    history_tolerance: float = 0.0
     perf_ceiling: float | None = None
     mu_noob: float = 1500.0
     sig_noob: float = 350.0

@@ -1,0 +1,100 @@
+"""Elo-MMR player state: lazy weight scale, factor pool, history compression and the
+optional history tolerance keep every number they should."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from podium import Contest, Rater
+from podium.io import synthetic_contests
+from podium.systems import _elo_mmr_kernels as K
+from podium.systems.elo_mmr import EloMMRState
+
+
+@pytest.fixture(scope="module")
+def long_history():
+    # few players, many rounds: long factor lists, many pool relocations
+    return synthetic_contests(12, 150, seed=5, tie_resolution=25.0)
+
+
+def _check_sums(state: EloMMRState) -> None:
+    for i in range(state.n):
+        b = state.fb_base[i] + state.fb_start[i]
+        e = b + state.fb_len[i]
+        assert state.fb_start[i] + state.fb_len[i] <= state.fb_cap[i]
+        aw = float(np.sum(state.f_warg[b:e] * state.f_wout[b:e]))
+        assert state.sum_aw[i] == pytest.approx(aw, rel=1e-9)
+        assert state.sum_w[i] == pytest.approx(float(np.sum(state.f_wout[b:e])), rel=1e-9)
+
+
+def test_every_factor_is_kept_by_exact_mmr(long_history):
+    r = Rater("mmr")
+    r.extend(long_history)
+    for h, i in r.players.index.items():
+        p, w_arg, w_out = r.state.factors(i)
+        hist = r.history(h)
+        assert len(p) == len(hist)
+        np.testing.assert_array_equal(p, hist["perf"].to_numpy())  # oldest first
+        assert np.all(w_out > 0) and np.all(np.diff(w_out) > 0)  # older = more decayed
+    _check_sums(r.state)
+
+
+def test_history_compression_folds_oldest_factor(long_history):
+    r = Rater("mmr", max_history=5)
+    r.extend(long_history)
+    assert int(r.state.fb_len[: r.num_players].max()) == 5
+    _check_sums(r.state)
+    for h, i in r.players.index.items():
+        p, _, _ = r.state.factors(i)
+        np.testing.assert_array_equal(p, r.history(h)["perf"].to_numpy()[-5:])
+
+
+def test_history_tolerance_changes_almost_nothing(long_history):
+    exact = Rater("mmr")
+    exact.extend(long_history)
+    loose = Rater("mmr", history_tolerance=1e-13)
+    loose.extend(long_history)
+    np.testing.assert_allclose(loose.ratings(sort=False)["mu"], exact.ratings(sort=False)["mu"],
+                               rtol=0, atol=1e-8)
+
+
+def test_pool_compaction_preserves_factors(long_history):
+    r = Rater("mmr")
+    r.extend(long_history)
+    st = r.state
+    before = [st.factors(i) for i in range(st.n)]
+    st.f_mu, st.f_warg, st.f_wout, st.used = K.compact_pool(
+        st.n, st.fb_base, st.fb_cap, st.fb_start, st.fb_len, st.f_mu, st.f_warg, st.f_wout)
+    assert st.used <= sum(max(4, int(x)) for x in st.fb_len[: st.n])
+    for i in range(st.n):
+        for a, b in zip(before[i], st.factors(i), strict=True):
+            np.testing.assert_array_equal(a, b)
+    _check_sums(st)
+
+
+def test_lazy_scale_is_folded_in_before_underflow():
+    r = Rater("mmr")
+    r.add(Contest([("a", 0, 0), ("b", 1, 1)]))
+    st = r.state
+    i = r.players.index["a"]
+    _, _, w_before = st.factors(i)
+    # pretend thousands of rounds have shrunk the lazy scale
+    tiny = 1e-150
+    b = st.fb_base[i] + st.fb_start[i]
+    st.f_wout[b: b + st.fb_len[i]] /= tiny
+    st.sum_aw[i] /= tiny
+    st.sum_w[i] /= tiny
+    st.scale[i] *= tiny
+    np.testing.assert_allclose(st.factors(i)[2], w_before, rtol=1e-12)
+    players = np.array([i], dtype=np.int64)
+    mu, sig = r.players.mu[players], r.players.sigma[players]
+    gamma = np.array([80 * math.sqrt(0.2)])
+    K.diffuse(players, mu, sig, gamma, 1.0, False, st.nf_mu, st.nf_w, st.scale, st.sum_aw,
+              st.sum_w, st.fb_base, st.fb_start, st.fb_len, st.f_wout)
+    assert st.scale[i] == 1.0  # folded into the stored weights
+    kappa = (sig[0] / math.hypot(sig[0], gamma[0])) ** 2
+    np.testing.assert_allclose(st.factors(i)[2], w_before * kappa**2, rtol=1e-12)
+    _check_sums(st)
