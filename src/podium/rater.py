@@ -100,7 +100,7 @@ class Rater:
 
         table = self.players
         n_before = table.n
-        mu0, sig0 = self.system.newcomer()
+        mu0, sig0 = self.system.newcomer(contest)
         idx, n_new = table.lookup_or_add(contest.handles, mu0, sig0, contest.time_seconds)
         self.state.ensure_players(table.n)
         try:

@@ -6,7 +6,8 @@ hyper-parameters; ``SYSTEMS`` lists the names and their presets.
 
 from __future__ import annotations
 
-import math
+import importlib
+import pkgutil
 from typing import Any
 
 from podium.errors import ConfigError
@@ -25,29 +26,29 @@ __all__ = [
 ]
 
 
-def _fast(**kw: Any) -> dict[str, Any]:
-    return {"subsample_size": 100, "subsample_bucket": 2.0, "max_history": 100, **kw}
+Preset = tuple[type[RatingSystem], dict[str, Any], str]
+
+#: name -> (class, preset parameters, one-line description), gathered from the
+#: ``PRESETS`` dict of every module in this package (one module per system).
+SYSTEMS: dict[str, Preset] = {}
 
 
-#: name -> (class, preset parameters, one-line description)
-SYSTEMS: dict[str, tuple[type[RatingSystem], dict[str, Any], str]] = {
-    "mmr": (EloMMR, {}, "Elo-MMR(rho=1), logistic, every opponent and the whole history (exact)"),
-    "mmr-fast": (EloMMR, _fast(), "Elo-MMR with 100 subsampled opponents and 100 factors"),
-    "mmx": (EloMMR, {"variant": "gaussian"}, "Elo-MMchi: Gaussian performance model (exact)"),
-    "mmx-fast": (EloMMR, _fast(variant="gaussian"), "Elo-MMchi with 100 subsampled opponents"),
-    "mmr-inf": (EloMMR, {"rho": math.inf}, "Elo-MMR(inf): memoryless logistic variant"),
-}
-
-
-def _register_simple() -> None:
-    from podium.systems.elo_mmr_simple import SimpleEloMMR
-
-    SYSTEMS["mmr-simple"] = (
-        SimpleEloMMR, {}, "Elo-MMR following Algorithms 1-3 literally (O(N^2), for checking)"
+def _discover() -> None:
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(__path__)
+        if not m.name.startswith("_") and m.name != "base"
     )
+    # the flagship first, then alphabetical
+    names.sort(key=lambda n: (not n.startswith("elo_mmr"), n))
+    for mod_name in names:
+        module = importlib.import_module(f"{__name__}.{mod_name}")
+        for name, preset in getattr(module, "PRESETS", {}).items():
+            if name in SYSTEMS:
+                raise RuntimeError(f"rating system {name!r} registered twice ({mod_name})")
+            SYSTEMS[name] = preset
 
 
-_register_simple()
+_discover()
 
 
 def get_system(name: str, **params: Any) -> RatingSystem:
@@ -64,10 +65,7 @@ def get_system(name: str, **params: Any) -> RatingSystem:
         raise ConfigError(
             f"unknown rating system {name!r}; available: {', '.join(SYSTEMS)}"
         ) from None
-    merged = {**preset, **params}
-    if "transfer_speed" in merged:  # multi-skill's name for rho
-        merged["rho"] = merged.pop("transfer_speed")
-    return cls.from_params(merged)
+    return cls.from_params({**preset, **params})
 
 
 def describe_systems() -> list[tuple[str, str]]:

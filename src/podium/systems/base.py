@@ -76,8 +76,12 @@ class RatingSystem(ABC):
     name: ClassVar[str] = "abstract"
 
     @abstractmethod
-    def newcomer(self) -> tuple[float, float]:
-        """``(mu, sigma)`` of a player's prior before the first round."""
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
+        """``(mu, sigma)`` of a player's prior before the first round.
+
+        ``contest`` is the player's first contest (some systems' initial rating
+        depends on its time); ``None`` asks for the system's default prior.
+        """
 
     @abstractmethod
     def make_state(self) -> SystemState:

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from podium.core.contest import Contest
 from podium.core.numerics import (
     STATUS_AT_BOUND,
     STATUS_MAX_ITER,
@@ -36,7 +37,7 @@ from podium.errors import ConfigError
 from podium.systems import _elo_mmr_kernels as K
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 
-__all__ = ["EloMMR", "EloMMRState"]
+__all__ = ["EloMMR", "EloMMRState", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -255,8 +256,21 @@ class EloMMR(RatingSystem):
         if self.perf_ceiling is not None and math.isnan(self.perf_ceiling):
             raise ConfigError("perf_ceiling must be a number or None")
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> EloMMR:
+        """As :meth:`RatingSystem.from_params`; also accepts multi-skill's name
+        ``transfer_speed`` for ``rho``."""
+        params = dict(params)
+        if "transfer_speed" in params:
+            if "rho" in params:
+                raise ConfigError("give rho or transfer_speed (the same parameter), not both")
+            params["rho"] = params.pop("transfer_speed")
+        system = super().from_params(params)
+        assert isinstance(system, EloMMR)
+        return system
+
     # ------------------------------------------------------------------ interface
-    def newcomer(self) -> tuple[float, float]:
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
         return self.mu_noob, self.sig_noob
 
     def make_state(self) -> EloMMRState:
@@ -376,3 +390,17 @@ def _status_warnings(status: np.ndarray, contest: object, what: str) -> list[str
     if n_iter:
         out.append(f"contest {label!r}: {n_iter} {what} solve(s) did not converge")
     return out
+
+
+def _fast(**kw: Any) -> dict[str, Any]:
+    return {"subsample_size": 100, "subsample_bucket": 2.0, "max_history": 100, **kw}
+
+
+#: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
+PRESETS = {
+    "mmr": (EloMMR, {}, "Elo-MMR(rho=1), logistic, every opponent and the whole history (exact)"),
+    "mmr-fast": (EloMMR, _fast(), "Elo-MMR with 100 subsampled opponents and 100 factors"),
+    "mmx": (EloMMR, {"variant": "gaussian"}, "Elo-MMchi: Gaussian performance model (exact)"),
+    "mmx-fast": (EloMMR, _fast(variant="gaussian"), "Elo-MMchi with 100 subsampled opponents"),
+    "mmr-inf": (EloMMR, {"rho": math.inf}, "Elo-MMR(inf): memoryless logistic variant"),
+}

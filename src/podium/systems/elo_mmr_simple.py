@@ -18,11 +18,12 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from podium.core.contest import Contest
 from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 
-__all__ = ["SimpleEloMMR", "SimpleState"]
+__all__ = ["SimpleEloMMR", "SimpleState", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 _BISECTIONS = 80  # (9000 + 6000) / 2**80 ~ 1e-20: below double precision
@@ -99,7 +100,7 @@ class SimpleEloMMR(RatingSystem):
         if not (0 <= self.rho < math.inf):
             raise ConfigError(f"rho must be finite and >= 0 for mmr-simple, got {self.rho!r}")
 
-    def newcomer(self) -> tuple[float, float]:
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
         return self.mu_noob, self.sig_noob
 
     def make_state(self) -> SimpleState:
@@ -185,3 +186,10 @@ def _rating(p0: float, w0: float, p: list[float], w: list[float], b: list[float]
         else:
             hi = x
     return 0.5 * (lo + hi)
+
+
+PRESETS = {
+    "mmr-simple": (
+        SimpleEloMMR, {}, "Elo-MMR following Algorithms 1-3 literally (O(N^2), for checking)"
+    ),
+}
