@@ -50,7 +50,7 @@ def save_checkpoint(rater: Rater, path: str | os.PathLike[str]) -> None:
     }
     table = rater.players.to_arrays()
     handles = table.pop("handles").tolist()
-    arrays: dict[str, np.ndarray] = {
+    arrays: dict[str, Any] = {
         "meta": _json_bytes(meta),
         "handles": _json_bytes(handles),
     }

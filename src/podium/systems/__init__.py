@@ -11,7 +11,7 @@ import pkgutil
 from typing import Any
 
 from podium.errors import ConfigError
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
 from podium.systems.elo_mmr import EloMMR
 
 __all__ = [
@@ -25,8 +25,6 @@ __all__ = [
     "describe_systems",
 ]
 
-
-Preset = tuple[type[RatingSystem], dict[str, Any], str]
 
 #: name -> (class, preset parameters, one-line description), gathered from the
 #: ``PRESETS`` dict of every module in this package (one module per system).

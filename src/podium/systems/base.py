@@ -19,7 +19,7 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 
-__all__ = ["RatingSystem", "SystemState", "RoundInput", "RoundOutput"]
+__all__ = ["RatingSystem", "SystemState", "RoundInput", "RoundOutput", "Preset"]
 
 
 class SystemState(ABC):
@@ -119,3 +119,8 @@ class RatingSystem(ABC):
                 f"known: {', '.join(sorted(names))}"
             )
         return cls(**params)
+
+
+#: A named system: (class, preset parameters, one-line description).  Each system
+#: module exposes ``PRESETS: dict[str, Preset]``; :mod:`podium.systems` gathers them.
+Preset = tuple[type[RatingSystem], dict[str, Any], str]

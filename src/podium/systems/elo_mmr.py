@@ -35,7 +35,7 @@ from podium.core.numerics import (
 from podium.core.state import grow
 from podium.errors import ConfigError
 from podium.systems import _elo_mmr_kernels as K
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["EloMMR", "EloMMRState", "PRESETS"]
 
@@ -397,7 +397,7 @@ def _fast(**kw: Any) -> dict[str, Any]:
 
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
-PRESETS = {
+PRESETS: dict[str, Preset] = {
     "mmr": (EloMMR, {}, "Elo-MMR(rho=1), logistic, every opponent and the whole history (exact)"),
     "mmr-fast": (EloMMR, _fast(), "Elo-MMR with 100 subsampled opponents and 100 factors"),
     "mmx": (EloMMR, {"variant": "gaussian"}, "Elo-MMchi: Gaussian performance model (exact)"),

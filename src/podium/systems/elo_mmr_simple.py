@@ -21,7 +21,7 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
 from podium.errors import ConfigError
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["SimpleEloMMR", "SimpleState", "PRESETS"]
 
@@ -188,7 +188,7 @@ def _rating(p0: float, w0: float, p: list[float], w: list[float], b: list[float]
     return 0.5 * (lo + hi)
 
 
-PRESETS = {
+PRESETS: dict[str, Preset] = {
     "mmr-simple": (
         SimpleEloMMR, {}, "Elo-MMR following Algorithms 1-3 literally (O(N^2), for checking)"
     ),
