@@ -301,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="show every parameter")
     s.set_defaults(func=_cmd_systems)
 
+    from podium.replay import add_replay_parser
+
+    add_replay_parser(sub)
+
     e = sub.add_parser("example", help="write a synthetic history (seed 002, Sec. 6.1)")
     e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
     e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
