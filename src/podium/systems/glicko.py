@@ -1,0 +1,218 @@
+"""All-pairs Glicko and Bradley-Terry (BAR): baselines of the Elo-MMR paper's experiments.
+
+The Elo-MMR paper (seed 002) presents itself as a generalisation of two-player Glicko
+(§1, §7) and models skill drift as Glicko does (§4).  These two systems apply a
+two-player Bayesian update to a round of ``N`` players by letting every player meet
+every other one (ties count half a win and half a loss); multi-skill's ``Glicko`` and
+``BAR`` (the Rust reference; ``elo-mmr-py``'s ``"glicko"`` and ``"bar"``), whose
+formulas, constants and defaults these follow, treat the round as *one highly
+informative match*: the information term is fixed at 1/4 (the largest value of
+``p (1 - p)``) and the score ``sum_j (o_ij - p_ij)`` is averaged over the ``N``
+participants (``i`` included, whose own term is 0).
+
+Per round, with contest weight ``w`` and ``sig_perf = beta / sqrt(w)``:
+
+1. every participant's deviation grows by the drift: ``s = hypot(sigma, sig_drift)``;
+2. **Glicko** (Glickman's ``g`` and ``q``): ``g_j = 1 / hypot(1, s_j / sig_perf)``,
+   ``p_ij = F((mu_i - mu_j) / hypot(s_j, sig_perf))`` with ``F`` the logistic CDF of
+   unit variance, ``q = pi / (sqrt(3) sig_perf)``;
+   ``sigma' = (s_i^-2 + q^2 / 4)^-1/2`` and
+   ``mu' = mu + q sigma'^2 (1/N) sum_j g_j (o_ij - p_ij)``.
+   **BAR** (Weng & Lin's Bradley-Terry full-pair update): ``c_ij^2 = s_i^2 + s_j^2 +
+   2 sig_perf^2``, ``p_ij = F((mu_i - mu_j) / c_ij)``;
+   ``mu' = mu + s_i^2 (1/N) sum_j (o_ij - p_ij) / c_ij`` and
+   ``sigma' = s_i sqrt(max(kappa, 1 - s_i^2 / (4 (s_i^2 + 2 sig_perf^2))))``.
+
+``sigma`` is the posterior deviation after the round.  ``perf`` (the reference
+reports 0) is the performance implied by the update: the rating ``p`` whose
+Gaussian observation, with the round's information, moves ``mu`` to ``mu'`` --
+``mu + 4 U / q`` for Glicko and ``mu + 4 (s_i^2 + 2 sig_perf^2) U`` for BAR, with
+``U`` the averaged score above.  Contest ceilings are ignored, as by the reference.
+
+Cost: Glicko's sum is one function of ``mu_i`` for the whole round, evaluated for
+every player at once by Chebyshev interpolation (:func:`~podium.systems.
+_glicko_kernels.tanh_sums`, ``O(N)`` per round); BAR's spread depends on both players,
+so it visits the ``N (N - 1) / 2`` unordered pairs once each
+(:func:`~podium.systems._glicko_kernels.bar_sums`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.core.contest import Contest
+from podium.core.numerics import TANH_MULTIPLIER
+from podium.errors import ConfigError
+from podium.systems import _glicko_kernels as K
+from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+
+__all__ = ["Glicko", "BAR", "AllPairsState", "DEFAULT_BETA", "PRESETS"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: ``400 pi / (sqrt(3) ln 10)`` ~ 315.09: the logistic spread of Elo's 400-point scale.
+DEFAULT_BETA = 400.0 * TANH_MULTIPLIER / math.log(10.0)
+
+
+class AllPairsState(SystemState):
+    """Glicko and BAR keep nothing beyond (mu, sigma), which the
+    :class:`~podium.rater.Rater` already holds; this only counts players."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def ensure_players(self, n: int) -> None:
+        self.n = max(self.n, n)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"n": np.array([self.n], dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> AllPairsState:
+        st = cls()
+        st.n = int(np.asarray(d["n"]).reshape(-1)[0])
+        return st
+
+    def copy(self) -> AllPairsState:
+        st = AllPairsState()
+        st.n = self.n
+        return st
+
+
+def _check_common(system: Glicko | BAR) -> None:
+    for name in ("beta", "sig_noob"):
+        v = getattr(system, name)
+        if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+            raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
+    drift = system.sig_drift
+    if not (isinstance(drift, int | float) and math.isfinite(drift) and drift >= 0):
+        raise ConfigError(f"sig_drift must be finite and >= 0, got {drift!r}")
+    mu0 = system.mu_noob
+    if not (isinstance(mu0, int | float) and math.isfinite(mu0)):
+        raise ConfigError(f"mu_noob must be finite, got {mu0!r}")
+
+
+def _better_worse(lo: IntArray, weights: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """For each participant (standings order, tie groups contiguous): the total weight
+    of those placed strictly better and of those placed strictly worse."""
+    n = lo.size
+    starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]])
+    group_sum = np.add.reduceat(weights, starts)
+    before = np.concatenate(([0.0], np.cumsum(group_sum)[:-1]))
+    sizes = np.diff(np.r_[starts, n])
+    better = np.repeat(before, sizes)
+    worse = np.repeat(float(weights.sum()) - before - group_sum, sizes)
+    return better, worse
+
+
+@dataclass(frozen=True)
+class Glicko(RatingSystem):
+    """All-pairs Glicko with the round treated as one highly informative match (``glicko``).
+
+    Parameters
+    ----------
+    beta:
+        Performance spread ``sig_perf`` of a weight-1 round (default ``400 pi /
+        (sqrt(3) ln 10)`` ~ 315.09); a round of weight ``w`` uses ``beta / sqrt(w)``.
+    sig_drift:
+        Deviation added (in quadrature) to every participant before each round (35).
+    mu_noob, sig_noob:
+        Newcomer prior (1500, 350).
+    """
+
+    name: ClassVar[str] = "glicko"
+
+    beta: float = DEFAULT_BETA
+    sig_drift: float = 35.0
+    mu_noob: float = 1500.0
+    sig_noob: float = 350.0
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
+        return float(self.mu_noob), float(self.sig_noob)
+
+    def make_state(self) -> AllPairsState:
+        return AllPairsState()
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
+        n = mu.size
+        sig_perf = self.beta / math.sqrt(rnd.contest.weight)
+        s = np.hypot(np.asarray(rnd.sigma, dtype=np.float64), self.sig_drift)
+        c = np.hypot(s, sig_perf)  # spread of p_ij, set by the opponent j
+        g = sig_perf / c  # = 1 / hypot(1, s / sig_perf)
+        # sum_j g_j (o_ij - p_ij) = (worse - better) / 2 - sum_j g_j/2 tanh(k_j (mu_i - mu_j))
+        better, worse = _better_worse(rnd.lo, g)
+        t = K.tanh_sums(mu, mu, K.HALF_TANH_MULTIPLIER / c, 0.5 * g, 0)
+        score = (0.5 * (worse - better) - t) / n
+        q = TANH_MULTIPLIER / sig_perf
+        new_sig = 1.0 / np.sqrt(s**-2 + 0.25 * q * q)
+        new_mu = mu + q * new_sig**2 * score
+        perf = mu + 4.0 * score / q
+        return RoundOutput(mu=new_mu, sigma=new_sig, perf=perf)
+
+
+@dataclass(frozen=True)
+class BAR(RatingSystem):
+    """All-pairs Bradley-Terry (Weng & Lin's BT-full) with the round treated as one
+    highly informative match (``bar``).
+
+    Parameters
+    ----------
+    beta:
+        Performance spread of a weight-1 round (default ~315.09, as :class:`Glicko`);
+        a round of weight ``w`` uses ``beta / sqrt(w)``.
+    sig_drift:
+        Deviation added (in quadrature) to every participant before each round (35).
+    kappa:
+        Lower bound on the factor ``sigma'^2 / s^2`` (default 1e-4).
+    mu_noob, sig_noob:
+        Newcomer prior (1500, 350).
+    """
+
+    name: ClassVar[str] = "bar"
+
+    beta: float = DEFAULT_BETA
+    sig_drift: float = 35.0
+    kappa: float = 1e-4
+    mu_noob: float = 1500.0
+    sig_noob: float = 350.0
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if not (isinstance(self.kappa, int | float) and 0.0 < self.kappa <= 1.0):
+            raise ConfigError(f"kappa must be a number in (0, 1], got {self.kappa!r}")
+
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
+        return float(self.mu_noob), float(self.sig_noob)
+
+    def make_state(self) -> AllPairsState:
+        return AllPairsState()
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
+        n = mu.size
+        perf_var = self.beta**2 / rnd.contest.weight
+        s = np.hypot(np.asarray(rnd.sigma, dtype=np.float64), self.sig_drift)
+        var = s * s
+        score = K.bar_sums(mu, var, np.ascontiguousarray(rnd.lo), 2.0 * perf_var) / n
+        info = 0.25 * var / (var + 2.0 * perf_var)
+        new_sig = s * np.sqrt(np.maximum(self.kappa, 1.0 - info))
+        new_mu = mu + var * score
+        perf = mu + var * score / info
+        return RoundOutput(mu=new_mu, sigma=new_sig, perf=perf)
+
+
+#: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
+PRESETS: dict[str, Preset] = {
+    "glicko": (Glicko, {}, "All-pairs Glicko, the round as one highly informative match"),
+    "bar": (BAR, {}, "All-pairs Bradley-Terry (BAR), the round as one informative match"),
+}

@@ -1,0 +1,176 @@
+"""TopCoder's published algorithm rating system, the baseline ``tcsys`` of the Elo-MMR paper.
+
+The Elo-MMR paper (seed 002) compares against TopCoder's system (§6, Tables 2-3;
+published at its reference [7]) and discusses its volatility (§5.1, the exploit
+that breaks aligned incentives) and its cap on rating changes (§5.2, robustness).
+Formulas, constants and defaults follow multi-skill's ``TopcoderSys`` (the Rust
+reference), so that the numbers equal ``elo-mmr-py``'s ``"tcsys"``.
+
+One round of ``N`` participants with ratings ``R``, volatilities ``V`` and contest
+weight ``w``:
+
+1. competition factor ``CF = sqrt(mean(V^2) + sum((R - mean(R))^2) / (N - 1))``;
+2. expected rank ``E_i = sum_j Phi(sqrt(w) (R_j - R_i) / sqrt(V_i^2 + V_j^2))`` over
+   every participant ``j``, ``i`` included (that term is 1/2, so ``E_i`` is 1/2 plus
+   the expected number of players beating ``i``); actual rank ``A_i = (lo + hi)/2 +
+   1/2`` -- the mean 1-based place of ``i``'s tie group minus 1/2;
+3. expected and actual performance ``-Phi^-1(E_i / N)`` and ``-Phi^-1(A_i / N)``;
+   performed-as rating ``P_i = R_i + CF (actual - expected)`` (capped at the
+   contest's ``perf_ceiling``, as the reference does);
+4. with ``n`` = rounds played *including this one*: ``f = weight_limit +
+   (weight_noob - weight_limit) / n`` (TopCoder's ``0.18 + 0.42/n``), weight
+   ``W = w f / (1 - f)``, times 0.9 for ``R >= 2000`` or 0.8 for ``R >= 2500``;
+   cap ``(150 + 1500 / (n + 1)) sqrt(w) f / (0.18 + 0.42/n)``;
+5. ``R' = clamp((R + W P) / (1 + W), R - cap, R + cap)`` and
+   ``V' = sqrt((uncapped change)^2 / W + V^2 / (1 + W))``.
+
+Newcomers start at ``(1500, 350)`` like every multi-skill system (TopCoder's own
+site uses 1200 and 535).  A round in which everybody ties is skipped by the
+:class:`~podium.rater.Rater` (as by the reference) and so counts for nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import ndtri  # type: ignore[import-untyped]
+
+from podium.core.contest import Contest
+from podium.errors import ConfigError
+from podium.systems import _topcoder_kernels as K
+from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+
+__all__ = ["TopCoder", "TopCoderState", "PRESETS"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: TopCoder's published weight ``0.18 + 0.42 / n``: the cap scales with ``f`` relative to it.
+_TC_LIMIT, _TC_EXTRA = 0.18, 0.42
+#: Base cap ``150 + 1500 / (n + 1)``.
+_CAP_BASE, _CAP_EXTRA = 150.0, 1500.0
+#: Extra damping of the weight of high-rated players: (threshold, multiplier), highest first.
+_DAMPING = ((2500.0, 0.8), (2000.0, 0.9))
+
+
+class TopCoderState(SystemState):
+    """TopCoder keeps nothing beyond rating, volatility and the number of rounds played,
+    which the :class:`~podium.rater.Rater` already holds; this only counts players."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def ensure_players(self, n: int) -> None:
+        self.n = max(self.n, n)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"n": np.array([self.n], dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> TopCoderState:
+        st = cls()
+        st.n = int(np.asarray(d["n"]).reshape(-1)[0])
+        return st
+
+    def copy(self) -> TopCoderState:
+        st = TopCoderState()
+        st.n = self.n
+        return st
+
+
+@dataclass(frozen=True)
+class TopCoder(RatingSystem):
+    """TopCoder's algorithm rating system as multi-skill implements it (``tcsys``).
+
+    ``sigma`` is the player's *volatility* (the reference stores it there);
+    ``perf`` is the performed-as rating ``P_i`` that enters the update (after the
+    ceiling).  The display rating is the rating itself.
+
+    Parameters
+    ----------
+    weight_noob:
+        ``f`` of a player's first round (default 0.6 = TopCoder's 0.18 + 0.42).
+    weight_limit:
+        The limit of ``f`` for experienced players (default 0.18).  ``f`` falls
+        from ``weight_noob`` to ``weight_limit`` as ``1/n``; both must lie in (0, 1).
+    perf_ceiling:
+        Default upper bound on performed-as ratings (a contest's own ceiling wins);
+        ``None``: none.
+    mu_noob, sig_noob:
+        Newcomer rating and volatility (1500, 350: the reference's defaults).
+    """
+
+    name: ClassVar[str] = "tcsys"
+
+    weight_noob: float = 0.6
+    weight_limit: float = 0.18
+    perf_ceiling: float | None = None
+    mu_noob: float = 1500.0
+    sig_noob: float = 350.0
+
+    def __post_init__(self) -> None:
+        for name in ("weight_noob", "weight_limit"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and 0.0 < v < 1.0):
+                raise ConfigError(f"{name} must be a number in (0, 1), got {v!r}")
+        if not (isinstance(self.mu_noob, int | float) and math.isfinite(self.mu_noob)):
+            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
+        if not (isinstance(self.sig_noob, int | float) and math.isfinite(self.sig_noob)
+                and self.sig_noob > 0):
+            raise ConfigError(f"sig_noob must be a finite positive number, got {self.sig_noob!r}")
+        if self.perf_ceiling is not None and (
+            not isinstance(self.perf_ceiling, int | float) or math.isnan(self.perf_ceiling)
+        ):
+            raise ConfigError(f"perf_ceiling must be a number or None, got {self.perf_ceiling!r}")
+
+    # ------------------------------------------------------------------ interface
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
+        return float(self.mu_noob), float(self.sig_noob)
+
+    def make_state(self) -> TopCoderState:
+        return TopCoderState()
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        c = rnd.contest
+        mu = np.asarray(rnd.mu, dtype=np.float64)
+        vol = np.asarray(rnd.sigma, dtype=np.float64)
+        n = mu.size
+        # 1. competition factor
+        var = vol * vol
+        mean_vol_sq = float(var.sum()) / n
+        if n > 1:
+            mean_vol_sq += float(((mu - mu.sum() / n) ** 2).sum()) / (n - 1)
+        cf = math.sqrt(mean_vol_sq)
+        # 2.-3. expected and actual rank -> performance
+        sqrt_w = math.sqrt(c.weight)
+        ex_rank = K.expected_ranks(np.ascontiguousarray(mu), var, sqrt_w)
+        ac_rank = 0.5 * (1.0 + rnd.lo + rnd.hi)
+        perf = mu + cf * (ndtri(ex_rank / n) - ndtri(ac_rank / n))
+        ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+        if ceiling is not None:
+            perf = np.minimum(perf, ceiling)
+        # 4. weight and cap from experience (rounds played, this one included)
+        rounds = rnd.played.astype(np.float64) + 1.0
+        f = self.weight_limit + (self.weight_noob - self.weight_limit) / rounds
+        cap = (_CAP_BASE + _CAP_EXTRA / (rounds + 1.0)) * sqrt_w * f / (
+            _TC_LIMIT + _TC_EXTRA / rounds
+        )
+        weight = f * c.weight / (1.0 - f)
+        damp = np.ones(n)
+        for threshold, factor in reversed(_DAMPING):  # the higher threshold wins
+            damp[mu >= threshold] = factor
+        weight *= damp
+        # 5. capped rating, volatility from the uncapped change
+        tried = (mu + weight * perf) / (1.0 + weight)
+        new_mu = np.clip(tried, mu - cap, mu + cap)
+        new_vol = np.sqrt((tried - mu) ** 2 / weight + var / (1.0 + weight))
+        return RoundOutput(mu=new_mu, sigma=new_vol, perf=perf)
+
+
+#: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
+PRESETS: dict[str, Preset] = {
+    "tcsys": (TopCoder, {}, "TopCoder's published algorithm rating system (volatility, cap)"),
+}
