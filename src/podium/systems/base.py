@@ -19,7 +19,7 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 
-__all__ = ["RatingSystem", "SystemState", "RoundInput", "RoundOutput", "Preset"]
+__all__ = ["RatingSystem", "SystemState", "NoPlayerState", "RoundInput", "RoundOutput", "Preset"]
 
 
 class SystemState(ABC):
@@ -41,6 +41,31 @@ class SystemState(ABC):
     @abstractmethod
     def copy(self) -> SystemState:
         """A deep copy (used to roll back a round that failed)."""
+
+
+class NoPlayerState(SystemState):
+    """The state of a system that keeps nothing per player beyond ``(mu, sigma)``
+    (which the :class:`~podium.rater.Rater` holds): it only counts the players."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def ensure_players(self, n: int) -> None:
+        self.n = max(self.n, n)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"n": np.array([self.n], dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> NoPlayerState:
+        st = cls()
+        st.n = int(np.asarray(d["n"]).reshape(-1)[0]) if "n" in d else 0
+        return st
+
+    def copy(self) -> NoPlayerState:
+        st = type(self)()
+        st.n = self.n
+        return st
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from podium.core.contest import Contest
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems import _codeforces_kernels as K
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import NoPlayerState, RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["CFSys", "CFSysState", "cfsys_round", "DEFAULT_BETA", "PRESETS"]
 
@@ -76,21 +76,8 @@ def cfsys_round(
     return (mu_a + wt * perf) / (1.0 + wt), perf
 
 
-class CFSysState(SystemState):
+class CFSysState(NoPlayerState):
     """cfsys keeps nothing per player beyond ``(mu, sigma)``."""
-
-    def ensure_players(self, n: int) -> None:
-        return None
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> CFSysState:
-        return cls()
-
-    def copy(self) -> CFSysState:
-        return CFSysState()
 
 
 @dataclass(frozen=True)

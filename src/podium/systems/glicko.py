@@ -49,7 +49,14 @@ from podium.core.contest import Contest
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems import _glicko_kernels as K
-from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    NoPlayerState,
+    Preset,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+)
 
 __all__ = ["Glicko", "BAR", "AllPairsState", "DEFAULT_BETA", "PRESETS"]
 
@@ -60,29 +67,9 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_BETA = 400.0 * TANH_MULTIPLIER / math.log(10.0)
 
 
-class AllPairsState(SystemState):
+class AllPairsState(NoPlayerState):
     """Glicko and BAR keep nothing beyond (mu, sigma), which the
     :class:`~podium.rater.Rater` already holds; this only counts players."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def ensure_players(self, n: int) -> None:
-        self.n = max(self.n, n)
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"n": np.array([self.n], dtype=np.int64)}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> AllPairsState:
-        st = cls()
-        st.n = int(np.asarray(d["n"]).reshape(-1)[0])
-        return st
-
-    def copy(self) -> AllPairsState:
-        st = AllPairsState()
-        st.n = self.n
-        return st
 
 
 def _check_common(system: Glicko | BAR) -> None:

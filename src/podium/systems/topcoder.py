@@ -42,7 +42,14 @@ from scipy.special import ndtri  # type: ignore[import-untyped]
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 from podium.systems import _topcoder_kernels as K
-from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    NoPlayerState,
+    Preset,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+)
 
 __all__ = ["TopCoder", "TopCoderState", "PRESETS"]
 
@@ -56,29 +63,9 @@ _CAP_BASE, _CAP_EXTRA = 150.0, 1500.0
 _DAMPING = ((2500.0, 0.8), (2000.0, 0.9))
 
 
-class TopCoderState(SystemState):
+class TopCoderState(NoPlayerState):
     """TopCoder keeps nothing beyond rating, volatility and the number of rounds played,
     which the :class:`~podium.rater.Rater` already holds; this only counts players."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def ensure_players(self, n: int) -> None:
-        self.n = max(self.n, n)
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"n": np.array([self.n], dtype=np.int64)}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> TopCoderState:
-        st = cls()
-        st.n = int(np.asarray(d["n"]).reshape(-1)[0])
-        return st
-
-    def copy(self) -> TopCoderState:
-        st = TopCoderState()
-        st.n = self.n
-        return st
 
 
 @dataclass(frozen=True)

@@ -59,36 +59,16 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 from podium.systems import _trueskill_kernels as K
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import NoPlayerState, RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["TrueSkillSPb", "TrueSkillState", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 
 
-class TrueSkillState(SystemState):
+class TrueSkillState(NoPlayerState):
     """TrueSkill keeps nothing beyond each player's ``(mu, sigma)`` (held by the
     :class:`~podium.rater.Rater`); this state only counts the players."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def ensure_players(self, n: int) -> None:
-        self.n = max(self.n, n)
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"n": np.array([self.n], dtype=np.int64)}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> TrueSkillState:
-        st = cls()
-        st.n = int(np.asarray(d["n"]).reshape(-1)[0]) if "n" in d else 0
-        return st
-
-    def copy(self) -> TrueSkillState:
-        st = TrueSkillState()
-        st.n = self.n
-        return st
 
 
 @dataclass(frozen=True)
