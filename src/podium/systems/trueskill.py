@@ -59,7 +59,14 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 from podium.systems import _trueskill_kernels as K
-from podium.systems.base import NoPlayerState, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    NoPlayerState,
+    Preset,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+)
 
 __all__ = ["TrueSkillSPb", "TrueSkillState", "PRESETS"]
 
@@ -170,7 +177,7 @@ class TrueSkillSPb(RatingSystem):
 
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
-PRESETS = {
+PRESETS: dict[str, Preset] = {
     "trueskill": (
         TrueSkillSPb, {},
         "TrueSkill-SPb (Nikolenko & Sirotkin): eps 1, beta 175, drift 35, EP to 1e-4",
