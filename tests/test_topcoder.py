@@ -116,6 +116,24 @@ def test_both_caps_and_top_damping_by_hand() -> None:
                                          abs=1e-8)
 
 
+def test_cap_scales_with_sqrt_weight_by_hand() -> None:
+    # the round above with contest weight 4: same performances (the expected ranks were
+    # already saturated), W four times larger, caps twice as large
+    out = _update(_round([600.0, 2600.0], [100.0, 100.0], [0, 9], [0, 1], [0, 1], weight=4.0))
+    b, a = 0, 1
+    perf_a, perf_b = 687.4914792656832, 2512.508520734317
+    assert out.perf == pytest.approx([perf_b, perf_a], abs=1e-8)
+    w_a = 0.222 / 0.778 * 0.8 * 4  # 0.913111
+    try_a = (2600 + w_a * perf_a) / (1 + w_a)  # 1687.3: a drop of 913
+    cap_a = (150 + 1500 / 11) * math.sqrt(4)  # 572.73
+    assert out.mu[a] == pytest.approx(2600 - cap_a, abs=1e-8)  # 2027.27
+    assert out.sigma[a] == pytest.approx(
+        math.sqrt((try_a - 2600) ** 2 / w_a + 100**2 / (1 + w_a)), abs=1e-8)
+    try_b = (600 + 6 * perf_b) / 7  # W = 1.5 * 4 = 6: 2239.29, a rise of 1639 < 900 * 2
+    assert out.mu[b] == pytest.approx(try_b, abs=1e-8)
+    assert out.mu[b] == pytest.approx(2239.2930175, abs=1e-6)
+
+
 def test_tie_and_2000_damping_by_hand() -> None:
     # three players, vol 200, 4 earlier rounds each; C (2100) wins, A and B (1900) tie
     out = _update(_round([2100.0, 1900.0, 1900.0], [200.0] * 3, [4] * 3, [0, 1, 1], [0, 2, 2]))
