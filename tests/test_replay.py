@@ -9,7 +9,7 @@
 * unreadable input: a clear error naming the file and the row, exit status 1.
 
 The sub-command is exercised through a throwaway argparse parser (the lead wires
-``add_replay_parser`` into ``podium.cli``).
+``add_parsers`` into ``podium.cli``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from podium.errors import DataFormatError
-from podium.replay import DIFF_COLUMNS, add_replay_parser, replay_codeforces
+from podium.replay import DIFF_COLUMNS, add_parsers, replay_codeforces
 
 OFFICIAL_908 = Path("/work/shared/datasets/codeforces-official/908.json")
 
@@ -32,7 +32,7 @@ OFFICIAL_908 = Path("/work/shared/datasets/codeforces-official/908.json")
 def run_cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="podium")
     sub = parser.add_subparsers(dest="command")
-    add_replay_parser(sub)
+    add_parsers(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

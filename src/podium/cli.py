@@ -20,7 +20,14 @@ from typing import Any, TextIO
 
 from podium.errors import PodiumError
 
-__all__ = ["main"]
+__all__ = ["COMMAND_MODULES", "main"]
+
+#: Modules that add further subcommands: each has ``add_parsers(subparsers)``,
+#: registering its commands with ``set_defaults(func=...)`` (a function of the
+#: parsed namespace returning the exit status).
+COMMAND_MODULES: tuple[str, ...] = (
+    "podium.replay",
+)
 
 DESCRIPTION = """\
 Podium rates players from the results of ranked multiplayer contests
@@ -301,10 +308,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="show every parameter")
     s.set_defaults(func=_cmd_systems)
 
-    from podium.replay import add_replay_parser
-
-    add_replay_parser(sub)
-
     e = sub.add_parser("example", help="write a synthetic history (seed 002, Sec. 6.1)")
     e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
     e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
@@ -315,6 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--tie-resolution", type=float, default=5.0,
                    help="round performances to this many points, creating ties (default 5)")
     e.set_defaults(func=_cmd_example)
+
+    import importlib
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_parsers(sub)
     return parser
 
 

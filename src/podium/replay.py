@@ -13,7 +13,7 @@ the worst place of its tie.  ``oldRating`` is taken as the computing rating, whi
 what the API reports for contests rated under the 2015 rules (newcomers 1500); under
 the 2020 rules the API reports displayed ratings, which this replay does not convert.
 
-``add_replay_parser(subparsers)`` registers the ``replay-codeforces FILE [--out CSV]``
+``add_parsers(subparsers)`` registers the ``replay-codeforces FILE [--out CSV]``
 sub-command of the ``podium`` command line.
 """
 
@@ -33,7 +33,7 @@ from podium._files import atomic_write
 from podium.errors import DataFormatError
 from podium.systems.codeforces import codeforces_round
 
-__all__ = ["DiffRow", "ReplayResult", "replay_codeforces", "add_replay_parser",
+__all__ = ["DiffRow", "ReplayResult", "replay_codeforces", "add_parsers",
            "DIFF_COLUMNS"]
 
 #: Columns of the difference CSV written by ``podium replay-codeforces``.
@@ -207,7 +207,7 @@ def _cmd_replay_codeforces(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_replay_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register ``replay-codeforces FILE [--out DIFF.csv]`` on an argparse subparsers
     object; the parsed namespace's ``func(args)`` runs it and returns the exit status
     (0, or 1 with a message on stderr when the file cannot be read)."""
