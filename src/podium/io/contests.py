@@ -365,6 +365,23 @@ def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) 
     )
 
 
+@dataclass(frozen=True)
+class _EmptyContest:
+    """A contest file of a history with no standings (Reddit's dataset has one):
+    skipped and reported by :func:`load_contests`, like the reference skips it."""
+
+    name: str
+    source: str
+
+
+def _history_member(
+    d: Any, source: str, interner: dict[str, str]
+) -> Contest | _EmptyContest:
+    if isinstance(d, dict) and d.get("standings") == [] and isinstance(d.get("name"), str):
+        return _EmptyContest(d["name"], source)
+    return contest_from_json_dict(d, source=source, interner=interner)
+
+
 # ====================================================================== directories
 def _json_index(name: str, where: str) -> int | None:
     """The index of a ``<n>.json`` name; ``None`` for names to skip; error otherwise."""
@@ -402,12 +419,12 @@ def _dir_entries(directory: Path) -> list[tuple[int, Path]]:
 
 def _iter_dir(
     directory: Path, limit: int | None, interner: dict[str, str]
-) -> Iterator[tuple[int, Contest]]:
+) -> Iterator[tuple[int, Contest | _EmptyContest]]:
     entries = _dir_entries(directory)
     if limit is not None:
         entries = entries[:limit]
     for idx, p in entries:
-        yield idx, read_contest_json(p, interner=interner)
+        yield idx, _history_member(_parse_json_bytes(_read_bytes(p), str(p)), str(p), interner)
 
 
 # ====================================================================== tar archives
@@ -471,7 +488,7 @@ def _scan_tar(
 
 def _iter_tar(
     path: Path, limit: int | None, interner: dict[str, str]
-) -> Iterator[tuple[int, Contest]]:
+) -> Iterator[tuple[int, Contest | _EmptyContest]]:
     """Contests of an archive in index order, parsing one member at a time.
 
     With ``limit=N`` only members with index < N are parsed; when the numbering
@@ -479,12 +496,11 @@ def _iter_tar(
     parses the next smallest indices.
     """
 
-    def parse(member: str, data: bytes) -> Contest:
+    def parse(member: str, data: bytes) -> Contest | _EmptyContest:
         where = f"{path}, member {member}"
-        return contest_from_json_dict(_parse_json_bytes(data, where), source=where,
-                                      interner=interner)
+        return _history_member(_parse_json_bytes(data, where), where, interner)
 
-    pending: dict[int, Contest] = {}
+    pending: dict[int, Contest | _EmptyContest] = {}
     all_indices: list[int] = []
     next_idx = 0
     emitted = 0
@@ -785,7 +801,7 @@ def _kind(path: Path) -> str:
 
 def _iter_indexed(
     path: PathArg, limit: int | None, interner: dict[str, str]
-) -> Iterator[tuple[int, Contest]]:
+) -> Iterator[tuple[int, Contest | _EmptyContest]]:
     """``(file index, contest)`` in index order."""
     _check_limit(limit)
     p = Path(path)
@@ -832,7 +848,8 @@ def iter_contests(path: PathArg, *, limit: int | None = None) -> Iterator[Contes
         When the contest model rejects a contest; the message names the file.
     """
     for _, contest in _iter_indexed(path, limit, {}):
-        yield contest
+        if isinstance(contest, Contest):
+            yield contest
 
 
 def _ranges(indices: Iterable[int]) -> str:
@@ -895,14 +912,20 @@ def load_contests(
     contests: list[Contest] = []
     with _gc_paused():
         loaded = list(_iter_indexed(path, limit, interner))
+    changes: list[str] = []
     for idx, contest in loaded:
+        if isinstance(contest, _EmptyContest):
+            changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
+                           "its standings are empty")
+            continue
         indices.append(idx)
         contests.append(contest)
     del interner
-    changes: list[str] = []
-    if indices and indices[-1] + 1 != len(indices):
-        present = set(indices)
-        missing = [i for i in range(indices[-1]) if i not in present]
+    file_indices = [idx for idx, _ in loaded]
+    del loaded
+    if file_indices and file_indices[-1] + 1 != len(file_indices):
+        present = set(file_indices)
+        missing = [i for i in range(file_indices[-1]) if i not in present]
         changes.append(
             f"file numbering has gaps: no contest file for index {_ranges(missing)} "
             f"({len(missing)} missing)"
