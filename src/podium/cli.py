@@ -27,6 +27,7 @@ __all__ = ["COMMAND_MODULES", "main"]
 #: parsed namespace returning the exit status).
 COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
+    "podium.io.fetch.cli",
 )
 
 DESCRIPTION = """\
