@@ -28,6 +28,8 @@ __all__ = ["COMMAND_MODULES", "main"]
 COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
     "podium.io.fetch.cli",
+    "podium.evaluation.cli",
+    "podium.store.cli",
 )
 
 DESCRIPTION = """\

@@ -1,0 +1,336 @@
+"""``podium eval``, ``podium compare``, ``podium tune`` and ``podium incentive``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from podium.errors import PodiumError
+
+__all__ = ["add_parsers", "markdown_table"]
+
+#: (column title, metric key, digits) of the Markdown table; the first three
+#: are seed 002's Table 2 (experienced players) and Table 3.
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("pair inv. (%)", "pair_inv", 2),
+    ("rank dev. (%)", "rank_dev", 2),
+    ("seconds", "seconds", 2),
+    ("pair inv. all", "pair_inv_all", 2),
+    ("rank dev. all", "rank_dev_all", 2),
+    ("pair inv. top", "pair_inv_top", 2),
+    ("rank dev. top", "rank_dev_top", 2),
+    ("L1", "l1", 4),
+    ("L2", "l2", 4),
+    ("Kendall τ", "kendall_tau", 4),
+    ("Spearman ρ", "spearman_rho", 4),
+)
+
+
+def _fmt(v: Any, digits: int) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v:.{digits}f}"
+
+
+def markdown_table(records: Sequence[dict[str, Any]]) -> str:
+    """The evaluation records (``EvalResult.to_dict()``) as a Markdown table."""
+    cols = [c for c in COLUMNS if any(c[1] in r for r in records)]
+    lines = [
+        "| system | " + " | ".join(c[0] for c in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for r in records:
+        cells = [_fmt(r.get(key), digits) for _, key, digits in cols]
+        lines.append(f"| {r['system']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+class _Bar:
+    """A one-line progress indicator on stderr (silent when disabled)."""
+
+    def __init__(self, label: str, stream: TextIO, enabled: bool) -> None:
+        self.label = label
+        self.stream = stream
+        self.enabled = enabled and stream.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self.last < 0.2:
+            return
+        self.last = now
+        self.stream.write(f"\r{self.label}: {done}/{total} contests")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _history(args: argparse.Namespace) -> list[Any]:
+    from podium.io import check_history, load_contests
+
+    hist = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
+                         sort_by_time=args.sort_by_time)
+    for line in hist.changes:
+        print(f"changed: {line}", file=sys.stderr)
+    if args.verbose_data:
+        for line in check_history(hist.contests, hist.indices):
+            print(f"warning: {line}", file=sys.stderr)
+    if len(hist.contests) < 2:
+        raise PodiumError(f"{args.path}: need at least 2 contests to evaluate, "
+                          f"found {len(hist.contests)}")
+    return list(hist.contests)
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="PATH",
+                   help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
+    p.add_argument("-n", type=int, default=None, metavar="N", help="use the first N contests")
+    p.add_argument("--train-frac", type=float, default=0.1, metavar="F",
+                   help="leading share of contests rated but not scored (default 0.1, "
+                   "as the paper)")
+    p.add_argument("--min-history", type=int, default=5, metavar="K",
+                   help="earlier contests a player needs to be scored (default 5)")
+    p.add_argument("--dedupe", action="store_true", help="drop contests whose url repeats")
+    p.add_argument("--sort-by-time", action="store_true", help="stable-sort contests by time")
+    p.add_argument("--data-warnings", dest="verbose_data", action="store_true",
+                   help="print the data quirks found (out-of-order times, repeated urls)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object per system instead of a Markdown table")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write figures (metric over time, trajectories, distribution) to DIR")
+    p.add_argument("--plot-handles", metavar="H1,H2",
+                   help="players whose rating trajectories are drawn (default: top 3)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
+def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
+    from podium.evaluation.runner import evaluate
+
+    contests = _history(args)
+    keep = bool(args.plot)
+    results = []
+    for name, params in runs:
+        res = evaluate(
+            contests, name, params=params, train_frac=args.train_frac,
+            min_history=args.min_history, keep_rater=keep,
+            progress=_Bar(name, sys.stderr, not args.no_progress),
+        )
+        results.append(res)
+        if not args.json:
+            print(f"{name}: pair inv. {_fmt(res.metrics['pair_inv'], 2)}, rank dev. "
+                  f"{_fmt(res.metrics['rank_dev'], 2)}, {res.seconds:.2f} s", file=sys.stderr)
+    records = [r.to_dict() for r in results]
+    if args.json:
+        for rec in records:
+            print(json.dumps(rec))
+    else:
+        first = results[0]
+        today = _dt.date.today().isoformat()
+        print(f"{args.path}: {first.contests} contests ({first.player_rounds:,} player-rounds); "
+              f"first {first.train_contests} rated but not scored, {first.scored_contests} "
+              f"scored; players with {args.min_history}+ earlier contests; {today}\n")
+        print(markdown_table(records))
+    if args.plot:
+        from podium.evaluation.plots import write_plots
+
+        handles = args.plot_handles.split(",") if args.plot_handles else ()
+        for f in write_plots(results, args.plot, handles=handles):
+            print(f"wrote {f}", file=sys.stderr)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from podium.cli import _load_params
+
+    file_system, params = _load_params(args.params, args.set or [])
+    system = args.system or file_system
+    if not system:
+        raise PodiumError("--system is required (or a parameter file naming one)")
+    if file_system and args.system and file_system != args.system:
+        raise PodiumError(f"{args.params} is for system {file_system!r}, not {args.system!r}")
+    return _run(args, [(system, params)])
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from podium.cli import _load_params
+
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if not systems:
+        raise PodiumError("--systems needs at least one system name")
+    files: dict[str, str] = {}
+    for item in args.params or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise PodiumError(f"--params expects SYSTEM=FILE, got {item!r}")
+        files[name] = path
+    unknown = sorted(set(files) - set(systems))
+    if unknown:
+        raise PodiumError(f"--params given for {', '.join(unknown)}, not in --systems")
+    runs = []
+    for name in systems:
+        path = files.get(name)
+        if path is None and args.params_dir:
+            cand = Path(args.params_dir) / f"{name}.json"
+            path = str(cand) if cand.exists() else None
+        file_system, params = _load_params(path, [])
+        if file_system and file_system != name:
+            raise PodiumError(f"{path} is for system {file_system!r}, not {name!r}")
+        runs.append((name, params))
+    return _run(args, runs)
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from podium.cli import _load_params
+    from podium.evaluation.tuning import tune, write_params_file
+
+    _, fixed = _load_params(None, args.set or [])
+    contests = _history(args)
+    storage = args.storage
+    if storage and "://" not in storage:
+        storage = f"sqlite:///{storage}"
+    out = args.out or f"tuned-{args.system}.json"
+    err = sys.stderr
+    show = not args.no_progress
+
+    def report(number: int, value: float, params: dict[str, float], best: float) -> None:
+        if show:
+            shown = ", ".join(f"{k}={v:.4g}" for k, v in params.items())
+            print(f"trial {number}: {args.objective} {value:.4f} ({shown}); best {best:.4f}",
+                  file=err)
+
+    t0 = time.perf_counter()
+    res = tune(
+        contests, args.system, trials=args.trials, train_frac=args.train_frac,
+        objective=args.objective, storage=storage, study_name=args.study, seed=args.seed,
+        fixed=fixed, timeout=args.timeout, min_history=args.min_history, callback=report,
+    )
+    write_params_file(out, res.system, res.best_params, extra={"tuning": {
+        "objective": res.objective, "train_value": res.best_value,
+        "train_contests": res.train_contests, "trials": res.trials,
+        "study": res.study_name, "storage": res.storage, "data": str(args.path),
+    }})
+    shown = ", ".join(f"{k}={v:.6g}" for k, v in res.best_params.items())
+    print(f"best of {res.trials} trials in study {res.study_name!r}: {res.objective} "
+          f"{res.best_value:.4f} on the first {res.train_contests} contests ({shown}); "
+          f"{time.perf_counter() - t0:.1f} s", file=err)
+    print(f"wrote {out}: use it with `podium eval {args.path} --params {out}` or "
+          f"`podium rate ... --params {out}`", file=err)
+    return 0
+
+
+def _cmd_incentive(args: argparse.Namespace) -> int:
+    from podium.evaluation.incentive import plot_incentive, volatility_farming
+    from podium.io import load_contests
+
+    contests = load_contests(args.path, limit=args.n).contests
+    window = None
+    if args.window:
+        a, sep, b = args.window.partition(":")
+        try:
+            window = (int(a), int(b))
+        except ValueError:
+            raise PodiumError(f"--window expects START:END, got {args.window!r}") from None
+        if not sep:
+            raise PodiumError(f"--window expects START:END, got {args.window!r}")
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    res = volatility_farming(contests, args.handle, systems=systems, decide_by=args.decide_by,
+                             threshold=args.threshold, window=window)
+    print(f"{args.handle}: placed last in {len(res.manipulated)} contests of the window "
+          f"{res.window[0]}..{res.window[1]} (when {res.decide_by} rating > {res.threshold:g})")
+    print()
+    cols = ["system", "honest_final", "farming_final", "gain_final", "honest_peak_after",
+            "farming_peak_after", "gain_peak_after"]
+    print("| " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * (len(cols) - 1))
+    for row in res.summary[cols].itertuples(index=False):
+        print(f"| {row[0]} | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |")
+    if args.plot:
+        out = Path(args.plot)
+        out.mkdir(parents=True, exist_ok=True)
+        f = plot_incentive(res, out / "incentive.png")
+        res.trajectories.to_csv(out / "incentive_trajectories.csv", index=False)
+        print(f"wrote {f} and {out / 'incentive_trajectories.csv'}", file=sys.stderr)
+    return 0
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register ``eval``, ``compare``, ``tune`` and ``incentive``."""
+    e = subparsers.add_parser(
+        "eval", help="score one system's predictions on a history (seed 002 Table 2)",
+        description="Rate PATH with one system and score, before every contest after the "
+        "first --train-frac, how well the current ratings predict its result: pair "
+        "inversion and rank deviation of players with 5+ earlier contests (the paper's "
+        "figures) and variants (all players, top 100, seed 003's L1/L2, Kendall, Spearman).",
+    )
+    _add_data_args(e)
+    e.add_argument("--system", "-s", default=None, help="rating system (`podium systems`)")
+    e.add_argument("--params", metavar="FILE", help="JSON/TOML parameter file (e.g. from "
+                   "`podium tune`)")
+    e.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a parameter")
+    e.set_defaults(func=_cmd_eval)
+
+    c = subparsers.add_parser(
+        "compare", help="score several systems on one history and print the table",
+        description="`podium eval` for several systems, printed as one Markdown table "
+        "(or JSON lines with --json), with each system's rating time.",
+    )
+    _add_data_args(c)
+    c.add_argument("--systems", required=True, metavar="A,B,C", help="comma-separated systems")
+    c.add_argument("--params", action="append", metavar="SYSTEM=FILE",
+                   help="parameter file for one system (repeatable)")
+    c.add_argument("--params-dir", metavar="DIR",
+                   help="directory of <system>.json parameter files (as `podium tune` writes)")
+    c.set_defaults(func=_cmd_compare)
+
+    t = subparsers.add_parser(
+        "tune", help="search a system's hyper-parameters on the first part of a history",
+        description="Optuna search (TPE) of the system's parameters on the first "
+        "--train-frac of PATH, scored by pair inversion or rank deviation of experienced "
+        "players.  The study is kept in --storage (SQLite file by default; a PostgreSQL URL "
+        "lets several processes or machines share one study).  The best parameters are "
+        "written as a file `podium rate/eval --params` accept.",
+    )
+    _add_data_args(t)
+    t.add_argument("--system", "-s", required=True, help="rating system to tune")
+    t.add_argument("--trials", type=int, required=True, help="trials to run in this process")
+    t.add_argument("--objective", choices=["pair_inv", "rank_dev"], default="pair_inv",
+                   help="metric to optimise (default pair_inv)")
+    t.add_argument("--storage", default="sqlite:///podium-tune.db", metavar="URL",
+                   help="optuna storage URL or SQLite file (default sqlite:///podium-tune.db)")
+    t.add_argument("--study", default=None, help="study name (default SYSTEM-OBJECTIVE)")
+    t.add_argument("--out", "-o", default=None, metavar="FILE",
+                   help="best parameters file (default tuned-SYSTEM.json)")
+    t.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    t.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop starting trials after S seconds")
+    t.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="hold a parameter fixed (repeatable)")
+    t.set_defaults(func=_cmd_tune)
+
+    i = subparsers.add_parser(
+        "incentive", help="the volatility-farming experiment (TopCoder vs Elo-MMR)",
+        description="Replay PATH twice: honestly, and with HANDLE moved to last place "
+        "whenever their --decide-by rating exceeds --threshold inside --window; print how "
+        "each system's final rating of HANDLE reacts (Thm 5.5 of the Elo-MMR paper).",
+    )
+    i.add_argument("path", metavar="PATH", help="contest history")
+    i.add_argument("--handle", default="tourist", help="the manipulating player (tourist)")
+    i.add_argument("-n", type=int, default=400, metavar="N",
+                   help="first N contests (default 400, as the paper's code)")
+    i.add_argument("--systems", default="tcsys,mmr", help="systems compared (tcsys,mmr)")
+    i.add_argument("--decide-by", default="tcsys",
+                   help="system whose rating triggers the losses (default tcsys)")
+    i.add_argument("--threshold", type=float, default=3000.0, help="rating threshold (3000)")
+    i.add_argument("--window", default=None, metavar="START:END",
+                   help="contest indices where losing is allowed (default N/4:3N/4)")
+    i.add_argument("--plot", metavar="DIR", help="write incentive.png and the trajectories CSV")
+    i.set_defaults(func=_cmd_incentive)

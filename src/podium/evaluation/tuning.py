@@ -1,0 +1,236 @@
+"""Hyper-parameter search as the paper did it: tune on the first part of a history.
+
+The Elo-MMR authors grid-searched each system's parameters on the first ~10% of
+each data set and scored the chosen ones on the rest (seed 002, Sec. 6).  Here
+the search is an `optuna <https://optuna.org>`_ study (TPE sampler, seeded):
+each trial rates the training contests with one parameter set and is scored by
+``pair_inv`` (maximised) or ``rank_dev`` (minimised) of the experienced players
+over those contests.  The study lives in optuna storage: a SQLite file by
+default; a PostgreSQL URL lets several processes or machines add trials to one
+study (run ``podium tune`` with the same ``--storage`` and ``--study`` on each).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from podium._files import atomic_write
+from podium.core.contest import Contest
+from podium.errors import ConfigError
+from podium.evaluation.runner import evaluate, train_size
+from podium.systems import SYSTEMS
+
+__all__ = [
+    "OBJECTIVES",
+    "SEARCH_SPACES",
+    "Param",
+    "TuneResult",
+    "search_space",
+    "tune",
+    "write_params_file",
+]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One searched hyper-parameter: a float in ``[low, high]`` (log-uniform if ``log``)."""
+
+    low: float
+    high: float
+    log: bool = False
+
+
+_MMR = {
+    "weight_limit": Param(0.02, 2.0, log=True),
+    "sig_limit": Param(20.0, 200.0, log=True),
+}
+_MMR_RHO = {**_MMR, "rho": Param(0.05, 20.0, log=True)}
+_PAIRWISE_BETA = {
+    "beta": Param(80.0, 800.0, log=True),
+    "sig_drift": Param(2.0, 150.0, log=True),
+}
+
+#: Searched parameters per system (names as in ``podium systems -v``).
+SEARCH_SPACES: dict[str, dict[str, Param]] = {
+    "mmr": _MMR_RHO,
+    "mmr-fast": _MMR_RHO,
+    "mmr-inf": _MMR,
+    "mmr-simple": _MMR_RHO,
+    "mmx": _MMR,
+    "mmx-fast": _MMR,
+    "cfsys": {"beta": Param(80.0, 800.0, log=True), "weight": Param(0.05, 5.0, log=True)},
+    "tcsys": {
+        "weight_noob": Param(0.05, 0.99, log=True),  # TopCoder needs weights in (0, 1)
+        "weight_limit": Param(0.01, 0.99, log=True),
+    },
+    "trueskill": {
+        "eps": Param(0.05, 50.0, log=True),
+        "beta": Param(30.0, 600.0, log=True),
+        "sig_drift": Param(2.0, 150.0, log=True),
+    },
+    "glicko": _PAIRWISE_BETA,
+    "bar": _PAIRWISE_BETA,
+    # Elo-R needs sig_star < gamma: the ranges do not overlap
+    "elo-r": {"sig_star": Param(20.0, 200.0, log=True), "gamma": Param(210.0, 1500.0, log=True)},
+    "elosrm": {"k": Param(50.0, 3000.0, log=True)},
+    "srmfix": {"k": Param(50.0, 3000.0, log=True)},
+}
+
+#: Objectives: metric key and whether larger is better.
+OBJECTIVES: dict[str, bool] = {"pair_inv": True, "rank_dev": False}
+
+
+def search_space(system: str) -> dict[str, Param]:
+    """The searched parameters of ``system`` (a :class:`ConfigError` if it has none)."""
+    if system not in SYSTEMS:
+        raise ConfigError(f"unknown rating system {system!r}; available: {', '.join(SYSTEMS)}")
+    try:
+        return SEARCH_SPACES[system]
+    except KeyError:
+        raise ConfigError(
+            f"no search space for system {system!r}; tunable systems: "
+            f"{', '.join(SEARCH_SPACES)}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """Best parameters found, their training score and the study's size."""
+
+    system: str
+    objective: str
+    best_params: dict[str, float]
+    best_value: float
+    trials: int
+    train_contests: int
+    study_name: str
+    storage: str
+
+
+def write_params_file(path: str | Path, system: str, params: dict[str, Any],
+                      *, extra: dict[str, Any] | None = None) -> None:
+    """Write ``{"system": ..., "params": {...}}``, the file ``podium rate/eval --params``
+    read (atomically)."""
+    doc: dict[str, Any] = {"system": system, "params": params}
+    if extra:
+        doc.update(extra)
+    text = json.dumps(doc, indent=2) + "\n"
+    atomic_write(Path(path), lambda fh: fh.write(text))
+
+
+def tune(
+    contests: Sequence[Contest],
+    system: str,
+    *,
+    trials: int,
+    train_frac: float = 0.1,
+    objective: str = "pair_inv",
+    storage: str | None = None,
+    study_name: str | None = None,
+    seed: int | None = 0,
+    fixed: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    min_history: int = 5,
+    callback: Callable[[int, float, dict[str, float], float], None] | None = None,
+) -> TuneResult:
+    """Search ``system``'s parameters on the first ``train_frac`` of ``contests``.
+
+    Parameters
+    ----------
+    contests:
+        The whole history; only its first ``floor(len · train_frac)`` contests are used.
+    trials:
+        Trials to add to the study in this call (an existing study is continued).
+    objective:
+        ``"pair_inv"`` (maximised) or ``"rank_dev"`` (minimised), experienced players.
+    storage:
+        optuna storage URL (``sqlite:///file.db``, ``postgresql://...``) or ``None``
+        for an in-memory study.
+    study_name:
+        Defaults to ``"<system>-<objective>"``.
+    fixed:
+        Parameters held fixed (not searched) in every trial.
+    callback:
+        Called as ``callback(trial_number, value, params, best_value)`` after each trial.
+
+    Returns
+    -------
+    TuneResult
+        The best trial of the whole study (including trials added by other processes).
+    """
+    import optuna
+
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if trials < 1:
+        raise ConfigError(f"trials must be at least 1, got {trials}")
+    space = search_space(system)
+    fixed = dict(fixed or {})
+    clash = sorted(set(fixed) & set(space))
+    if clash:
+        space = {k: v for k, v in space.items() if k not in clash}
+    n_train = train_size(len(contests), train_frac)
+    if n_train < 2:
+        raise ConfigError(
+            f"the training part has {n_train} contests (train_frac={train_frac} of "
+            f"{len(contests)}); it needs at least 2"
+        )
+    train = list(contests[:n_train])
+    maximise = OBJECTIVES[objective]
+    name = study_name or f"{system}-{objective}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name=name,
+        storage=storage,
+        direction="maximize" if maximise else "minimize",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        load_if_exists=True,
+    )
+
+    if not study.trials:
+        # The first trial is the system's defaults (where inside the space), so the
+        # result is never worse on the training part than not tuning at all.
+        defaults = SYSTEMS[system][0].from_params(dict(SYSTEMS[system][1])).params()
+        start = {k: float(defaults[k]) for k, p in space.items()
+                 if isinstance(defaults.get(k), int | float)
+                 and p.low <= float(defaults[k]) <= p.high}
+        if len(start) == len(space):
+            study.enqueue_trial(start)
+
+    def run(trial: optuna.Trial) -> float:
+        params = {
+            k: trial.suggest_float(k, p.low, p.high, log=p.log) for k, p in space.items()
+        }
+        res = evaluate(train, system, params={**fixed, **params}, train_contests=0,
+                       min_history=min_history, extended=False)
+        value = res.metrics[objective]
+        if math.isnan(value):
+            raise ConfigError(
+                f"the training contests give no {objective} score (no contest has two "
+                f"players with {min_history}+ earlier contests); use a larger --train-frac"
+            )
+        return float(value)
+
+    def after(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        if callback is not None and trial.value is not None:
+            callback(trial.number, float(trial.value), dict(trial.params),
+                     float(study.best_value))
+
+    study.optimize(run, n_trials=trials, timeout=timeout, callbacks=[after],
+                   catch=())
+    best = study.best_trial
+    return TuneResult(
+        system=system,
+        objective=objective,
+        best_params={**fixed, **best.params},
+        best_value=float(best.value),
+        trials=len(study.trials),
+        train_contests=n_train,
+        study_name=name,
+        storage=storage or ":memory:",
+    )
