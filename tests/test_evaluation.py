@@ -120,6 +120,28 @@ def test_every_corner_of_each_search_space_is_a_valid_config(system: str) -> Non
         get_system(system, **dict(zip(space, corner, strict=True)))
 
 
+def test_diverging_system_is_reported_and_tuning_goes_on(monkeypatch) -> None:
+    from podium.errors import ConvergenceError
+    from podium.systems.base import RoundOutput
+    from podium.systems.cfsys import CFSys
+
+    real = CFSys.round_update
+
+    def nan_when_beta_small(self, state, rnd):  # type: ignore[no-untyped-def]
+        out = real(self, state, rnd)
+        if self.beta < 300:
+            return RoundOutput(mu=np.full_like(out.mu, np.nan), sigma=out.sigma,
+                               perf=out.perf, warnings=out.warnings)
+        return out
+
+    monkeypatch.setattr(CFSys, "round_update", nan_when_beta_small)
+    cs = synthetic_contests(30, 20, seed=1)
+    with pytest.raises(ConvergenceError, match="before contest #1 .* not finite"):
+        evaluate(cs, "cfsys", params={"beta": 200.0}, train_contests=1, warmup=False)
+    res = tune(cs, "cfsys", trials=6, train_frac=0.5, seed=3)
+    assert res.best_params["beta"] >= 300  # the diverging trials failed, the others count
+
+
 def test_tune_rank_dev_minimises() -> None:
     cs = synthetic_contests(60, 30, seed=2)
     res = tune(cs, "cfsys", trials=3, train_frac=0.5, objective="rank_dev")

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from podium.core.contest import Contest
-from podium.errors import ConfigError
+from podium.errors import ConfigError, ConvergenceError
 from podium.metrics import MetricAccumulator
 from podium.rater import Rater
 from podium.systems import RatingSystem
@@ -183,6 +183,13 @@ def evaluate(
             n_prev = np.zeros(len(contest), dtype=np.int64)
             mu[known] = table.mu[idx[known]]
             n_prev[known] = table.contests[idx[known]]
+            if not np.isfinite(mu).all():
+                bad = contest.handles[int(np.flatnonzero(~np.isfinite(mu))[0])]
+                raise ConvergenceError(
+                    f"{rater.system_name}: the rating of player {bad!r} before contest #{t} "
+                    f"{contest.label!r} is not finite; these parameters make the system "
+                    f"diverge ({sys_obj.params()})"
+                )
             acc.add_round(mu, contest.lo, contest.hi, n_prev, index=t)
             metric_s += time.perf_counter() - m0
         r0 = time.perf_counter()

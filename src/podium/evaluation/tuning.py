@@ -21,7 +21,7 @@ from typing import Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
-from podium.errors import ConfigError
+from podium.errors import ConfigError, ConvergenceError
 from podium.evaluation.runner import evaluate, train_size
 from podium.systems import SYSTEMS
 
@@ -69,9 +69,9 @@ SEARCH_SPACES: dict[str, dict[str, Param]] = {
         "weight_limit": Param(0.01, 0.99, log=True),
     },
     "trueskill": {
-        "eps": Param(0.05, 50.0, log=True),
-        "beta": Param(30.0, 600.0, log=True),
-        "sig_drift": Param(2.0, 150.0, log=True),
+        "eps": Param(0.1, 20.0, log=True),
+        "beta": Param(40.0, 400.0, log=True),
+        "sig_drift": Param(2.0, 100.0, log=True),
     },
     "glicko": _PAIRWISE_BETA,
     "bar": _PAIRWISE_BETA,
@@ -206,8 +206,13 @@ def tune(
         params = {
             k: trial.suggest_float(k, p.low, p.high, log=p.log) for k, p in space.items()
         }
-        res = evaluate(train, system, params={**fixed, **params}, train_contests=0,
-                       min_history=min_history, extended=False)
+        try:
+            res = evaluate(train, system, params={**fixed, **params}, train_contests=0,
+                           min_history=min_history, extended=False, warmup=False)
+        except ConvergenceError as exc:
+            trial.set_user_attr("failed", str(exc))
+            return math.nan  # optuna records the trial as failed and goes on
+
         value = res.metrics[objective]
         if math.isnan(value):
             raise ConfigError(
@@ -218,12 +223,21 @@ def tune(
 
     def after(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
         if callback is not None and trial.value is not None:
-            callback(trial.number, float(trial.value), dict(trial.params),
-                     float(study.best_value))
+            try:
+                best = float(study.best_value)
+            except ValueError:  # no trial has completed yet
+                best = math.nan
+            callback(trial.number, float(trial.value), dict(trial.params), best)
 
     study.optimize(run, n_trials=trials, timeout=timeout, callbacks=[after],
                    catch=())
-    best = study.best_trial
+    try:
+        best = study.best_trial
+    except ValueError:
+        reasons = {t.user_attrs.get("failed", "") for t in study.trials} - {""}
+        raise ConvergenceError(
+            f"every trial of study {name!r} failed: {'; '.join(sorted(reasons)[:3])}"
+        ) from None
     return TuneResult(
         system=system,
         objective=objective,
