@@ -142,6 +142,13 @@ def test_diverging_system_is_reported_and_tuning_goes_on(monkeypatch) -> None:
     assert res.best_params["beta"] >= 300  # the diverging trials failed, the others count
 
 
+def test_tune_needs_scorable_training_contests() -> None:
+    cs = synthetic_contests(30, 50, seed=0)  # training part: 5 rounds, nobody has 5 before
+    with pytest.raises(ConfigError, match="smaller --min-history"):
+        tune(cs, "mmr", trials=1)
+    assert tune(cs, "mmr", trials=1, min_history=1).best_value > 50
+
+
 def test_tune_rank_dev_minimises() -> None:
     cs = synthetic_contests(60, 30, seed=2)
     res = tune(cs, "cfsys", trials=3, train_frac=0.5, objective="rank_dev")

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from podium.core.contest import Contest
-from podium.errors import ConfigError
+from podium.errors import ConfigError, PodiumError
 from podium.rater import Rater
 
 __all__ = ["IncentiveResult", "move_to_last", "plot_incentive", "volatility_farming"]
@@ -153,7 +153,12 @@ def volatility_farming(
 
 def plot_incentive(result: IncentiveResult, path: str | Path) -> Path:
     """One panel per system: the player's honest and farming trajectories."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise PodiumError(
+            "plots need matplotlib: pip install 'podium[eval]' (or pip install matplotlib)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -25,7 +25,12 @@ __all__ = [
 
 
 def _pyplot():  # type: ignore[no-untyped-def]
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise PodiumError(
+            "plots need matplotlib: pip install 'podium[eval]' (or pip install matplotlib)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

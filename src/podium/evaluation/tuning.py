@@ -163,7 +163,12 @@ def tune(
     TuneResult
         The best trial of the whole study (including trials added by other processes).
     """
-    import optuna
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigError(
+            "tuning needs optuna: pip install 'podium[eval]' (or pip install optuna)"
+        ) from None
 
     if objective not in OBJECTIVES:
         raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -217,7 +222,8 @@ def tune(
         if math.isnan(value):
             raise ConfigError(
                 f"the training contests give no {objective} score (no contest has two "
-                f"players with {min_history}+ earlier contests); use a larger --train-frac"
+                f"players with {min_history}+ earlier contests); use a larger --train-frac "
+                f"or a smaller --min-history"
             )
         return float(value)
 
