@@ -149,6 +149,62 @@ def test_tune_needs_scorable_training_contests() -> None:
     assert tune(cs, "mmr", trials=1, min_history=1).best_value > 50
 
 
+def _tune_procs(history: str, storage: str, out_dir) -> list:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    return [subprocess.Popen(
+        [sys.executable, "-m", "podium.cli", "tune", history, "--system", "cfsys",
+         "--trials", "3", "--train-frac", "0.5", "--storage", storage, "--study", "shared",
+         "--seed", str(k), "--out", str(out_dir / f"best{k}.json"), "--no-progress"],
+        stderr=subprocess.PIPE, text=True) for k in range(2)]
+
+
+def _shared_study_check(history_dir, storage: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import optuna
+
+    from podium.evaluation.tuning import storage_url
+
+    procs = _tune_procs(str(history_dir), storage, tmp_path)
+    errs = [p.communicate(timeout=240)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    study = optuna.load_study(study_name="shared", storage=storage_url(storage))
+    assert len(study.trials) == 6  # both processes' trials landed in the one study
+    # each process reports the best of the shared study when it ends; the later one
+    # has seen all six trials
+    docs = [json.loads((tmp_path / f"best{k}.json").read_text()) for k in range(2)]
+    assert max(d["tuning"]["train_value"] for d in docs) == pytest.approx(study.best_value)
+
+
+def test_two_processes_share_one_study_sqlite(history_dir, tmp_path) -> None:
+    _shared_study_check(history_dir, str(tmp_path / "shared.db"), tmp_path)
+
+
+def test_two_processes_share_one_study_postgres(history_dir, tmp_path) -> None:
+    import os
+    import uuid
+
+    url = os.environ.get("PODIUM_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("PODIUM_TEST_POSTGRES_URL is not set: no PostgreSQL server to test "
+                    "against (.ci/run starts one; locally: "
+                    "export PODIUM_TEST_POSTGRES_URL=$(.ci/postgres.sh))")
+    import sqlalchemy as sa
+
+    from podium.evaluation.tuning import storage_url
+
+    schema_db = f"tune_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(storage_url(url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(sa.text(f"CREATE DATABASE {schema_db}"))
+    try:
+        _shared_study_check(history_dir, url.rsplit("/", 1)[0] + "/" + schema_db, tmp_path)
+    finally:
+        admin.dispose()
+        with sa.create_engine(storage_url(url), isolation_level="AUTOCOMMIT").connect() as c:
+            c.execute(sa.text(f"DROP DATABASE IF EXISTS {schema_db} WITH (FORCE)"))
+
+
 def test_tune_rank_dev_minimises() -> None:
     cs = synthetic_contests(60, 30, seed=2)
     res = tune(cs, "cfsys", trials=3, train_frac=0.5, objective="rank_dev")
@@ -275,6 +331,8 @@ def test_cli_incentive(history_dir, tmp_path, capsys) -> None:
         (["eval", "{d}", "--system", "mmr", "--set", "sig_limit=-1"], "sig_limit"),
         (["incentive", "{d}", "--handle", "nobody"], "takes part in none"),
         (["incentive", "{d}", "--window", "5"], "START:END"),
+        (["tune", "{d}", "--system", "mmr", "--trials", "1", "--storage",
+          "postgresql://nobody@127.0.0.1:1/none"], "cannot open the tuning storage"),
     ],
 )
 def test_cli_errors(history_dir, capsys, argv, message) -> None:

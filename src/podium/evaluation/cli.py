@@ -195,8 +195,6 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     _, fixed = _load_params(None, args.set or [])
     contests = _history(args)
     storage = args.storage
-    if storage and "://" not in storage:
-        storage = f"sqlite:///{storage}"
     out = args.out or f"tuned-{args.system}.json"
     err = sys.stderr
     show = not args.no_progress

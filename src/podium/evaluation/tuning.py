@@ -31,6 +31,7 @@ __all__ = [
     "Param",
     "TuneResult",
     "search_space",
+    "storage_url",
     "tune",
     "write_params_file",
 ]
@@ -112,6 +113,42 @@ class TuneResult:
     storage: str
 
 
+def storage_url(url: str | None) -> str | None:
+    """An optuna storage URL: a bare path means a SQLite file; ``postgresql://`` uses
+    psycopg 3 (``postgresql+psycopg://``) when psycopg2 is not installed."""
+    if url is None or url == "":
+        return None
+    if "://" not in url:
+        return f"sqlite:///{Path(url).resolve()}"
+    if url.startswith(("postgresql://", "postgres://")):
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg2") is None and importlib.util.find_spec("psycopg"):
+            return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _open_storage(url: str | None, attempts: int = 6) -> Any:
+    """optuna's RDB storage for ``url``; several processes starting on an empty
+    database race to create its tables, and the losers simply try again."""
+    if url is None:
+        return None
+    import time
+
+    import optuna
+    import sqlalchemy.exc
+
+    for k in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url)
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError,
+                sqlalchemy.exc.OperationalError):
+            if k == attempts - 1:
+                raise
+            time.sleep(0.2 * 2**k)
+    raise AssertionError("unreachable")
+
+
 def write_params_file(path: str | Path, system: str, params: dict[str, Any],
                       *, extra: dict[str, Any] | None = None) -> None:
     """Write ``{"system": ..., "params": {...}}``, the file ``podium rate/eval --params``
@@ -189,13 +226,20 @@ def tune(
     maximise = OBJECTIVES[objective]
     name = study_name or f"{system}-{objective}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        study_name=name,
-        storage=storage,
-        direction="maximize" if maximise else "minimize",
-        sampler=optuna.samplers.TPESampler(seed=seed),
-        load_if_exists=True,
-    )
+    storage = storage_url(storage)
+    import sqlalchemy.exc
+
+    try:
+        study = optuna.create_study(
+            study_name=name,
+            storage=_open_storage(storage),
+            direction="maximize" if maximise else "minimize",
+            sampler=optuna.samplers.TPESampler(seed=seed),
+            load_if_exists=True,
+        )
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"cannot open the tuning storage {storage!r}: {first}") from None
 
     if not study.trials:
         # The first trial is the system's defaults (where inside the space), so the
