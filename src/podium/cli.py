@@ -27,9 +27,10 @@ __all__ = ["COMMAND_MODULES", "main"]
 #: parsed namespace returning the exit status).
 COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
+    "podium.store.cli",
+    "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",
-    "podium.store.cli",
 )
 
 DESCRIPTION = """\

@@ -1,0 +1,460 @@
+"""The JSON routes of the rating service, under ``/api/``.
+
+Reads need nothing; ``POST /api/contests`` needs ``Authorization: Bearer TOKEN``
+with the token the server was started with.  Every error is JSON
+``{"detail": "..."}`` naming the field, player or contest at fault (see
+:mod:`podium.service.app` for the handlers and the body-size limit).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from podium.errors import ContestError, DataFormatError
+from podium.service.models import (
+    CountOut,
+    ErrorOut,
+    HealthOut,
+    PredictOut,
+    PredictRequest,
+    SearchOut,
+    StatsOut,
+    model_from_dataclass,
+    to_jsonable,
+)
+
+__all__ = ["build_router", "active_since_for", "DAY_SECONDS", "MAX_LIMIT"]
+
+log = logging.getLogger("podium.service")
+
+DAY_SECONDS = 86_400
+#: Most rows one page of the leaderboard or of the contest list may ask for.
+MAX_LIMIT = 500
+
+
+@cache
+def api_models() -> dict[str, type[BaseModel]]:
+    """The response models: generated from the store's dataclasses, plus envelopes."""
+    from podium import store
+
+    row = model_from_dataclass(store.LeaderboardRow)
+    summary = model_from_dataclass(store.ContestSummary)
+    models: dict[str, type[BaseModel]] = {
+        "LeaderboardRow": row,
+        "PlayerView": model_from_dataclass(store.PlayerView),
+        "ContestView": model_from_dataclass(store.ContestView),
+        "ContestSummary": summary,
+        "IngestResult": model_from_dataclass(store.IngestResult),
+    }
+    models["LeaderboardPage"] = create_model(
+        "LeaderboardPage",
+        __doc__="One page of the leaderboard.",
+        offset=(int, ...),
+        limit=(int, ...),
+        active_days=(float | None, ...),
+        active_since=(int | None, Field(description="unix time: only players whose last "
+                                        "contest is at or after it")),
+        min_contests=(int, ...),
+        total=(int | None, Field(description="players in the filtered leaderboard "
+                                 "(null when min_contests > 1)")),
+        rows=(list[row], ...),  # type: ignore[valid-type]
+    )
+    models["ContestList"] = create_model(
+        "ContestList",
+        __doc__="One page of contests, newest first.",
+        offset=(int, ...),
+        limit=(int, ...),
+        total=(int, ...),
+        contests=(list[summary], ...),  # type: ignore[valid-type]
+    )
+    return models
+
+
+def get_store(request: Request) -> Any:
+    return request.app.state.store
+
+
+def _stats(store: Any) -> dict[str, Any]:
+    return dict(store.stats())
+
+
+def active_since_for(store: Any, active_days: float | None) -> int | None:
+    """Unix time ``last contest time - active_days`` (``None``: no window).
+
+    The window is relative to the *latest contest in the store*, not to the clock, so
+    that a store of an old history (or one that is not being fed) still has active
+    players and the answer does not change while nothing is ingested.
+    """
+    if active_days is None:
+        return None
+    last = latest_contest_time(store)
+    if last is None:
+        return None
+    return int(last) - int(math.ceil(active_days * DAY_SECONDS))
+
+
+def latest_contest_time(store: Any) -> int | None:
+    """Time of the chronologically last contest (``None`` for an empty store).
+
+    Contests are stored in time order, so this is the newest contest's time (one
+    indexed row; ``stats()`` would count every player).
+    """
+    latest = getattr(store, "latest_contest", None)
+    if callable(latest):
+        row = latest()
+        return None if row is None else int(row.time_seconds)
+    t = _stats(store).get("last_contest_time")
+    return None if t is None else int(t)
+
+
+def _json(value: Any, status_code: int = 200) -> JSONResponse:
+    """The answer as JSON (the route's ``response_model`` documents it)."""
+    return JSONResponse(to_jsonable(value), status_code=status_code)
+
+
+def _not_found(what: str) -> HTTPException:
+    return HTTPException(status_code=404, detail=what)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "not found"},
+    422: {"model": ErrorOut, "description": "invalid parameter"},
+}
+
+
+def _check_token(request: Request) -> None:
+    expected: str | None = request.app.state.token
+    header = request.headers.get("authorization")
+    challenge = {"WWW-Authenticate": 'Bearer realm="podium"'}
+    if expected is None:
+        raise HTTPException(
+            status_code=401, headers=challenge,
+            detail="writes are disabled: this server was started without --token",
+        )
+    if not header:
+        raise HTTPException(
+            status_code=401, headers=challenge,
+            detail="missing Authorization header: send 'Authorization: Bearer TOKEN'",
+        )
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        raise HTTPException(
+            status_code=401, headers=challenge,
+            detail="Authorization header must be 'Bearer TOKEN'",
+        )
+    if not hmac.compare_digest(given.strip().encode(), expected.encode()):
+        raise HTTPException(status_code=401, headers=challenge, detail="wrong bearer token")
+
+
+def _parse_json_body(raw: bytes) -> Any:
+    if not raw.strip():
+        raise HTTPException(status_code=400, detail="request body is empty: send a JSON object")
+    try:
+        return json.loads(raw.decode("utf-8"))  # JSON over HTTP is UTF-8 (RFC 8259)
+    except UnicodeDecodeError as exc:
+        raise HTTPException(
+            status_code=400, detail=f"request body is not UTF-8 text ({exc.reason} at byte "
+            f"{exc.start})",
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise HTTPException(
+            status_code=400, detail=f"request body is not valid JSON: {exc.msg} at line "
+            f"{exc.lineno}, column {exc.colno}",
+        ) from None
+    except RecursionError:
+        raise HTTPException(status_code=400, detail="request body is nested too deeply") from None
+
+
+def _predict(store: Any, body: PredictRequest) -> JSONResponse:
+    from podium.errors import PodiumError
+    from podium.predict import predict
+
+    try:
+        known = store.current_ratings(body.handles)
+        pred = predict(store.system, body.handles, known, weight=body.weight)
+    except PodiumError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from None
+    # plain lists (a 200 x 200 matrix through pydantic objects costs ~100 ms)
+    players = [
+        {"handle": h, "known": bool(known_k), "mu": mu, "sigma": sig, "expected_place": e}
+        for h, known_k, mu, sig, e in zip(
+            pred.handles, pred.known.tolist(), pred.mu.tolist(), pred.sigma.tolist(),
+            pred.expected_place.tolist(), strict=True)
+    ]
+    return _json({
+        "players": players, "win_probability": pred.win_probability.tolist(),
+        "model": {"system": store.system_name, "kind": pred.model.kind,
+                  "description": pred.model.description},
+    })
+
+
+def format_validation_errors(errors: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
+    """Status and one message naming each bad field (``query parameter 'limit': ...``).
+
+    ``errors`` are pydantic/FastAPI error dicts; a JSON syntax error gives 400, the
+    rest 422.
+    """
+    parts = []
+    status = 422
+    for err in errors:
+        loc = [str(x) for x in err.get("loc", ())]
+        kind = err.get("type", "")
+        if kind == "json_invalid":
+            status = 400
+            ctx = err.get("ctx") or {}
+            parts.append(f"request body is not valid JSON: {ctx.get('error', err.get('msg'))}")
+            continue
+        where = loc[0] if loc else "request"
+        field = ".".join(loc[1:])
+        label = {"query": "query parameter", "path": "path parameter", "body": "body field",
+                 "header": "header"}.get(where, where)
+        if where == "body" and not field:
+            parts.append(f"request body: {err.get('msg')}")
+        else:
+            parts.append(f"{label} {field!r}: {err.get('msg')}")
+    return status, "; ".join(parts) or "invalid request"
+
+
+def build_router() -> APIRouter:
+    """The ``/api`` routes (the store's dataclasses must be importable)."""
+    from podium.store import StoreError
+
+    M = api_models()
+    router = APIRouter(prefix="/api", tags=["api"])
+
+    @router.get("/health", response_model=HealthOut, summary="Liveness (cheap)")
+    def health(request: Request) -> Any:
+        """``status: ok`` with the rating system and the number and time of the latest
+        contest: one indexed query, for load balancers and monitors (503 when the
+        database cannot be reached)."""
+        store = get_store(request)
+        latest = store.latest_contest()
+        return _json({
+            "status": "ok",
+            "system": store.system_name,
+            "contests": 0 if latest is None else int(latest.index) + 1,
+            "last_contest_time": None if latest is None else int(latest.time_seconds),
+            "schema_version": getattr(store, "schema_version", None),
+            "writes_enabled": request.app.state.token is not None,
+        })
+
+    @router.get("/stats", response_model=StatsOut, summary="Counts and settings of the store")
+    def stats(request: Request) -> Any:
+        """Players, contests, rating events, the rating system and its parameters (counts
+        every player: tens of milliseconds on a store of 360 000 players)."""
+        st = _stats(get_store(request))
+        return _json({k: st.get(k) for k in StatsOut.model_fields})
+
+    @router.get("/leaderboard", response_model=M["LeaderboardPage"], responses=_ERRORS,
+                summary="Players ranked by display rating")
+    def leaderboard(
+        request: Request,
+        offset: Annotated[int, Query(ge=0, le=10**9, description="rows to skip")] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="rows to return")] = 50,
+        active_days: Annotated[float | None, Query(
+            gt=0, le=1e6, allow_inf_nan=False,
+            description="only players whose last contest is at most this many days before "
+            "the latest contest in the store",
+        )] = None,
+        min_contests: Annotated[int, Query(ge=1, le=10**9)] = 1,
+    ) -> Any:
+        """Ranks are 1-based within the filtered set; ties in rating go by handle."""
+        store = get_store(request)
+        since = active_since_for(store, active_days)
+        rows = store.leaderboard(offset=offset, limit=limit, active_since=since,
+                                 min_contests=min_contests)
+        total = store.count_players(active_since=since) if min_contests == 1 else None
+        return _json({
+            "offset": offset, "limit": limit, "active_days": active_days,
+            "active_since": since, "min_contests": min_contests, "total": total, "rows": rows,
+        })
+
+    @router.get("/leaderboard/count", response_model=CountOut, responses=_ERRORS,
+                summary="Number of players in a rating range")
+    def count(
+        request: Request,
+        min_rating: Annotated[float | None, Query(allow_inf_nan=False,
+                                                  description="inclusive")] = None,
+        max_rating: Annotated[float | None, Query(allow_inf_nan=False,
+                                                  description="exclusive")] = None,
+        active_days: Annotated[float | None, Query(gt=0, le=1e6, allow_inf_nan=False)] = None,
+    ) -> Any:
+        """Players (with at least one rated contest) whose display rating is in
+        ``[min_rating, max_rating)``, optionally only the recently active ones."""
+        if min_rating is not None and max_rating is not None and min_rating > max_rating:
+            raise HTTPException(
+                status_code=422,
+                detail=f"min_rating ({min_rating:g}) must not exceed max_rating ({max_rating:g})",
+            )
+        store = get_store(request)
+        since = active_since_for(store, active_days)
+        n = store.count_players(min_rating=min_rating, max_rating=max_rating,
+                                active_since=since)
+        return _json({"count": n, "min_rating": min_rating, "max_rating": max_rating,
+                            "active_days": active_days, "active_since": since})
+
+    @router.get("/search", response_model=SearchOut, responses=_ERRORS,
+                summary="Handles by prefix (autocomplete)")
+    def search(
+        request: Request,
+        prefix: Annotated[str, Query(min_length=1, max_length=100,
+                                     description="case-insensitive prefix")],
+        limit: Annotated[int, Query(ge=1, le=50)] = 10,
+    ) -> Any:
+        """Up to ``limit`` handles starting with ``prefix``, best rated first."""
+        handles = get_store(request).search_handles(prefix, limit=limit)
+        return _json({"prefix": prefix, "handles": list(handles)})
+
+    @router.get("/players/{handle:path}", response_model=M["PlayerView"], responses=_ERRORS,
+                summary="A player's rating and full history")
+    def player(request: Request, handle: Annotated[str, Path(min_length=1)]) -> Any:
+        """Current rating, rank and every rated contest, oldest first."""
+        view = get_store(request).player(handle)
+        if view is None:
+            raise _not_found(f"player {handle!r} not found")
+        return _json(view)
+
+    @router.get("/contests", response_model=M["ContestList"], responses=_ERRORS,
+                summary="Contests, newest first")
+    def contests(
+        request: Request,
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+    ) -> Any:
+        store = get_store(request)
+        rows = store.contests(offset=offset, limit=limit)
+        total = int(_stats(store).get("contests") or 0)
+        return _json({"offset": offset, "limit": limit, "total": total,
+                            "contests": rows})
+
+    @router.get("/contests/{contest_id:path}", response_model=M["ContestView"],
+                responses=_ERRORS, summary="A contest and its rating changes")
+    def contest(request: Request, contest_id: Annotated[str, Path(min_length=1)]) -> Any:
+        """The standings with each player's rating before and after (ids may contain
+        slashes, e.g. a contest URL; percent-encode them or not)."""
+        view = get_store(request).contest(contest_id)
+        if view is None:
+            raise _not_found(f"contest {contest_id!r} not found")
+        return _json(view)
+
+    @router.post(
+        "/contests", response_model=M["IngestResult"], status_code=201,
+        summary="Add a contest (bearer token)",
+        responses={
+            200: {"model": M["IngestResult"], "description": "duplicate: already stored"},
+            400: {"model": ErrorOut, "description": "body is not JSON"},
+            401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+            409: {"model": ErrorOut, "description": "older than the latest contest, or the "
+                  "same id with other standings"},
+            413: {"model": ErrorOut, "description": "body over the size limit"},
+            422: {"model": ErrorOut, "description": "invalid contest"},
+        },
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+            "schema": {
+                "type": "object", "required": ["name", "time_seconds", "standings"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "url": {"type": ["string", "null"]},
+                    "time_seconds": {"type": "integer"},
+                    "standings": {"type": "array", "items": {
+                        "type": "array", "prefixItems": [
+                            {"type": "string"}, {"type": "integer"}, {"type": "integer"},
+                        ], "minItems": 3, "maxItems": 3,
+                    }, "description": "[handle, lo, hi] best first; lo..hi: 0-based "
+                        "inclusive places shared by a tie"},
+                    "weight": {"type": "number"},
+                    "perf_ceiling": {"type": ["number", "null"]},
+                },
+            },
+            "example": {"name": "Round 1", "url": "https://example.org/round/1",
+                        "time_seconds": 1700000000,
+                        "standings": [["alice", 0, 0], ["bob", 1, 2], ["carol", 1, 2]]},
+        }}}},
+    )
+    async def post_contest(
+        request: Request,
+        contest_id: Annotated[str | None, Query(
+            min_length=1, max_length=1000,
+            description="id of the contest (default: its url, else its name)")] = None,
+        recompute_from: Annotated[bool, Query(
+            description="accept a contest older than the latest one: insert it in time "
+            "order and re-rate every later contest")] = False,
+    ) -> Any:
+        """Rate one contest in the Elo-MMR JSON format and store it (one transaction).
+
+        201 with ``status: applied`` (or ``recomputed``); posting the same contest again
+        answers 200 with ``status: duplicate`` and changes nothing.
+        """
+        _check_token(request)
+        from podium.io.contests import contest_from_json_dict
+
+        doc = _parse_json_body(await request.body())
+        try:
+            c = contest_from_json_dict(doc, source="request body")
+        except (DataFormatError, ContestError) as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from None
+        # Checks of the request itself (422); what the store refuses after this is a
+        # conflict with its contents (409).
+        if contest_id is None and not (c.url or c.name):
+            raise HTTPException(
+                status_code=422, detail=f"request body: the contest at time {c.time_seconds} "
+                "has neither 'url' nor 'name' to identify it; give one or ?contest_id=",
+            )
+        if not -(2**63) <= c.time_seconds < 2**63:
+            raise HTTPException(
+                status_code=422, detail=f"request body: contest {c.label!r}: time_seconds "
+                f"{c.time_seconds} does not fit a 64-bit integer",
+            )
+        store = get_store(request)
+        try:
+            result = await run_in_threadpool(
+                store.ingest, c, contest_id=contest_id, recompute_from=recompute_from
+            )
+        except ContestError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from None
+        except StoreError as exc:
+            detail = str(exc)
+            if "recompute" in detail and not recompute_from:
+                detail += "; over HTTP: POST /api/contests?recompute_from=true"
+            raise HTTPException(status_code=409, detail=detail) from None
+        code = 200 if result.status == "duplicate" else 201
+        return _json(result, status_code=code)
+
+    @router.post(
+        "/predict", response_model=PredictOut,
+        summary="Win probabilities and expected places for a proposed contest",
+        responses={400: {"model": ErrorOut}, 413: {"model": ErrorOut},
+                   422: {"model": ErrorOut}},
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+            "schema": PredictRequest.model_json_schema(),
+            "example": {"handles": ["alice", "bob", "newcomer"], "weight": 1.0},
+        }}}},
+    )
+    async def predict_route(request: Request) -> Any:
+        """Each player's probability of finishing ahead of each other one, and expected
+        place, from the current ratings and the system's performance model (see
+        :mod:`podium.predict`).  At most 200 players (``MAX_PREDICT_HANDLES``); unknown
+        handles are newcomers.  No token needed.  The body is read as JSON whatever its
+        Content-Type."""
+        doc = _parse_json_body(await request.body())
+        try:
+            body = PredictRequest.model_validate(doc)
+        except ValidationError as exc:
+            errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
+            raise HTTPException(status_code=422,
+                                detail=format_validation_errors(errors)[1]) from None
+        store = get_store(request)
+        return await run_in_threadpool(_predict, store, body)
+
+    return router

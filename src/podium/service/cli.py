@@ -1,0 +1,132 @@
+"""``podium serve``: run the rating service (HTTP API and web pages) with uvicorn.
+
+``podium serve --db URL --host H --port P --token T`` serves the store at ``URL``;
+``--workers N`` starts N worker processes (each with its own connection pool; the
+store serialises their writes in the database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from podium.errors import PodiumError
+from podium.service import DEFAULT_MAX_BODY_BYTES
+
+__all__ = ["add_parsers"]
+
+
+def _read_token(args: argparse.Namespace) -> str | None:
+    if args.token and args.token_file:
+        raise PodiumError("give --token or --token-file, not both")
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise PodiumError(
+                f"{args.token_file}: cannot read token file ({exc.strerror or exc})"
+            ) from None
+        if not token:
+            raise PodiumError(f"{args.token_file}: token file is empty")
+        return token
+    token = args.token if args.token is not None else os.environ.get("PODIUM_TOKEN")
+    return token or None
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from podium.service.app import create_app
+        from podium.store import DEFAULT_DB, display_url
+    except ImportError as exc:
+        raise PodiumError(
+            f"`podium serve` needs the service extra ({exc.name or exc} is missing): "
+            "pip install 'podium[service]'"
+        ) from None
+    if args.db is None:
+        args.db = DEFAULT_DB
+
+    if not 0 <= args.port <= 65535:
+        raise PodiumError(f"--port must be in 0..65535, got {args.port}")
+    if args.workers < 1:
+        raise PodiumError(f"--workers must be >= 1, got {args.workers}")
+    if args.max_body_bytes < 1:
+        raise PodiumError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
+    token = _read_token(args)
+    params: dict[str, Any] | None = None
+    system = args.system
+    if args.params:
+        from podium.cli import _load_params
+
+        file_system, params = _load_params(args.params, [])
+        if system is None:
+            system = file_system
+    # Open the store once here: a bad URL or a missing store is reported before
+    # any worker starts.
+    app = create_app(args.db, token, args.max_body_bytes, system=system, params=params)
+    store = app.state.store
+    st = store.stats()
+    print(
+        f"podium: serving {display_url(args.db)} ({st['system']}, {st['players']:,} players, "
+        f"{st['contests']:,} contests) on http://{args.host}:{args.port}/ with "
+        f"{args.workers} worker(s); writes {'enabled' if token else 'disabled (no --token)'}",
+        file=sys.stderr, flush=True,
+    )
+    common: dict[str, Any] = dict(
+        host=args.host, port=args.port, log_level=args.log_level,
+        access_log=not args.no_access_log, timeout_graceful_shutdown=5,
+    )
+    if args.workers == 1:
+        uvicorn.run(app, **common)
+        store.close()
+        return 0
+    store.close()
+    os.environ["PODIUM_DB"] = args.db
+    os.environ["PODIUM_MAX_BODY_BYTES"] = str(args.max_body_bytes)
+    if token:
+        os.environ["PODIUM_TOKEN"] = token
+    else:
+        os.environ.pop("PODIUM_TOKEN", None)
+    uvicorn.run("podium.service.app:create_app_from_env", factory=True,
+                workers=args.workers, **common)
+    return 0
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register ``podium serve``."""
+    s = subparsers.add_parser(
+        "serve", help="run the rating service: HTTP API under /api/ and web pages",
+        description="Serve the store at --db: the JSON API under /api/ (OpenAPI docs at /docs), "
+        "the leaderboard, player and contest pages.  POST /api/contests needs "
+        "'Authorization: Bearer TOKEN' with the --token given here (writes are disabled "
+        "without one).",
+    )
+    s.add_argument("--db", default=None, metavar="URL",
+                   help="store URL: sqlite:///FILE, a path, or postgresql://USER@HOST/DB "
+                   "(default sqlite:///podium.db, the store's default)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1; 0.0.0.0 for all)")
+    s.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    s.add_argument("--token", default=None,
+                   help="bearer token for writes (default: $PODIUM_TOKEN; none: read-only)")
+    s.add_argument("--token-file", default=None, metavar="FILE",
+                   help="read the bearer token from FILE (keeps it out of the process list)")
+    s.add_argument("--workers", type=int, default=1,
+                   help="worker processes (default 1); see docs/service.md for PostgreSQL")
+    s.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+                   help=f"largest request body accepted, else 413 (default "
+                   f"{DEFAULT_MAX_BODY_BYTES})")
+    s.add_argument("--system", default=None,
+                   help="create the store with this rating system if --db holds none "
+                   "(default: the store must exist)")
+    s.add_argument("--params", default=None, metavar="FILE",
+                   help="JSON/TOML parameters for --system (as for `podium rate`)")
+    s.add_argument("--log-level", default="info",
+                   choices=["critical", "error", "warning", "info", "debug"],
+                   help="uvicorn log level (default info)")
+    s.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    s.set_defaults(func=_cmd_serve)

@@ -1,0 +1,230 @@
+"""Pydantic models of the HTTP API, generated from the store's frozen dataclasses.
+
+The store (:mod:`podium.store`) answers with plain frozen dataclasses; the API
+documents and validates its answers with pydantic models that have exactly the
+same fields and types.  :func:`model_from_dataclass` builds such a model (nested
+dataclasses become nested models), so a field the store adds appears in the API
+and its OpenAPI schema without a second definition to keep in step.  The
+request bodies and the envelopes (pages of rows, counts, predictions) are
+written out here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import operator
+import types
+import typing
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+__all__ = [
+    "MAX_PREDICT_HANDLES",
+    "model_from_dataclass",
+    "to_jsonable",
+    "PredictRequest",
+    "ErrorOut",
+]
+
+#: Most players in one prediction request (the answer holds an n x n matrix).
+MAX_PREDICT_HANDLES = 200
+
+_MODELS: dict[type, type[BaseModel]] = {}
+
+
+def _convert(tp: Any) -> Any:
+    """The annotation ``tp`` with every dataclass replaced by its generated model."""
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return model_from_dataclass(tp)
+    origin = typing.get_origin(tp)
+    if origin is None:
+        return tp
+    args = typing.get_args(tp)
+    if origin is Literal or origin is Annotated:
+        return tp
+    conv = tuple(_convert(a) for a in args)
+    if origin is typing.Union or origin is types.UnionType:
+        return functools.reduce(operator.or_, conv)
+    if origin in (list, tuple, dict, set, frozenset) or origin.__module__ == "collections.abc":
+        simple = {"Sequence": list, "Mapping": dict}.get(getattr(origin, "__name__", ""), origin)
+        return simple[conv if len(conv) > 1 else conv[0]]
+    return tp
+
+
+def model_from_dataclass(dc: type, *, name: str | None = None) -> type[BaseModel]:
+    """A pydantic model with the fields (names, types, defaults) of dataclass ``dc``.
+
+    Parameters
+    ----------
+    dc:
+        A dataclass type; nested dataclasses in its field types (``list[HistoryRow]``,
+        ``HistoryRow | None``) become nested generated models.
+    name:
+        Model name in the OpenAPI schema (default: the dataclass's name).
+
+    Returns
+    -------
+    type[pydantic.BaseModel]
+        Cached: the same dataclass always gives the same model.
+    """
+    if not (dataclasses.is_dataclass(dc) and isinstance(dc, type)):
+        raise TypeError(f"{dc!r} is not a dataclass type")
+    cached = _MODELS.get(dc)
+    if cached is not None:
+        return cached
+    hints = typing.get_type_hints(dc)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(dc):
+        tp = _convert(hints.get(f.name, Any))
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (tp, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (tp, Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (tp, ...)
+    doc = (dc.__doc__ or "").strip().split("\n\n")[0].strip() or None
+    model = create_model(  # type: ignore[call-overload]
+        name or dc.__name__,
+        __config__=ConfigDict(from_attributes=True),
+        __doc__=doc,
+        **fields,
+    )
+    _MODELS[dc] = model
+    return model
+
+
+_SCALARS = (str, int, bool, type(None))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses, tuples and NumPy scalars to JSON types; NaN and infinities to ``None``.
+
+    JSON has no NaN/Infinity (Starlette refuses to send them); a non-finite float
+    in the store (an unbounded performance, say) is sent as ``null``.  Dispatches on
+    the exact type first: a contest of 18 000 players converts in about 0.1 s.
+    """
+    t = type(value)
+    if t is float:
+        return value if math.isfinite(value) else None
+    if t in _SCALARS:
+        return value
+    if t is list or t is tuple:
+        return [to_jsonable(v) for v in value]
+    if t is dict:
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {n: to_jsonable(getattr(value, n)) for n in _field_names(t)}
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    item = getattr(value, "item", None)  # NumPy scalar
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        return to_jsonable(item())
+    tolist = getattr(value, "tolist", None)  # NumPy array
+    if callable(tolist):
+        return to_jsonable(tolist())
+    return value
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx/5xx answer: a message saying what is wrong and where."""
+
+    detail: str = Field(description="What is wrong, naming the field, player or contest")
+
+
+class PredictRequest(BaseModel):
+    """Players of a proposed contest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    handles: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=MAX_PREDICT_HANDLES,
+        description="distinct handles; unknown ones are rated as newcomers",
+    )
+    weight: float = Field(1.0, gt=0, allow_inf_nan=False,
+                          description="weight of the proposed contest")
+
+
+class PredictPlayer(BaseModel):
+    """One player's prediction."""
+
+    handle: str
+    known: bool = Field(description="False: not in the store, rated as a newcomer")
+    mu: float
+    sigma: float
+    expected_place: float = Field(description="1-based expected place")
+
+
+class PredictModelOut(BaseModel):
+    """The performance model used."""
+
+    system: str
+    kind: Literal["logistic", "gaussian"]
+    description: str
+
+
+class PredictOut(BaseModel):
+    """Predictions for a proposed contest."""
+
+    players: list[PredictPlayer]
+    win_probability: list[list[float]] = Field(
+        description="win_probability[i][j]: P(players[i] finishes ahead of players[j]); "
+        "1/2 on the diagonal"
+    )
+    model: PredictModelOut
+
+
+class HealthOut(BaseModel):
+    """Liveness: the rating system and the latest contest."""
+
+    status: Literal["ok"]
+    system: str
+    contests: int = Field(description="number of stored contests")
+    last_contest_time: int | None = Field(description="unix time of the latest contest")
+    schema_version: int | None = None
+    writes_enabled: bool = Field(description="false: started without a token")
+
+
+class StatsOut(BaseModel):
+    """Counts and settings of the store."""
+
+    players: int = Field(description="players with at least one rated contest")
+    contests: int
+    events: int = Field(description="rating events (player-contests)")
+    last_contest_time: int | None
+    system: str
+    params: dict[str, Any]
+    schema_version: int | None
+
+
+class CountOut(BaseModel):
+    """Number of players whose display rating is in ``[min_rating, max_rating)``."""
+
+    count: int
+    min_rating: float | None
+    max_rating: float | None
+    active_days: float | None
+    active_since: int | None
+
+
+class SearchOut(BaseModel):
+    """Handles starting with ``prefix`` (case-insensitive), best rated first."""
+
+    prefix: str
+    handles: list[str]

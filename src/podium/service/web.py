@@ -1,0 +1,208 @@
+"""The HTML pages of the rating service (Jinja2, server-side SVG charts, no CDN).
+
+* ``/`` -- the leaderboard (paged, optional activity window) with a search box
+  that suggests handles as you type (``static/search.js`` asks ``/api/search``)
+  and, without JavaScript, submits to ``/search``;
+* ``/search?q=...`` -- the exact handle's page, or the list of matches;
+* ``/players/{handle}`` -- rating, rank, the rating-history chart
+  (:func:`podium.service.charts.rating_chart_svg`) and the table of contests;
+* ``/contests`` and ``/contests/{id}`` -- the contests, and one contest's rating changes.
+
+Everything the pages need (CSS, the search script) is served by the app under
+``/static/``; the pages work with no internet access.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from podium.service.api import active_since_for
+from podium.service.charts import ChartPoint, rating_chart_svg
+
+__all__ = ["build_router", "templates", "STATIC_DIR", "TEMPLATE_DIR", "PAGE_SIZE"]
+
+HERE = Path(__file__).resolve().parent
+TEMPLATE_DIR = HERE / "templates"
+STATIC_DIR = HERE / "static"
+PAGE_SIZE = 50
+#: Rows per page of a contest's rating changes (the largest Codeforces round has 18 743).
+CONTEST_PAGE_SIZE = 500
+
+#: Choices of the leaderboard's activity window (days; 0 = everybody).
+ACTIVE_CHOICES = (0, 30, 90, 180, 365, 730)
+
+
+def _date(t: int | None) -> str:
+    if t is None:
+        return ""
+    try:
+        return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%d")
+    except (OverflowError, OSError, ValueError):
+        return str(t)
+
+
+def _datetime(t: int | None) -> str:
+    if t is None:
+        return ""
+    try:
+        return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError):
+        return str(t)
+
+
+def _num(x: float | None, digits: int = 0) -> str:
+    if x is None or not math.isfinite(x):
+        return "\u2013"
+    return f"{x:,.{digits}f}"
+
+
+def _signed(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "\u2013"
+    r = round(x)
+    return f"+{r}" if r > 0 else ("\u00b10" if r == 0 else f"\u2212{-r}")
+
+
+def _sign_class(x: float | None) -> str:
+    if x is None or not math.isfinite(x) or round(x) == 0:
+        return "zero"
+    return "up" if x > 0 else "down"
+
+
+def _places(lo: int, hi: int) -> str:
+    return str(lo + 1) if lo == hi else f"{lo + 1}\u2013{hi + 1}"
+
+
+def player_url(handle: str) -> str:
+    """Path of a player's page (the handle percent-encoded, slashes too)."""
+    return "/players/" + quote(handle, safe="")
+
+
+def contest_url(contest_id: str) -> str:
+    """Path of a contest's page (the id percent-encoded, slashes too)."""
+    return "/contests/" + quote(contest_id, safe="")
+
+
+templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
+templates.env.filters.update(
+    date=_date, datetime=_datetime, num=_num, signed=_signed, sign_class=_sign_class,
+    player_url=player_url, contest_url=contest_url,
+)
+templates.env.globals.update(places=_places, ACTIVE_CHOICES=ACTIVE_CHOICES)
+
+
+def _page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    store = request.app.state.store
+    context.setdefault("system_name", getattr(store, "system_name", ""))
+    return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def not_found_page(request: Request, message: str) -> HTMLResponse:
+    """The 404 page (also used by the app for unknown paths)."""
+    return _page(request, "error.html", status_code=404, title="Not found", message=message)
+
+
+def _pager(base: str, params: dict[str, Any], page: int, has_next: bool) -> dict[str, str | None]:
+    def link(p: int) -> str:
+        q = {k: v for k, v in params.items() if v not in (None, 0, "")}
+        if p > 1:
+            q["page"] = p
+        return base + (("?" + urlencode(q)) if q else "")
+
+    return {"prev": link(page - 1) if page > 1 else None,
+            "next": link(page + 1) if has_next else None}
+
+
+def build_router() -> APIRouter:
+    """The HTML routes (not in the OpenAPI schema)."""
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/", response_class=HTMLResponse)
+    def leaderboard_page(
+        request: Request,
+        page: Annotated[int, Query(ge=1, le=10**7)] = 1,
+        active_days: Annotated[int, Query(ge=0, le=10**6)] = 0,
+    ) -> Response:
+        store = request.app.state.store
+        since = active_since_for(store, active_days or None)
+        rows = store.leaderboard(offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE + 1,
+                                 active_since=since)
+        has_next = len(rows) > PAGE_SIZE
+        latest = store.latest_contest()
+        stats = {"contests": 0 if latest is None else latest.index + 1,
+                 "last_contest_time": None if latest is None else latest.time_seconds}
+        return _page(
+            request, "leaderboard.html", title="Leaderboard", rows=rows[:PAGE_SIZE],
+            page=page, active_days=active_days, stats=stats,
+            total=store.count_players(active_since=since),
+            pager=_pager("/", {"active_days": active_days}, page, has_next),
+        )
+
+    @router.get("/search", response_class=HTMLResponse)
+    def search_page(
+        request: Request, q: Annotated[str, Query(max_length=100)] = ""
+    ) -> Response:
+        store = request.app.state.store
+        text = q.strip()
+        matches: list[str] = store.search_handles(text, limit=50) if text else []
+        exact = [h for h in matches if h == text] or (
+            [h for h in matches if h.lower() == text.lower()] if text else []
+        )
+        if len(exact) == 1 or len(matches) == 1:
+            target = exact[0] if len(exact) == 1 else matches[0]
+            return RedirectResponse(player_url(target), status_code=303)
+        return _page(request, "search.html", title=f"Search: {text}" if text else "Search",
+                     q=text, matches=matches)
+
+    @router.get("/players/{handle:path}", response_class=HTMLResponse)
+    def player_page(request: Request, handle: str) -> Response:
+        view = request.app.state.store.player(handle)
+        if view is None:
+            return not_found_page(request, f"No player with handle \u201c{handle}\u201d.")
+        points = [
+            ChartPoint(
+                time_seconds=int(h.time_seconds), rating=float(h.display_rating),
+                perf=float(h.perf) if h.perf is not None else None, label=h.contest_name,
+                change=float(h.change), place=int(h.place) + 1, players=int(h.players),
+                href=contest_url(h.contest_id),
+            )
+            for h in view.history
+        ]
+        chart = rating_chart_svg(points, title=f"Rating history of {view.handle}")
+        return _page(request, "player.html", title=view.handle, player=view, chart=chart,
+                     history=list(reversed(view.history)))
+
+    @router.get("/contests", response_class=HTMLResponse)
+    def contests_page(
+        request: Request, page: Annotated[int, Query(ge=1, le=10**7)] = 1
+    ) -> Response:
+        store = request.app.state.store
+        rows = store.contests(offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE + 1)
+        has_next = len(rows) > PAGE_SIZE
+        return _page(request, "contests.html", title="Contests", rows=rows[:PAGE_SIZE],
+                     page=page, pager=_pager("/contests", {}, page, has_next))
+
+    @router.get("/contests/{contest_id:path}", response_class=HTMLResponse)
+    def contest_page(
+        request: Request, contest_id: str,
+        page: Annotated[int, Query(ge=1, le=10**7)] = 1,
+    ) -> Response:
+        view = request.app.state.store.contest(contest_id)
+        if view is None:
+            return not_found_page(request, f"No contest with id \u201c{contest_id}\u201d.")
+        start = (page - 1) * CONTEST_PAGE_SIZE
+        rows = view.changes[start:start + CONTEST_PAGE_SIZE]
+        has_next = start + CONTEST_PAGE_SIZE < len(view.changes)
+        return _page(request, "contest.html", title=view.name or view.contest_id, contest=view,
+                     rows=rows, page=page,
+                     pager=_pager(contest_url(view.contest_id), {}, page, has_next))
+
+    return router

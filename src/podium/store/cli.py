@@ -1,0 +1,276 @@
+"""``podium ingest``, ``podium db-info`` and ``podium db-upgrade``.
+
+``podium ingest PATH [--db URL]`` rates the contests of PATH into a store, one
+transaction per contest, and prints one line per contest (applied / duplicate
+(unchanged) / recomputed N later contests) and a summary.  Before anything is
+written the whole input is read and checked -- against itself and against the
+store -- so that bad input (an unreadable file, an invalid contest, an unknown
+parameter, an id stored with other content, a contest older than the latest one
+without ``--recompute-from``) stops with ``podium: error: ...`` and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from podium.errors import PodiumError
+from podium.store.models import DEFAULT_DB, IngestResult, StoreError
+
+__all__ = ["add_parsers"]
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
+    p = subparsers.add_parser(
+        "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
+        description="Rate the contests of PATH into the store at --db, one transaction per "
+        "contest (all of its rating events or none).  A contest already stored under the same "
+        "id (its url, else its name) with the same content is skipped as a duplicate; a "
+        "contest older than the latest stored one is refused unless --recompute-from.  The "
+        "input is checked completely before anything is written.",
+    )
+    p.add_argument("path", metavar="PATH",
+                   help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="URL",
+                   help=f"database: a SQLite file path or sqlite:///FILE, or "
+                   f"postgresql://USER@HOST:PORT/DB (default {DEFAULT_DB})")
+    p.add_argument("--system", "-s", default=None,
+                   help="rating system of a new store (default mmr); must match an existing one")
+    p.add_argument("--params", metavar="FILE",
+                   help="JSON or TOML file of named parameters (as for `podium rate`)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override one parameter, e.g. --set weight_limit=0.3 (repeatable)")
+    p.add_argument("--recompute-from", action="store_true",
+                   help="accept contests older than the latest stored one: insert them in time "
+                   "order and re-rate every later contest")
+    p.add_argument("--dedupe", action="store_true",
+                   help="drop contests of PATH whose url repeats an earlier one")
+    p.add_argument("--sort-by-time", action="store_true",
+                   help="stable-sort the contests of PATH by time_seconds")
+    p.add_argument("-n", type=int, default=None, metavar="N",
+                   help="ingest only the first N contests of PATH")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no line per contest (only the summary)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_cmd_ingest)
+
+    i = subparsers.add_parser("db-info", help="show what a store holds",
+                              description="Counts, rating system, parameters and schema "
+                              "version of the store at --db.")
+    i.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+    i.set_defaults(func=_cmd_info)
+
+    u = subparsers.add_parser("db-upgrade", help="migrate a store to this Podium's schema",
+                              description="Apply the schema migrations the store at --db "
+                              "lacks, in one transaction.")
+    u.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
+    u.set_defaults(func=_cmd_upgrade)
+
+
+def _need_sqlalchemy() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("sqlalchemy") is None:
+        raise PodiumError("the store commands need SQLAlchemy: pip install 'podium[service]'")
+
+
+# ---------------------------------------------------------------------- ingest
+def _preflight_batch(contests: list[Any], indices: list[int], path: str,
+                     recompute: bool) -> tuple[list[str], list[str]]:
+    """Ids and content hashes of the batch; errors for conflicts within the batch."""
+    from podium.store.store import _fmt_time, content_hash, default_contest_id
+
+    ids: list[str] = []
+    hashes: list[str] = []
+    first: dict[str, int] = {}
+    latest = -1
+    for k, c in enumerate(contests):
+        where = f"contest #{indices[k]} {c.label!r} of {path}"
+        try:
+            cid = default_contest_id(c)
+        except StoreError as exc:
+            raise StoreError(f"{where}: {exc}") from None
+        h = content_hash(c)
+        ids.append(cid)
+        hashes.append(h)
+        if cid in first:
+            j = first[cid]
+            if hashes[j] != h:
+                raise StoreError(
+                    f"{where} has the same id {cid!r} as contest #{indices[j]} "
+                    f"{contests[j].label!r} but different content; --dedupe keeps the first "
+                    "contest of each url"
+                )
+            continue
+        first[cid] = k
+        if not recompute and latest >= 0 and c.time_seconds < contests[latest].time_seconds:
+            prev = contests[latest]
+            raise StoreError(
+                f"{where} ({_fmt_time(c.time_seconds)}) is older than contest "
+                f"#{indices[latest]} {prev.label!r} ({_fmt_time(prev.time_seconds)}) before it; "
+                "use --sort-by-time to ingest in time order, or --recompute-from"
+            )
+        if latest < 0 or c.time_seconds >= contests[latest].time_seconds:
+            latest = k
+    return ids, hashes
+
+
+def _preflight_store(store: Any, contests: list[Any], indices: list[int], ids: list[str],
+                     hashes: list[str], path: str, recompute: bool) -> None:
+    """Errors for contests that conflict with what the store holds."""
+    from podium.store.store import _fmt_time
+
+    stored = store.lookup_contests(ids)
+    first_new: int | None = None
+    for k, (cid, h) in enumerate(zip(ids, hashes, strict=True)):
+        c = contests[k]
+        if cid in stored:
+            sh, seq, name = stored[cid]
+            if sh != h:
+                raise StoreError(
+                    f"contest #{indices[k]} {c.label!r} of {path}: id {cid!r} is already stored "
+                    f"(#{seq} {name!r}) with different content; a stored contest is never "
+                    "replaced: give this one another name/url or leave it out"
+                )
+        elif first_new is None:
+            first_new = k
+    if first_new is None or recompute:
+        return
+    latest = store.latest_contest()
+    earliest_new = min(
+        (k for k in range(len(contests)) if ids[k] not in stored),
+        key=lambda k: contests[k].time_seconds,
+    )
+    c = contests[earliest_new]
+    if latest is not None and c.time_seconds < latest.time_seconds:
+        raise StoreError(
+            f"contest #{indices[earliest_new]} {c.label!r} of {path} "
+            f"({_fmt_time(c.time_seconds)}) is older than the latest stored contest "
+            f"{latest.name!r} (id {latest.contest_id!r}, {_fmt_time(latest.time_seconds)}); "
+            "use --recompute-from to insert it in time order and re-rate the later contests"
+        )
+
+
+def _line(res: IngestResult) -> str:
+    head = f"#{res.index} {res.name!r}"
+    if res.contest_id != res.name:
+        head += f" ({res.contest_id})"
+    if res.status == "duplicate":
+        return f"duplicate   {head}: already stored, unchanged"
+    text = f"{res.players} players, {res.new_players} new"
+    if res.status == "recomputed":
+        return f"recomputed  {head}: {text}; re-rated {res.recomputed} later contest(s)"
+    return f"applied     {head}: {text}"
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from podium.cli import _load_params, _Progress
+    from podium.io import check_history, load_contests
+
+    _need_sqlalchemy()
+    from podium.store.engine import display_url
+    from podium.store.store import Store, _resolve
+
+    err = sys.stderr
+    file_system, params = _load_params(args.params, args.set or [])
+    system = args.system or file_system
+    given_params = params if (args.params or args.set) else None
+    if system is not None:
+        _resolve(system, given_params)  # unknown system/parameter: stop before reading
+    if args.n is not None and args.n < 0:
+        raise PodiumError(f"-n must be >= 0, got {args.n}")
+
+    t0 = time.perf_counter()
+    history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
+                            sort_by_time=args.sort_by_time)
+    for line in history.changes:
+        print(f"changed: {line}", file=err)
+    for line in check_history(history.contests, history.indices):
+        if not (args.recompute_from and "sort_by_time" in line):
+            print(f"warning: {line}", file=err)
+    contests = history.contests
+    indices = history.indices
+    ids, hashes = _preflight_batch(contests, indices, args.path, args.recompute_from)
+
+    with Store.open_or_create(args.db, system, given_params) as store:
+        _preflight_store(store, contests, indices, ids, hashes, args.path, args.recompute_from)
+        quiet = args.quiet
+        progress = _Progress(len(contests), err,
+                             not args.no_progress and (quiet or not sys.stdout.isatty()))
+        counts = {"applied": 0, "duplicate": 0, "recomputed": 0}
+        rerated = 0
+        t1 = time.perf_counter()
+        for k, (c, cid) in enumerate(zip(contests, ids, strict=True), 1):
+            try:
+                res = store.ingest(c, contest_id=cid, recompute_from=args.recompute_from)
+            except PodiumError as exc:
+                done = counts["applied"] + counts["recomputed"]
+                raise StoreError(
+                    f"contest #{indices[k - 1]} {c.label!r} of {args.path}: {exc} "
+                    f"({done} earlier contest(s) of this run were stored; it and the rest "
+                    "were not)"
+                ) from None
+            counts[res.status] += 1
+            rerated += res.recomputed
+            if not quiet:
+                print(_line(res), flush=True)
+                for w in res.warnings:
+                    print(f"  warning: {w}", file=err)
+            progress.update(k, len(c))
+        progress.close()
+        wrote = counts["applied"] + counts["recomputed"]
+        if wrote:
+            store.snapshot()
+        stats = store.stats()
+    elapsed = time.perf_counter() - t1
+    print(
+        f"ingested {len(contests)} contest(s) from {args.path} in {elapsed:.2f} s "
+        f"(loading {t1 - t0:.2f} s): {counts['applied']} applied, {counts['duplicate']} "
+        f"duplicate (unchanged), {counts['recomputed']} recomputed ({rerated} later contests "
+        f"re-rated); {display_url(args.db)} now holds {stats['contests']} contests, "
+        f"{stats['players']:,} players ({stats['system']})"
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------- info / upgrade
+def _cmd_info(args: argparse.Namespace) -> int:
+    _need_sqlalchemy()
+    from podium.store.store import Store, _fmt_time
+
+    with Store.open(args.db) as store:
+        st = store.stats()
+    if args.json:
+        print(json.dumps(st, allow_nan=True, sort_keys=True))
+        return 0
+    last = st["last_contest_time"]
+    print(f"database:       {st['database']}")
+    print(f"schema version: {st['schema_version']}")
+    print(f"system:         {st['system']}")
+    print(f"params:         {json.dumps(st['params'], allow_nan=True, sort_keys=True)}")
+    print(f"contests:       {st['contests']} ({st['rated_contests']} rated)")
+    print(f"players:        {st['players']} rated ({st['handles']} handles)")
+    print(f"events:         {st['events']}")
+    print(f"last contest:   {'-' if last is None else _fmt_time(last)}")
+    snaps = ", ".join(f"{s['head_count']} contests ({s['bytes']:,} B)" for s in st["snapshots"])
+    print(f"snapshots:      {snaps or '-'}")
+    return 0
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    _need_sqlalchemy()
+    from podium.store.engine import display_url
+    from podium.store.store import Store
+
+    before, after = Store.upgrade(args.db)
+    if before == after:
+        print(f"{display_url(args.db)}: schema version {after}, nothing to do")
+    else:
+        print(f"{display_url(args.db)}: migrated from schema version {before} to {after}")
+    return 0

@@ -1,0 +1,177 @@
+"""Database URLs, engines and the two kinds of transaction the store uses.
+
+* A **write** transaction holds the store's write lock from its first statement
+  to its end, so that writers are serialised by the database itself, across
+  threads and processes: on SQLite ``BEGIN IMMEDIATE`` (with a busy timeout: a
+  second writer waits); on PostgreSQL ``pg_advisory_xact_lock`` (released at
+  commit or rollback, also when the client dies), under READ COMMITTED so that
+  every statement after the lock sees everything committed before it.
+* A **read** transaction sees one consistent state: on SQLite a deferred
+  ``BEGIN`` (in WAL mode a reader keeps the snapshot of its first read and never
+  blocks or is blocked by the writer); on PostgreSQL REPEATABLE READ.
+
+SQLite files are put in WAL mode with ``synchronous=NORMAL``: a transaction is
+atomic whatever happens to the process (kill -9 included); after a power loss
+the last committed transactions may be lost, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from podium.store.models import DEFAULT_DB, StoreError
+
+__all__ = ["DEFAULT_DB", "normalize_url", "display_url", "sqlite_path", "make_engine",
+           "write_txn", "read_txn", "db_errors", "LOCK_KEY"]
+
+#: Key of the PostgreSQL advisory lock that serialises writers ("podium" in ASCII).
+LOCK_KEY = 0x706F6469756D
+
+
+def normalize_url(db: str | os.PathLike[str]) -> str:
+    """A SQLAlchemy URL for ``db``.
+
+    A bare path (no ``://``) means a SQLite file; ``postgres://`` and
+    ``postgresql://`` use the psycopg (3) driver.
+    """
+    s = os.fspath(db)
+    if not s:
+        raise StoreError("empty database URL")
+    if "://" not in s:
+        if s == ":memory:":
+            return "sqlite://"
+        return "sqlite:///" + s
+    scheme, rest = s.split("://", 1)
+    if scheme in ("postgres", "postgresql"):
+        return "postgresql+psycopg://" + rest
+    return s
+
+
+def _url(db: str) -> URL:
+    try:
+        return make_url(normalize_url(db))
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {db!r} ({exc})") from None
+
+
+def display_url(db: str) -> str:
+    """``db`` for messages, with any password hidden."""
+    try:
+        return _url(db).render_as_string(hide_password=True)
+    except StoreError:
+        return str(db)
+
+
+def sqlite_path(db: str) -> Path | None:
+    """The file of a SQLite URL (None for other back ends and in-memory SQLite)."""
+    u = _url(db)
+    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+        return None
+    return Path(u.database)
+
+
+def make_engine(db: str, *, busy_timeout: float = 600.0) -> Engine:
+    """An engine for ``db`` set up for the store's transactions.
+
+    Parameters
+    ----------
+    db:
+        URL or bare SQLite path (see :func:`normalize_url`).
+    busy_timeout:
+        Seconds a SQLite writer waits for another writer before giving up.
+    """
+    u = _url(db)
+    backend = u.get_backend_name()
+    if backend == "sqlite":
+        memory = u.database in (None, "", ":memory:")
+        kwargs: dict[str, Any] = {
+            "connect_args": {"check_same_thread": False, "timeout": busy_timeout},
+        }
+        if memory:
+            kwargs["poolclass"] = StaticPool
+        engine = create_engine(u, **kwargs)
+        ms = int(busy_timeout * 1000)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, record: Any) -> None:
+            # pysqlite's own transaction handling is switched off: we emit BEGIN.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute(f"PRAGMA busy_timeout = {ms}")
+                cur.execute("PRAGMA foreign_keys = ON")
+                if not memory:
+                    mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        cur.execute("PRAGMA journal_mode = WAL")
+                    cur.execute("PRAGMA synchronous = NORMAL")
+            finally:
+                cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            write = conn.get_execution_options().get("podium_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+    if backend == "postgresql":
+        if u.drivername == "postgresql":
+            u = u.set(drivername="postgresql+psycopg")
+        try:
+            return create_engine(u, pool_pre_ping=True)
+        except ImportError as exc:
+            raise StoreError(
+                f"{display_url(db)}: the PostgreSQL driver is missing ({exc}); "
+                "pip install 'psycopg[binary]' (or 'podium[service]')"
+            ) from None
+    raise StoreError(
+        f"unsupported database {display_url(db)!r}: use a SQLite file (sqlite:///FILE or a "
+        "path) or postgresql://USER@HOST:PORT/DB"
+    )
+
+
+@contextmanager
+def write_txn(engine: Engine) -> Iterator[Connection]:
+    """A transaction holding the store's write lock; commits on success."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="READ COMMITTED")
+        else:
+            conn.execution_options(podium_write=True)
+        with conn.begin():
+            if engine.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+            yield conn
+
+
+@contextmanager
+def read_txn(engine: Engine) -> Iterator[Connection]:
+    """A read-only view of one consistent state; rolled back at the end."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        with conn.begin() as txn:
+            yield conn
+            txn.rollback()
+
+
+@contextmanager
+def db_errors(db: str, what: str) -> Iterator[None]:
+    """Turn a database failure (unreachable server, not a database file, disk full, ...)
+    into a :class:`StoreError` naming the database and what was being done."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        orig = getattr(exc, "orig", None)
+        lines = str(orig if orig is not None else exc).strip().splitlines()
+        detail = lines[0] if lines else type(exc).__name__
+        raise StoreError(f"{display_url(db)}: {what}: {detail}") from exc

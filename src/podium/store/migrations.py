@@ -1,0 +1,207 @@
+"""Schema migrations of a Podium store: a small hand-written, ordered list.
+
+Each step takes a database from version ``v - 1`` to ``v`` inside the caller's
+write transaction (both SQLite and PostgreSQL have transactional DDL, so a
+failed or killed migration leaves the previous version intact) and records
+``meta.schema_version = v``.  Version 0 is an empty database.
+
+* **1** -- the initial schema: ``meta``, ``players``, ``contests``,
+  ``standings``, ``events``, ``snapshots``.
+* **2** -- ``players.handle_key``: the case-folded handle (``str.casefold``),
+  filled in for existing rows, with an index, for case-insensitive prefix
+  search of handles.
+
+The steps describe their tables explicitly (frozen as of that version) instead
+of using :mod:`podium.store.schema`, which always describes the newest version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    bindparam,
+    inspect,
+    select,
+    text,
+)
+
+from podium.store.schema import SCHEMA_VERSION, handle_type
+
+__all__ = ["MIGRATIONS", "upgrade", "read_version", "set_meta"]
+
+
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    """Insert or replace one ``meta`` row (portable: update, else insert)."""
+    from podium.store import schema as s
+
+    res = conn.execute(s.meta.update().where(s.meta.c.key == key).values(value=value))
+    if res.rowcount == 0:
+        conn.execute(s.meta.insert().values(key=key, value=value))
+
+
+def read_version(conn: Connection) -> int:
+    """The schema version of the database (0 when it has no Podium tables).
+
+    Raises
+    ------
+    ValueError
+        When ``meta`` exists but its ``schema_version`` is missing or not a number.
+    """
+    if not inspect(conn).has_table("meta"):
+        return 0
+    from podium.store import schema as s
+
+    row = conn.execute(
+        select(s.meta.c.value).where(s.meta.c.key == "schema_version")
+    ).first()
+    if row is None:
+        raise ValueError("table 'meta' has no schema_version row")
+    try:
+        return int(row[0])
+    except ValueError:
+        raise ValueError(f"meta.schema_version is not a number: {row[0]!r}") from None
+
+
+def _v1(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "meta", md,
+        Column("key", Text, primary_key=True),
+        Column("value", Text, nullable=False),
+    )
+    players = Table(
+        "players", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("handle", handle_type(), nullable=False, unique=True),
+        Column("mu", Double, nullable=True),
+        Column("sigma", Double, nullable=True),
+        Column("display_rating", Double, nullable=True),
+        Column("contests", Integer, nullable=False),
+        Column("last_contest_time", BigInteger, nullable=True),
+        Column("max_display_rating", Double, nullable=True),
+        Column("last_change", Double, nullable=True),
+    )
+    Index("ix_players_display", players.c.display_rating.desc(), players.c.handle)
+    contests = Table(
+        "contests", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("cid", handle_type(), nullable=False, unique=True),
+        Column("seq", Integer, nullable=False),
+        Column("name", Text, nullable=False),
+        Column("url", Text, nullable=True),
+        Column("time_seconds", BigInteger, nullable=False),
+        Column("weight", Double, nullable=False),
+        Column("perf_ceiling", Double, nullable=True),
+        Column("players", Integer, nullable=False),
+        Column("new_players", Integer, nullable=False),
+        Column("rated", Boolean, nullable=False),
+        Column("content_hash", Text, nullable=False),
+        Column("ingested_at", BigInteger, nullable=False),
+    )
+    Index("ix_contests_seq", contests.c.seq)
+    Table(
+        "standings", md,
+        Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
+        Column("pos", Integer, nullable=False),
+        Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
+        Column("lo", Integer, nullable=False),
+        Column("hi", Integer, nullable=False),
+        PrimaryKeyConstraint("contest_pk", "pos", name="pk_standings"),
+        sqlite_with_rowid=False,
+    )
+    events = Table(
+        "events", md,
+        Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
+        Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("display_rating", Double, nullable=False),
+        Column("perf", Double, nullable=False),
+        Column("place", Integer, nullable=False),
+        Column("prev_display", Double, nullable=False),
+        Column("change", Double, nullable=False),
+        Column("debut", Boolean, nullable=False),
+        PrimaryKeyConstraint("contest_pk", "player_pk", name="pk_events"),
+        sqlite_with_rowid=False,
+    )
+    Index("ix_events_player", events.c.player_pk, events.c.contest_pk)
+    Table(
+        "snapshots", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("head_count", Integer, nullable=False),
+        Column("epoch", Integer, nullable=False),
+        Column("created_at", BigInteger, nullable=False),
+        Column("size", BigInteger, nullable=False),
+        Column("data", LargeBinary, nullable=False),
+    )
+    md.create_all(conn)
+
+
+def _v2(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE players ADD COLUMN handle_key TEXT"))
+    md = MetaData()
+    players = Table(
+        "players", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("handle", Text),
+        Column("handle_key", Text),
+    )
+    rows = conn.execute(select(players.c.pk, players.c.handle)).all()
+    if rows:
+        conn.execute(
+            players.update()
+            .where(players.c.pk == bindparam("b_pk"))
+            .values(handle_key=bindparam("b_key")),
+            [{"b_pk": pk, "b_key": h.casefold()} for pk, h in rows],
+        )
+    Index("ix_players_handle_key", players.c.handle_key).create(conn)
+
+
+#: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
+MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
+    (1, _v1),
+    (2, _v2),
+)
+
+assert MIGRATIONS[-1][0] == SCHEMA_VERSION
+
+
+def upgrade(conn: Connection, *, target: int = SCHEMA_VERSION) -> list[int]:
+    """Apply the missing steps up to ``target`` in the caller's transaction.
+
+    Returns
+    -------
+    list of int
+        The versions applied (empty when the database was already there).
+
+    Raises
+    ------
+    ValueError
+        When the database is newer than ``target`` or its version is unreadable.
+    """
+    current = read_version(conn)
+    if current > target:
+        raise ValueError(
+            f"the database has schema version {current}, newer than {target}"
+        )
+    done = []
+    for version, step in MIGRATIONS:
+        if current < version <= target:
+            step(conn)
+            set_meta(conn, "schema_version", str(version))
+            done.append(version)
+    return done

@@ -1,0 +1,168 @@
+"""The plain, frozen results the :class:`~podium.store.Store` returns.
+
+Every one is a frozen dataclass (``dataclasses.asdict``-able) of plain Python
+values; floats are unrounded, exactly as stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from podium.errors import PodiumError
+
+__all__ = [
+    "DEFAULT_DB",
+    "StoreError",
+    "IngestResult",
+    "LeaderboardRow",
+    "HistoryRow",
+    "PlayerView",
+    "ContestChange",
+    "ContestView",
+    "ContestSummary",
+]
+
+
+#: The default database: ``podium.db`` in the working directory.
+DEFAULT_DB = "sqlite:///podium.db"
+
+
+class StoreError(PodiumError):
+    """A store cannot be opened or a contest cannot be ingested; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What :meth:`Store.ingest` did with one contest.
+
+    Attributes
+    ----------
+    status:
+        ``"applied"`` (rated and stored), ``"duplicate"`` (the same contest is
+        already stored; nothing changed) or ``"recomputed"`` (inserted in time
+        order before later contests, which were re-rated).
+    contest_id:
+        The id the contest is stored under.
+    index:
+        Its chronological position (0-based).
+    players:
+        Number of players in its standings.
+    new_players:
+        Players whose first rated contest it is (0 for a duplicate).
+    recomputed:
+        Number of later contests re-rated.
+    warnings:
+        Messages of the rating system (e.g. "everybody tied; nothing changed").
+    name:
+        The contest's name.
+    """
+
+    status: Literal["applied", "duplicate", "recomputed"]
+    contest_id: str
+    index: int
+    players: int
+    new_players: int
+    recomputed: int = 0
+    warnings: tuple[str, ...] = ()
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One row of :meth:`Store.leaderboard`; ``rank`` is 1-based within the filtered set."""
+
+    rank: int
+    handle: str
+    display_rating: float
+    mu: float
+    sigma: float
+    contests: int
+    last_contest_time: int
+    max_display_rating: float
+    last_change: float
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One rated contest of a player.
+
+    ``place`` is the 0-based ``lo`` of the player's tie range, ``change`` the
+    display rating change (for a debut: from the newcomer prior's display rating)
+    and ``players`` the size of the contest.
+    """
+
+    contest_id: str
+    contest_name: str
+    time_seconds: int
+    index: int
+    mu: float
+    sigma: float
+    display_rating: float
+    perf: float
+    place: int
+    change: float
+    players: int
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """A rated player, with ``rank`` among all rated players (1-based) and full history."""
+
+    handle: str
+    mu: float
+    sigma: float
+    display_rating: float
+    contests: int
+    last_contest_time: int
+    max_display_rating: float
+    last_change: float
+    rank: int | None
+    history: list[HistoryRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ContestChange:
+    """One player's result and rating change in a contest (``old_display`` None for a debut)."""
+
+    handle: str
+    lo: int
+    hi: int
+    old_display: float | None
+    new_display: float
+    change: float
+    perf: float
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True)
+class ContestView:
+    """One contest with every player's rating change, in standings order.
+
+    ``rated`` is False for a contest in which everybody tied: it changed nothing
+    and ``changes`` is empty.
+    """
+
+    contest_id: str
+    name: str
+    url: str | None
+    time_seconds: int
+    index: int
+    players: int
+    changes: list[ContestChange] = field(default_factory=list)
+    rated: bool = True
+    weight: float = 1.0
+    perf_ceiling: float | None = None
+
+
+@dataclass(frozen=True)
+class ContestSummary:
+    """One row of :meth:`Store.contests`."""
+
+    contest_id: str
+    name: str
+    url: str | None
+    time_seconds: int
+    index: int
+    players: int

@@ -1,0 +1,171 @@
+"""The current schema of a Podium store (SQLAlchemy Core tables).
+
+The tables, one code path for SQLite and PostgreSQL:
+
+``meta``
+    Key/value rows: ``schema_version``, ``system`` (rating system name),
+    ``params`` (its full parameters, JSON), ``store_id`` (random, set at
+    creation), ``epoch`` (bumped whenever contests are re-rated) and
+    ``revision`` (bumped by every write).
+``players``
+    Every handle that appears in a stored standing.  The rating columns are
+    ``NULL`` and ``contests`` is 0 until the player's first *rated* contest (a
+    contest in which everybody tied rates nobody); afterwards they hold the
+    player's current values, equal to the :class:`~podium.rater.Rater`'s table.
+``contests``
+    One row per contest: its id (``cid``: the url, else the name, unless given),
+    chronological position ``seq`` (0-based, time-sorted), name, url, time,
+    weight, performance ceiling, number of players, of debuts, whether it was
+    rated, and the SHA-256 of its content (for idempotent ingestion).
+``standings``
+    ``(contest, position) -> (player, lo, hi)``: the contest exactly as given.
+``events``
+    One rating event per player and rated contest: ``mu``, ``sigma``, display
+    rating, performance, place (0-based ``lo``), the display rating before the
+    contest (``prev_display``; for a debut the newcomer prior's display rating),
+    ``change`` (new minus previous display rating, exactly the Rater's
+    ``last_change``) and ``debut``.
+``snapshots``
+    Derived data: the complete rating state (a :class:`~podium.rater.Rater`
+    without its event log, see :mod:`podium.store.snapshot`) after the first
+    ``head_count`` contests, so that a process need not replay the whole history.
+
+The database is the source of truth for contests, standings, players and
+events; snapshots can always be rebuilt by replaying the stored standings.
+
+The schema is versioned (``meta.schema_version``); :mod:`podium.store.migrations`
+builds it step by step.  This module describes the newest version, and a test
+checks that the migrations produce exactly these tables, columns and indexes.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+)
+from sqlalchemy.types import TypeEngine
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "metadata",
+    "meta",
+    "players",
+    "contests",
+    "standings",
+    "events",
+    "snapshots",
+    "handle_type",
+]
+
+#: The schema version this Podium reads and writes.
+SCHEMA_VERSION = 2
+
+
+def handle_type() -> TypeEngine[str]:
+    """Text compared by code point on both back ends.
+
+    SQLite compares ``TEXT`` byte-wise (UTF-8, i.e. by code point) by default;
+    PostgreSQL uses the database's locale unless told otherwise, which would make
+    "handle ascending" differ between the two and from Python.  ``COLLATE "C"``
+    makes PostgreSQL agree.
+    """
+    return Text().with_variant(Text(collation="C"), "postgresql")
+
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+players = Table(
+    "players",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=False),
+    Column("handle", handle_type(), nullable=False, unique=True),
+    Column("mu", Double, nullable=True),
+    Column("sigma", Double, nullable=True),
+    Column("display_rating", Double, nullable=True),
+    Column("contests", Integer, nullable=False),
+    Column("last_contest_time", BigInteger, nullable=True),
+    Column("max_display_rating", Double, nullable=True),
+    Column("last_change", Double, nullable=True),
+    # version 2: the case-folded handle, for case-insensitive prefix search
+    Column("handle_key", Text, nullable=True),
+)
+Index("ix_players_display", players.c.display_rating.desc(), players.c.handle)
+Index("ix_players_handle_key", players.c.handle_key)
+
+contests = Table(
+    "contests",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=False),
+    Column("cid", handle_type(), nullable=False, unique=True),
+    Column("seq", Integer, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("url", Text, nullable=True),
+    Column("time_seconds", BigInteger, nullable=False),
+    Column("weight", Double, nullable=False),
+    Column("perf_ceiling", Double, nullable=True),
+    Column("players", Integer, nullable=False),
+    Column("new_players", Integer, nullable=False),
+    Column("rated", Boolean, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("ingested_at", BigInteger, nullable=False),
+)
+Index("ix_contests_seq", contests.c.seq)
+
+standings = Table(
+    "standings",
+    metadata,
+    Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
+    Column("pos", Integer, nullable=False),
+    Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
+    Column("lo", Integer, nullable=False),
+    Column("hi", Integer, nullable=False),
+    PrimaryKeyConstraint("contest_pk", "pos", name="pk_standings"),
+    sqlite_with_rowid=False,
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
+    Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
+    Column("mu", Double, nullable=False),
+    Column("sigma", Double, nullable=False),
+    Column("display_rating", Double, nullable=False),
+    Column("perf", Double, nullable=False),
+    Column("place", Integer, nullable=False),
+    Column("prev_display", Double, nullable=False),
+    Column("change", Double, nullable=False),
+    Column("debut", Boolean, nullable=False),
+    PrimaryKeyConstraint("contest_pk", "player_pk", name="pk_events"),
+    sqlite_with_rowid=False,
+)
+Index("ix_events_player", events.c.player_pk, events.c.contest_pk)
+
+snapshots = Table(
+    "snapshots",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=False),
+    Column("head_count", Integer, nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)

@@ -1,0 +1,207 @@
+"""The web pages in a real headless Chromium (Debian's ``chromium``, driven by Playwright).
+
+Starts ``podium serve`` on a temporary SQLite store holding a small synthetic history,
+then: the leaderboard loads; typing a prefix in the search box suggests the player;
+the suggestion opens the player page, whose rating chart is drawn (checked in the DOM
+and in the pixels of a screenshot, saved under the test's tmp path); the contest page
+lists the rating changes; and no request leaves the server (no CDN).
+
+Skipped when ``/usr/bin/chromium`` (or the ``playwright`` package) is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from podium.core.contest import Contest
+from podium.io import synthetic_contests
+
+CHROMIUM = os.environ.get("PODIUM_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) "
+                "to run the browser test", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+pytest.importorskip("fastapi", reason="the service extra is not installed")
+
+from _service import Server, running_server  # noqa: E402
+
+from podium.store import Store  # noqa: E402
+
+NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+         "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter",
+         "Zoë_the.Great", "yvonne", "xavier", "quentin", "ursula", "kate", "leo", "mike",
+         "nora", "oscar", "pat"]
+TARGET = "Zoë_the.Great"
+
+
+def _history() -> list[Contest]:
+    raw = synthetic_contests(len(NAMES), 14, seed=11, participation=0.85, tie_resolution=10.0)
+    out = []
+    for k, c in enumerate(raw):
+        handles = [NAMES[int(h[1:])] for h in c.handles]
+        url = f"https://example.org/contest/{k + 1}" if k % 2 else None
+        out.append(Contest.from_arrays(handles, c.lo, c.hi, name=f"Weekly Round #{k + 1}",
+                                       time_seconds=c.time_seconds + k * 6 * 86_400, url=url))
+    # make sure the target played the first and the last contest (chart endpoints)
+    assert TARGET in out[0].handles and TARGET in out[-1].handles
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Store]]:
+    tmp = tmp_path_factory.mktemp("web")
+    url = f"sqlite:///{tmp / 'web.db'}"
+    with Store.create(url, "mmr") as store:
+        for c in _history():
+            store.ingest(c)
+    with running_server(url, tmp) as srv, Store.open(url) as reader:
+        yield srv, reader
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _new_page(browser: object, srv: Server) -> tuple[object, list[str], list[str]]:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+    foreign: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith(srv.url) or r.url.startswith("data:")
+            else foreign.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return page, foreign, errors
+
+
+def _colour_pixels(png: Path, rgb: tuple[int, int, int], tol: int = 40) -> int:
+    """Pixels of the screenshot within ``tol`` of colour ``rgb`` (each channel)."""
+    Image = pytest.importorskip("PIL.Image", reason="pip install pillow")
+
+    px = np.asarray(Image.open(png).convert("RGB"), dtype=np.int64)
+    close = np.all(np.abs(px - np.array(rgb, dtype=np.int64)) <= tol, axis=-1)
+    return int(close.sum())
+
+
+def test_leaderboard_search_player_chart_contest(
+    server: tuple[Server, Store], browser: object, tmp_path: Path
+) -> None:
+    srv, store = server
+    page, foreign, errors = _new_page(browser, srv)
+    expect = sync_api.expect
+
+    # 1. the leaderboard
+    page.goto(srv.url + "/")
+    assert page.title().startswith("Leaderboard")
+    board = store.leaderboard(limit=50)
+    rows = page.locator("table#leaderboard tbody tr")
+    expect(rows).to_have_count(len(board))
+    assert rows.first.locator("a.handle").inner_text() == board[0].handle
+    assert rows.first.locator("td").first.inner_text() == "1"
+
+    # 2. search as you type: the prefix "zo" (lower case) suggests the player
+    box = page.locator("#search")
+    box.click()
+    box.press_sequentially("zo", delay=60)
+    suggestion = page.locator("#suggestions a.suggestion", has_text=TARGET)
+    expect(suggestion).to_be_visible(timeout=10_000)
+    suggestion.click()
+    page.wait_for_url(srv.url + "/players/" + quote(TARGET, safe=""))
+    expect(page.locator("h1.player-name")).to_have_text(TARGET)
+
+    # 3. the chart: one line through every contest, one performance point per contest
+    view = store.player(TARGET)
+    assert view is not None
+    n = len(view.history)
+    assert n >= 5
+    chart = page.locator("figure.chart svg.rating-chart")
+    expect(chart).to_be_visible()
+    d = chart.locator("path.rating-line").get_attribute("d")
+    assert d is not None and d.startswith("M") and d.count("L") == n - 1
+    expect(chart.locator("circle.rating-point")).to_have_count(n)
+    perf = chart.locator(".perf-points .perf-point")
+    expect(perf).to_have_count(n)
+    first_tip = chart.locator("circle.rating-point title").first.text_content()
+    assert first_tip is not None and first_tip.startswith(view.history[0].contest_name)
+    assert f"rating {view.history[0].display_rating:.0f}" in first_tip
+    box_px = chart.bounding_box()
+    assert box_px is not None and box_px["width"] > 500 and box_px["height"] > 150
+    shot = tmp_path / "player-page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    chart_png = tmp_path / "chart.png"
+    chart.screenshot(path=str(chart_png))
+    assert shot.stat().st_size > 10_000
+    # the line (#1f4e79) and the performance points (#e07a1f) are really painted
+    assert _colour_pixels(chart_png, (0x1F, 0x4E, 0x79)) > 300
+    assert _colour_pixels(chart_png, (0xE0, 0x7A, 0x1F), tol=60) > 50
+    if os.environ.get("PODIUM_DOCS_SCREENSHOT"):
+        docs = Path(__file__).resolve().parents[1] / "docs" / "img" / "player-page.png"
+        docs.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, docs)
+
+    # 4. the newest contest from the history table: its rating changes
+    last = view.history[-1]
+    page.locator("table.history tbody tr").first.locator("a").click()
+    expect(page.locator("h1.contest-name")).to_have_text(last.contest_name)
+    contest = store.contest(last.contest_id)
+    assert contest is not None
+    changes = page.locator("table#changes tbody tr")
+    expect(changes).to_have_count(len(contest.changes))
+    mine = changes.filter(has=page.locator("a.handle", has_text=TARGET))
+    expect(mine).to_have_count(1)
+    row = [c.inner_text() for c in mine.locator("td").all()]
+    me = next(c for c in contest.changes if c.handle == TARGET)
+    assert row[0] == (str(me.lo + 1) if me.lo == me.hi else f"{me.lo + 1}\u2013{me.hi + 1}")
+    assert row[4] == f"{me.new_display:,.0f}"
+    assert contest.url is None or contest.url in page.content()
+    page.screenshot(path=str(tmp_path / "contest-page.png"), full_page=True)
+
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not errors, f"browser errors: {errors}"
+    page.close()
+
+
+def test_keyboard_search_and_plain_form(server: tuple[Server, Store], browser: object) -> None:
+    srv, store = server
+    page, foreign, errors = _new_page(browser, srv)
+    expect = sync_api.expect
+    page.goto(srv.url + "/contests")
+    expect(page.locator("table.contests tbody tr")).to_have_count(14)
+    box = page.locator("#search")
+    box.click()
+    box.press_sequentially("o", delay=60)
+    expected = store.search_handles("o", limit=8)
+    assert expected  # olivia, oscar
+    expect(page.locator("#suggestions a.suggestion")).to_have_count(len(expected))
+    assert page.locator("#suggestions a.suggestion").all_inner_texts() == expected
+    box.press("ArrowDown")
+    box.press("Enter")
+    page.wait_for_url(srv.url + "/players/" + quote(expected[0], safe=""))
+    # a prefix nobody has: a message instead of suggestions; Enter submits the form
+    box = page.locator("#search")
+    box.click()
+    box.press_sequentially("qqq", delay=40)
+    expect(page.locator("#suggestions li.none")).to_be_visible()
+    box.press("Enter")
+    page.wait_for_url("**/search?q=qqq")
+    expect(page.locator("p.empty")).to_contain_text("No handle starts with")
+    page.goto(srv.url + "/players/nobody-at-all")
+    expect(page.locator("h1")).to_have_text("Not found")
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not [e for e in errors if "404" not in e], f"browser errors: {errors}"
+    page.close()
