@@ -147,6 +147,11 @@ def test_tune_needs_scorable_training_contests() -> None:
     with pytest.raises(ConfigError, match="smaller --min-history"):
         tune(cs, "mmr", trials=1)
     assert tune(cs, "mmr", trials=1, min_history=1).best_value > 50
+    # a whole separate history (an independent draw) can be the training part
+    res = tune(cs[:20], "mmr", trials=1, train_contests=20)
+    assert res.train_contests == 20 and res.best_value > 50
+    with pytest.raises(ConfigError, match="train_contests=21 but the history has 20"):
+        tune(cs[:20], "mmr", trials=1, train_contests=21)
 
 
 def _tune_procs(history: str, storage: str, out_dir) -> list:  # type: ignore[no-untyped-def]

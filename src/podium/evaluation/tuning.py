@@ -166,6 +166,7 @@ def tune(
     *,
     trials: int,
     train_frac: float = 0.1,
+    train_contests: int | None = None,
     objective: str = "pair_inv",
     storage: str | None = None,
     study_name: str | None = None,
@@ -183,6 +184,10 @@ def tune(
         The whole history; only its first ``floor(len · train_frac)`` contests are used.
     trials:
         Trials to add to the study in this call (an existing study is continued).
+    train_contests:
+        The number of leading contests to tune on; overrides ``train_frac`` (pass
+        ``len(contests)`` to tune on a whole separate history, e.g. an independent
+        draw of the synthetic model).
     objective:
         ``"pair_inv"`` (maximised) or ``"rank_dev"`` (minimised), experienced players.
     storage:
@@ -216,7 +221,10 @@ def tune(
     clash = sorted(set(fixed) & set(space))
     if clash:
         space = {k: v for k, v in space.items() if k not in clash}
-    n_train = train_size(len(contests), train_frac)
+    n_train = (train_size(len(contests), train_frac) if train_contests is None
+               else int(train_contests))
+    if n_train > len(contests):
+        raise ConfigError(f"train_contests={n_train} but the history has {len(contests)}")
     if n_train < 2:
         raise ConfigError(
             f"the training part has {n_train} contests (train_frac={train_frac} of "
