@@ -134,3 +134,40 @@ def test_robust_average_matches_brentq(seed, k) -> None:
     x, status = solve_robust_average(p, w_arg, w_out, -mu0 * w0, w0, 1500.0)
     assert status == STATUS_OK
     assert x == pytest.approx(brentq(f, -6000, 9000, xtol=1e-12), abs=1e-8)
+
+
+def test_normal_hazard_against_scipy_and_far_tails() -> None:
+    """phi(t)/(1 - Phi(t)) at every t: scipy where the quotient is representable, the
+    asymptotic t + 1/t - 2/t^3 far out (where phi and 1 - Phi both underflow)."""
+    from scipy.stats import norm
+
+    from podium.core.numerics import normal_hazard
+
+    for t in np.linspace(-30.0, 30.0, 241):
+        exact = np.exp(norm.logpdf(t) - norm.logsf(t))
+        assert normal_hazard(float(t)) == pytest.approx(exact, rel=1e-12, abs=1e-300)
+    for t in (35.0, 36.0, 50.0, 1e3, 1e6):  # x = t/sqrt2 beyond 25: the series branch
+        # asymptotic expansion of the hazard, terms up to 1/t^9 (all < 1e-13 here)
+        asym = t + 1 / t - 2 / t**3 + 10 / t**5 - 74 / t**7 + 706 / t**9
+        assert normal_hazard(t) == pytest.approx(asym, rel=1e-12)
+    assert normal_hazard(-1e6) == 0.0
+    # the two branches meet smoothly at x = 25
+    t0 = 25.0 * np.sqrt(2.0)
+    assert normal_hazard(np.nextafter(t0, 0)) == pytest.approx(normal_hazard(t0), rel=1e-13)
+
+
+def test_gaussian_performance_far_outside_the_field() -> None:
+    """Elo-MMchi with a tiny beta puts opponents hundreds of deviations apart; the
+    win/loss terms must stay finite (they were 0/0 once the tails underflowed)."""
+    from podium import Rater
+    from podium.io.synthetic import synthetic_contests
+
+    r = Rater("mmx", weight_limit=1.285737109540429, sig_limit=22.44766750337538)
+    for c in synthetic_contests(1000, 3, seed=0):
+        r.add(c)
+    df = r.ratings()
+    assert np.isfinite(df["mu"]).all() and np.isfinite(df["sigma"]).all()
+    # better places still mean better performances (Thm 5.2) in the last round
+    ev = r.events_frame()
+    last = ev[ev.contest_index == 2].sort_values("place")
+    assert np.all(np.diff(last["perf"].to_numpy()) <= 1e-9)

@@ -34,6 +34,7 @@ __all__ = [
     "STATUS_MAX_ITER",
     "normal_pdf",
     "normal_cdf",
+    "normal_hazard",
     "newton_step",
     "tanh_sech2",
     "fast_tanh",
@@ -61,6 +62,8 @@ STATUS_MAX_ITER = 2
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 # Chebyshev-Lobatto nodes per panel of the fast performance evaluation, see
 # ``performance_zeros``: with panels of half-width sqrt(3)*delta_min/2 the
@@ -193,20 +196,45 @@ def _logistic_terms(x: float, mu: float, w_arg: float, w_out: float, split_ties:
     return val - w_out, vp, val + w_out, vp, 2.0 * val, 2.0 * vp
 
 
+@nb.njit(cache=True)
+def normal_hazard(t: float) -> float:
+    """``phi(t) / (1 - Phi(t))``, the normal hazard (inverse Mills ratio), at any ``t``.
+
+    The plain quotient is 0/0 once the tail underflows (``t`` past ~38), so for
+    ``t >= 0`` it is computed as ``sqrt(2/pi) / erfcx(t/sqrt 2)`` with the scaled
+    complementary error function ``erfcx(x) = exp(x^2) erfc(x)``: directly while
+    ``exp(x^2)`` is finite, from its asymptotic series beyond (relative error
+    below 1e-18 for ``x > 25``).  For ``t -> +inf`` the hazard tends to ``t``.
+    """
+    if t < 0.0:
+        return normal_pdf(t) / (0.5 * math.erfc(t * _INV_SQRT2))
+    x = t * _INV_SQRT2
+    if x < 25.0:
+        erfcx = math.exp(x * x) * math.erfc(x)
+    else:
+        # erfcx(x) = 1/(x sqrt(pi)) * sum_k (-1)^k (2k-1)!! / (2x^2)^k, k = 0..7: the first
+        # omitted term is below 3e-19 relative for x >= 25
+        u = 1.0 / (2.0 * x * x)
+        series = 1.0 - 13.0 * u
+        for k in (11.0, 9.0, 7.0, 5.0, 3.0, 1.0):
+            series = 1.0 - k * u * series
+        erfcx = series / (x * _SQRT_PI)
+    return _SQRT_2_OVER_PI / erfcx
+
+
 @nb.njit(cache=True, inline="always")
 def _gaussian_terms(x: float, mu: float, sig: float, split_ties: bool):
+    # win: pdf/cdf = hazard(-z)/sig; loss: pdf/(cdf - 1) = -hazard(z)/sig, both finite
+    # however far x is from mu (the quotients of tail probabilities underflow to 0/0).
     z = (x - mu) / sig
-    pdf = normal_pdf(z) / sig
-    pdf_p = -z * pdf / sig
-    cdf = normal_cdf(z)
-    cdf_m1 = -normal_cdf(-z)  # cdf - 1, computed without cancellation
-    lv = pdf / cdf_m1
-    lp = pdf_p / cdf_m1 - lv * lv
-    wv = pdf / cdf
-    wp = pdf_p / cdf - wv * wv
+    lv = -normal_hazard(z) / sig
+    wv = normal_hazard(-z) / sig
+    zs = z / sig
+    lp = -zs * lv - lv * lv  # (pdf'/(cdf - 1)) - lv^2 with pdf' = -z pdf / sig
+    wp = -zs * wv - wv * wv
     if split_ties:
         dv = 0.5 * (wv + lv)
-        dp = 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1) - wv * wv - lv * lv)
+        dp = 0.5 * (-zs * (wv + lv) - wv * wv - lv * lv)
     else:
         dv = -z / sig  # pdf'/pdf
         dp = -1.0 / (sig * sig)
@@ -301,18 +329,10 @@ def _clenshaw(coef: np.ndarray, t: float):
 
 @nb.njit(cache=True, inline="always")
 def _gauss_lvd(x, mu, sig, split_ties):
-    """Values (no derivatives) of the Gaussian loss, win and tie terms at x, from one erfc."""
+    """Values (no derivatives) of the Gaussian loss, win and tie terms at x."""
     z = (x - mu) / sig
-    pdf = normal_pdf(z) / sig
-    if z >= 0.0:
-        upper = 0.5 * math.erfc(z * _INV_SQRT2)  # P(Z > z), accurate
-        cdf = 1.0 - upper
-        cdf_m1 = -upper
-    else:
-        cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
-        cdf_m1 = cdf - 1.0
-    lv = pdf / cdf_m1
-    wv = pdf / cdf
+    lv = -normal_hazard(z) / sig
+    wv = normal_hazard(-z) / sig
     if split_ties:
         dv = 0.5 * (wv + lv)
     else:
