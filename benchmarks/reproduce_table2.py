@@ -76,6 +76,31 @@ def load_dataset(name: str, root: Path, synthetic_seed: int) -> list[Contest] | 
     raise SystemExit(f"unknown data set {name!r}")
 
 
+def report(results: Path) -> str:
+    """Markdown tables of ``results.jsonl`` (latest record per data set and system), each
+    figure next to the published one."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in results.read_text().splitlines():
+        rec = json.loads(line)
+        latest[(rec["dataset"], rec["system"])] = rec
+    out = []
+    for ds in dict.fromkeys(k[0] for k in latest):
+        out += [f"\n#### {ds}\n",
+                "| system | pair inv. | paper | rank dev. | paper | seconds | tuning s |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for name in SYSTEMS:
+            rec = latest.get((ds, name))
+            if rec is None:
+                continue
+            pub = rec.get("published") or (None, None)
+            out.append(
+                f"| {name} | {rec['pair_inv']:.2f} | {pub[0] if pub[0] else '–'} | "
+                f"{rec['rank_dev']:.2f} | {pub[1] if pub[1] else '–'} | "
+                f"{rec['seconds']:.1f} | {rec.get('tune_seconds', 0):.0f} |"
+            )
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="table2-run", help="output directory")
@@ -91,8 +116,13 @@ def main(argv: list[str] | None = None) -> int:
                     "(default, as the paper's authors did) or on the first 10 %%")
     ap.add_argument("--no-tune", action="store_true",
                     help="use parameter files already in OUT/<dataset>/ (or the defaults)")
+    ap.add_argument("--report", action="store_true",
+                    help="only print the tables of OUT/results.jsonl")
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.report:
+        print(report(out / "results.jsonl"))
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     storage = f"sqlite:///{(out / 'tune.db').resolve()}"
     systems = [s for s in args.systems.split(",") if s]

@@ -11,9 +11,10 @@ import json
 import math
 import warnings
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 
@@ -122,6 +123,60 @@ def test_health_and_openapi(client: TestClient) -> None:
     docs = client.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
     assert "/" not in [p for p in spec["paths"]]  # web pages stay out of the schema
+
+
+class _AssetRefs(HTMLParser):
+    """The ``src`` of scripts and ``href`` of links in a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value is not None and (tag, name) in (("script", "src"), ("link", "href")):
+                self.urls.append((tag, value))
+
+
+def test_docs_are_served_offline(client: TestClient) -> None:
+    """/docs loads Swagger UI from the app itself: every asset URL is same-origin."""
+    r = client.get("/docs")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "SwaggerUIBundle" in r.text
+    assert "://" not in r.text and "cdn" not in r.text.lower()  # nothing from elsewhere
+    assert "url: '/openapi.json'" in r.text
+    assert '"validatorUrl": null' in r.text  # no badge from the public validator
+    refs = _AssetRefs()
+    refs.feed(r.text)
+    # the script, the style sheet and the icon
+    assert sorted(tag for tag, _ in refs.urls) == ["link", "link", "script"]
+    for tag, url in refs.urls:
+        parts = urlsplit(url)
+        assert not parts.scheme and not parts.netloc and url.startswith("/"), url
+        asset = client.get(url)
+        assert asset.status_code == 200, url
+        ctype = asset.headers["content-type"]
+        if tag == "script":
+            assert ctype.startswith(("text/javascript", "application/javascript")), ctype
+            assert b"SwaggerUIBundle" in asset.content
+        elif url.endswith(".css"):
+            assert ctype.startswith("text/css") and b"swagger-ui" in asset.content
+        else:
+            assert ctype == "image/png", (url, ctype)
+    # ReDoc exists only as a CDN script: not served; unknown assets are 404
+    assert client.get("/redoc").status_code == 404
+    assert client.get("/docs/static/no-such-file.js").status_code == 404
+
+
+def test_docs_fall_back_without_the_bundle(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without swagger-ui-bundle-v2 the app still starts and /docs is FastAPI's page."""
+    import podium.service.app as app_module
+
+    monkeypatch.setattr(app_module, "swagger_ui_dir", lambda: None)
+    with TestClient(create_app(db_url, None)) as c:
+        r = c.get("/docs")
+        assert r.status_code == 200 and "SwaggerUIBundle" in r.text
+        assert c.get("/docs/static/swagger-ui.css").status_code == 404
 
 
 def test_leaderboard_equals_batch_rater(client: TestClient, batch: Rater) -> None:
@@ -533,3 +588,28 @@ def test_serve_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "not both" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 1
     assert "--port" in capsys.readouterr().err
+    assert main(["serve", "--pool-size", "0"]) == 1
+    assert "--pool-size must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["serve", "--max-overflow", "-1"]) == 1
+    assert "--max-overflow must be >= 0, got -1" in capsys.readouterr().err
+
+
+def test_pool_settings_reach_the_store(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.errors import PodiumError
+    from podium.service.app import create_app_from_env
+
+    app = create_app(db_url, None, pool_size=3, max_overflow=1)
+    with TestClient(app) as c:
+        pool = app.state.store.engine.pool
+        assert pool.size() == 3 and pool._max_overflow == 1
+        assert c.get("/api/leaderboard/count").json()["count"] == 40
+    monkeypatch.setenv("PODIUM_DB", db_url)
+    monkeypatch.setenv("PODIUM_POOL_SIZE", "4")
+    monkeypatch.setenv("PODIUM_MAX_OVERFLOW", "0")
+    app = create_app_from_env()
+    with TestClient(app):
+        pool = app.state.store.engine.pool
+        assert pool.size() == 4 and pool._max_overflow == 0
+    monkeypatch.setenv("PODIUM_POOL_SIZE", "many")
+    with pytest.raises(PodiumError, match="PODIUM_POOL_SIZE must be an integer, got 'many'"):
+        create_app_from_env()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import _search_cases as search_cases
 import _store_cases as cases
 import pytest
 from hypothesis import given, settings
@@ -157,8 +158,9 @@ def test_schema_version_mismatch_messages(url):
         Store.open(url)
 
 
-def _make_v1_store(url: str) -> None:
-    """A store as version 1 of the schema wrote it (no players.handle_key)."""
+def _make_v1_store(url: str, version: int = 1) -> None:
+    """A store as version 1 of the schema wrote it (no players.handle_key), then
+    migrated to ``version``."""
     eng = make_engine(url)
     with eng.begin() as conn:
         assert upgrade(conn, target=1) == [1]
@@ -171,6 +173,7 @@ def _make_v1_store(url: str) -> None:
             "(0, 'Alice', 1600, 100, 1540, 1, 5, 1540, 850), "
             "(1, 'bob', 1400, 100, 1340, 1, 5, 1340, 650)"
         ))
+        assert upgrade(conn, target=version) == list(range(2, version + 1))
     eng.dispose()
 
 
@@ -180,19 +183,21 @@ def Store_params():  # noqa: N802 - the mmr preset's full parameters, as a store
     return json.loads(json.dumps(get_system("mmr").params()))
 
 
-def test_upgrade_from_version_1(url):
-    _make_v1_store(url)
-    with pytest.raises(StoreError, match=rf"schema version 1, older than this Podium's "
+@pytest.mark.parametrize("old", range(1, SCHEMA_VERSION))
+def test_upgrade_from_older_version(url, old):
+    _make_v1_store(url, old)
+    with pytest.raises(StoreError, match=rf"schema version {old}, older than this Podium's "
                        rf"{SCHEMA_VERSION}; run `podium db-upgrade --db {url}`"):
         Store.open(url)
     with pytest.raises(StoreError, match="older"):
         Store.open_or_create(url)
-    assert Store.upgrade(url) == (1, SCHEMA_VERSION)
+    assert Store.upgrade(url) == (old, SCHEMA_VERSION)
     assert Store.upgrade(url) == (SCHEMA_VERSION, SCHEMA_VERSION)
     with Store.open(url) as store:
         assert store.schema_version == SCHEMA_VERSION
         assert store.search_handles("AL") == ["Alice"]
         assert store.search_handles("") == ["Alice", "bob"]
+        assert store.search_handles("b") == ["bob"] and store.search_handles("c") == []
     eng = make_engine(url)
     with eng.connect() as conn:
         keys = dict(conn.execute(select(S.players.c.handle, S.players.c.handle_key)).all())
@@ -274,3 +279,37 @@ def test_any_ingestion_order_equals_stable_time_sort(order):
         expect = sorted(given_order, key=lambda c: c.time_seconds)
         assert store.contest_ids() == [c.name for c in expect]
         cases.assert_store_equals_rater(store, cases._reference(expect, "mmr"))
+
+
+def test_prefix_upper_bound():
+    from podium.store.store import prefix_upper_bound
+
+    top = chr(0x10FFFF)
+    assert prefix_upper_bound("") is None and prefix_upper_bound(top * 3) is None
+    assert prefix_upper_bound("tour") == "tous"
+    assert prefix_upper_bound("a_") == "a`" and prefix_upper_bound("a%") == "a&"
+    assert prefix_upper_bound("a" + top + top) == "b"
+    assert prefix_upper_bound("x\ud7ff") == "x\ue000"  # the surrogates are skipped
+    assert prefix_upper_bound("σο") == "σπ"
+
+
+@pytest.mark.parametrize("through", ["range", "rating-walk"])
+def test_search_handles_equals_reference(monkeypatch, through):
+    """Both ways of searching (index range, walk in rating order) give exactly the
+    case-insensitive prefix matches, best rated first, unrated players left out."""
+    search_cases.case_search("sqlite://", monkeypatch, through)
+
+
+def test_pool_settings(url):
+    Store.create(url, "mmr").close()
+    with Store.open(url, pool_size=2, max_overflow=1) as store:
+        assert store.engine.pool.size() == 2 and store.engine.pool._max_overflow == 1
+        assert store.count_players() == 0
+    with Store.open_or_create(url, pool_size=7) as store:
+        assert store.engine.pool.size() == 7
+    with pytest.raises(StoreError, match=r"pool_size must be an integer >= 1, got 0"):
+        Store.open(url, pool_size=0)
+    with pytest.raises(StoreError, match=r"max_overflow must be an integer >= 0, got -1"):
+        Store.create(url, "mmr", max_overflow=-1)
+    with pytest.raises(TypeError, match="pool_sise"):
+        Store.open(url, pool_sise=3)

@@ -10,9 +10,13 @@ skipped with a message saying so.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import _search_cases as search_cases
 import _store_cases as cases
 import pytest
 
@@ -48,8 +52,12 @@ _why_not = _reachable()
 pytestmark = pytest.mark.skipif(_why_not is not None, reason=_why_not or "")
 
 
-@pytest.fixture
-def url():
+@contextmanager
+def _database(options: str = "", *, required: bool = False) -> Iterator[str]:
+    """A new database (``CREATE DATABASE name options``), dropped afterwards.
+
+    When it cannot be created: skip if ``required``, else empty and use the given one.
+    """
     from sqlalchemy import text
     from sqlalchemy.engine import make_url
 
@@ -62,10 +70,13 @@ def url():
     created = False
     try:
         with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}" {options}'))
         created = True
         target = base.set(database=name).render_as_string(hide_password=False)
-    except Exception:  # noqa: BLE001 - no CREATEDB privilege: use the given database
+    except Exception as exc:  # noqa: BLE001 - no CREATEDB privilege: use the given database
+        if required:
+            admin.dispose()
+            pytest.skip(f"cannot create a database {options}: {exc}")
         target = BASE_URL
         eng = make_engine(target)
         with eng.begin() as conn:
@@ -79,6 +90,20 @@ def url():
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def url():
+    with _database() as target:
+        yield target
+
+
+@pytest.fixture
+def icu_url():
+    """A database whose default collation is ICU's en-US (not code point order)."""
+    with _database("TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu "
+                   "ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'", required=True) as target:
+        yield target
 
 
 def test_schema_created(url):
@@ -158,3 +183,94 @@ def test_cli_ingest(url, tmp_path, capsys):
     assert main(["db-info", "--db", url]) == 0
     out = capsys.readouterr().out
     assert "contests:       8 (7 rated)" in out and "postgresql+psycopg://" in out
+
+
+@pytest.mark.parametrize("through", ["range", "rating-walk"])
+def test_search_handles_equals_reference(url, monkeypatch, through):
+    search_cases.case_search(url, monkeypatch, through)
+
+
+@pytest.mark.parametrize("through", ["range", "rating-walk"])
+def test_search_and_queries_in_a_non_c_locale(icu_url, monkeypatch, through):
+    """In a database that sorts text by a language's rules (ICU en-US: '_' sorts before
+    '%', 'a-b' near 'ab'), prefixes are still exact and ties still go by code point."""
+    from sqlalchemy import text
+
+    from podium.store.engine import make_engine
+
+    eng = make_engine(icu_url)
+    with eng.connect() as conn:
+        assert conn.execute(text("SELECT 'a_' < 'a%'")).scalar_one()  # not code point order
+    eng.dispose()
+    search_cases.case_search(icu_url, monkeypatch, through)
+
+
+def test_queries_in_a_non_c_locale(icu_url):
+    cases.case_queries(icu_url)
+
+
+def _collation(url: str) -> str | None:
+    from sqlalchemy import text
+
+    from podium.store.engine import make_engine
+
+    eng = make_engine(url)
+    try:
+        with eng.connect() as conn:
+            return conn.execute(text(
+                "SELECT collation_name FROM information_schema.columns "
+                "WHERE table_name = 'players' AND column_name = 'handle_key'")).scalar_one()
+    finally:
+        eng.dispose()
+
+
+def test_upgrade_from_version_2(icu_url):
+    """Version 3 gives handle_key code point order (COLLATE "C") and rebuilds its index."""
+    from sqlalchemy import inspect, text
+
+    from podium.store import SCHEMA_VERSION, Store, StoreError
+    from podium.store.engine import make_engine
+    from podium.store.migrations import set_meta, upgrade
+    from podium.systems import get_system
+
+    eng = make_engine(icu_url)
+    with eng.begin() as conn:
+        assert upgrade(conn, target=2) == [1, 2]
+        for k, v in (("system", "mmr"), ("params", json.dumps(get_system("mmr").params())),
+                     ("store_id", "v2store"), ("epoch", "0"), ("revision", "0")):
+            set_meta(conn, k, v)
+        conn.execute(text(
+            "INSERT INTO players (pk, handle, handle_key, mu, sigma, display_rating, contests, "
+            "last_contest_time, max_display_rating, last_change) VALUES "
+            "(0, 'a_b', 'a_b', 1600, 100, 1540, 1, 5, 1540, 850), "
+            "(1, 'a%c', 'a%c', 1400, 100, 1340, 1, 5, 1340, 650), "
+            "(2, 'A-b', 'a-b', 1500, 100, 1440, 1, 5, 1440, 750)"
+        ))
+    eng.dispose()
+    assert _collation(icu_url) is None  # the database's default (ICU en-US)
+    with pytest.raises(StoreError, match=r"schema version 2, older than this Podium's"):
+        Store.open(icu_url)
+    assert Store.upgrade(icu_url) == (2, SCHEMA_VERSION)
+    assert _collation(icu_url) == "C"
+    eng = make_engine(icu_url)
+    indexes = {ix["name"]: ix["column_names"] for ix in inspect(eng).get_indexes("players")}
+    eng.dispose()
+    assert indexes["ix_players_handle_key"] == ["handle_key"]
+    with Store.open(icu_url) as store:
+        assert store.search_handles("a_") == ["a_b"]
+        assert store.search_handles("A%") == ["a%c"]
+        assert store.search_handles("a-") == ["A-b"]
+        assert store.search_handles("a") == ["a_b", "A-b", "a%c"]
+    # a store created now has the same column
+    with _database() as fresh:
+        Store.create(fresh, "mmr").close()
+        assert _collation(fresh) == "C"
+
+
+def test_pool_settings(url):
+    from podium.store import Store
+
+    Store.create(url, "mmr").close()
+    with Store.open(url, pool_size=3, max_overflow=0) as store:
+        assert store.engine.pool.size() == 3 and store.engine.pool._max_overflow == 0
+        assert store.count_players() == 0

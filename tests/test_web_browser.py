@@ -4,7 +4,8 @@ Starts ``podium serve`` on a temporary SQLite store holding a small synthetic hi
 then: the leaderboard loads; typing a prefix in the search box suggests the player;
 the suggestion opens the player page, whose rating chart is drawn (checked in the DOM
 and in the pixels of a screenshot, saved under the test's tmp path); the contest page
-lists the rating changes; and no request leaves the server (no CDN).
+lists the rating changes; the API page /docs (Swagger UI) renders and runs a request
+with every request outside the server blocked; and no request leaves the server (no CDN).
 
 Skipped when ``/usr/bin/chromium`` (or the ``playwright`` package) is absent.
 """
@@ -64,7 +65,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, S
     with Store.create(url, "mmr") as store:
         for c in _history():
             store.ingest(c)
-    with running_server(url, tmp) as srv, Store.open(url) as reader:
+    # non-default pool options: `podium serve` must accept them and pass them on
+    with running_server(url, tmp, extra=["--pool-size", "3", "--max-overflow", "2"]) as srv, \
+            Store.open(url) as reader:
         yield srv, reader
 
 
@@ -204,4 +207,51 @@ def test_keyboard_search_and_plain_form(server: tuple[Server, Store], browser: o
     expect(page.locator("h1")).to_have_text("Not found")
     assert not foreign, f"requests outside the server: {foreign}"
     assert not [e for e in errors if "404" not in e], f"browser errors: {errors}"
+    page.close()
+
+
+def _api_paths(srv: Server) -> list[tuple[str, str]]:
+    """``(method, path)`` of every operation in the server's OpenAPI schema."""
+    import httpx
+
+    spec = httpx.get(srv.url + "/openapi.json", timeout=10).json()
+    return [(m, p) for p, ops in spec["paths"].items() for m in ops]
+
+
+def test_api_docs_render_offline(server: tuple[Server, Store], browser: object) -> None:
+    """/docs (Swagger UI) renders and runs a request with every non-local request blocked."""
+    srv, store = server
+    page, foreign, errors = _new_page(browser, srv)
+    expect = sync_api.expect
+    blocked: list[str] = []
+
+    def only_local(route: object) -> None:
+        url = route.request.url  # type: ignore[attr-defined]
+        if url.startswith(srv.url + "/") or url.startswith("data:"):
+            route.continue_()  # type: ignore[attr-defined]
+        else:
+            blocked.append(url)
+            route.abort()  # type: ignore[attr-defined]
+
+    page.route("**/*", only_local)
+    page.goto(srv.url + "/docs")
+    op = page.locator(".opblock", has=page.locator(
+        '.opblock-summary-path[data-path="/api/leaderboard"]'))
+    expect(op).to_be_visible(timeout=20_000)
+    expect(op).to_contain_text("/api/leaderboard")
+    # one block per operation of the schema
+    expect(page.locator(".opblock-summary-path")).to_have_count(len(_api_paths(srv)))
+    assert "Podium rating service" in page.locator(".info .title").inner_text()
+    # the page works, not only renders: run GET /api/leaderboard from it
+    op.locator(".opblock-summary").click()
+    op.locator("button.try-out__btn").click()
+    op.locator("button.execute").click()
+    status = op.locator(".live-responses-table .response .response-col_status").first
+    expect(status).to_have_text("200", timeout=20_000)
+    top = store.leaderboard(limit=1)[0].handle
+    body = op.locator(".live-responses-table .response .response-col_description")
+    expect(body).to_contain_text(top)
+    assert not blocked, f"/docs asked for something outside the server: {blocked}"
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not errors, f"browser errors: {errors}"
     page.close()

@@ -5,7 +5,8 @@
 Run it with ``podium serve --db URL --token T`` (see :mod:`podium.service.cli`) or
 with any ASGI server; for several worker processes use the factory
 :func:`create_app_from_env` (``uvicorn --factory podium.service.app:create_app_from_env``
-with ``PODIUM_DB``, ``PODIUM_TOKEN`` and ``PODIUM_MAX_BODY_BYTES`` in the environment).
+with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
+``PODIUM_POOL_SIZE`` and ``PODIUM_MAX_OVERFLOW`` in the environment).
 
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
@@ -17,19 +18,26 @@ Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewher
 * 422 -- a parameter or a contest that fails validation (the message names the
   field, the contest and the player);
 * 503 -- the database could not be reached or stayed locked (retry).
+
+The interactive API page ``/docs`` (Swagger UI) is served without internet access:
+its script, style sheet and icon come from the ``swagger-ui-bundle-v2`` package and
+are served by the app under ``/docs/static/`` (see :func:`swagger_ui_dir`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -37,10 +45,16 @@ from podium.errors import PodiumError
 from podium.service import DEFAULT_MAX_BODY_BYTES
 from podium.service.api import format_validation_errors
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyLimitMiddleware", "create_app", "create_app_from_env"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DOCS_ASSETS_URL", "BodyLimitMiddleware", "create_app",
+           "create_app_from_env", "swagger_ui_dir"]
 
 log = logging.getLogger("podium.service")
 
+
+#: Where the app serves the Swagger UI files that ``/docs`` loads.
+DOCS_ASSETS_URL = "/docs/static"
+#: The files of the Swagger UI distribution that ``/docs`` needs.
+SWAGGER_UI_FILES = ("swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -120,12 +134,58 @@ def _is_api(request: Request) -> bool:
     return path == "/api" or path.startswith("/api/") or path == "/openapi.json"
 
 
-def _open_store(url: str, system: str | None, params: dict[str, Any] | None) -> Any:
+def _open_store(url: str, system: str | None, params: dict[str, Any] | None,
+                pool: dict[str, int | None]) -> Any:
     from podium.store import Store
 
     if system is not None:
-        return Store.open_or_create(url, system=system, params=params)
-    return Store.open(url)
+        return Store.open_or_create(url, system=system, params=params, **pool)
+    return Store.open(url, **pool)
+
+
+def swagger_ui_dir() -> Path | None:
+    """The folder of the Swagger UI distribution shipped by ``swagger-ui-bundle-v2``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The folder holding :data:`SWAGGER_UI_FILES`; ``None`` when the package is not
+        installed, lacks one of them or holds Swagger UI older than 5 (``/docs`` then
+        falls back to FastAPI's page, which loads Swagger UI from a CDN).
+    """
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return None
+    folder = Path(str(swagger_ui_path))
+    if not all((folder / name).is_file() for name in SWAGGER_UI_FILES):
+        return None
+    # The older package swagger-ui-bundle (1.x) installs the same module with Swagger
+    # UI 4, which cannot read OpenAPI 3.1 (FastAPI's schema): not usable.
+    version = re.fullmatch(r"swagger-ui-(\d+)(?:\..*)?", folder.name)
+    if version is not None and int(version.group(1)) < 5:
+        return None
+    return folder
+
+
+def _add_offline_docs(app: FastAPI, assets: Path) -> None:
+    """``GET /docs``: Swagger UI from the files in ``assets``, served under /docs/static/."""
+    app.mount(DOCS_ASSETS_URL, StaticFiles(directory=str(assets)), name="docs-static")
+    title = f"{app.title} - API docs"
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = str(request.scope.get("root_path", "")).rstrip("/")
+        static = root + DOCS_ASSETS_URL
+        return get_swagger_ui_html(
+            openapi_url=root + str(app.openapi_url),
+            title=title,
+            swagger_js_url=f"{static}/swagger-ui-bundle.js",
+            swagger_css_url=f"{static}/swagger-ui.css",
+            swagger_favicon_url=f"{static}/favicon-32x32.png",
+            # no badge image from the public validator (a request to the internet)
+            swagger_ui_parameters={"validatorUrl": None},
+        )
 
 
 def create_app(
@@ -136,6 +196,8 @@ def create_app(
     system: str | None = None,
     params: dict[str, Any] | None = None,
     store: Any = None,
+    pool_size: int | None = None,
+    max_overflow: int | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -155,6 +217,10 @@ def create_app(
     store:
         An already open store to use instead of opening ``store_url`` (tests); the app
         then does not close it.
+    pool_size, max_overflow:
+        The store's connection pool: connections kept open, and how many more may be
+        opened under load (``None``: SQLAlchemy's defaults, 5 and 10); see
+        :func:`podium.store.engine.make_engine`.
 
     Returns
     -------
@@ -169,7 +235,8 @@ def create_app(
         raise PodiumError(f"max_body_bytes must be a positive integer, got {max_body_bytes!r}")
     owned = store is None
     if store is None:
-        store = _open_store(store_url, system, params)
+        store = _open_store(store_url, system, params,
+                            {"pool_size": pool_size, "max_overflow": max_overflow})
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -182,6 +249,11 @@ def create_app(
     from podium import __version__ as version
     from podium.service import api, web
 
+    assets = swagger_ui_dir()
+    if assets is None:
+        log.warning("swagger-ui-bundle-v2 (Swagger UI 5) is not installed: /docs loads "
+                    "Swagger UI from a CDN (pip install 'podium[service]' to serve it "
+                    "offline)")
     app = FastAPI(
         title="Podium rating service",
         version=str(version),
@@ -191,7 +263,13 @@ def create_app(
             "Errors are `{\"detail\": \"...\"}`."
         ),
         lifespan=lifespan,
+        # /docs is added below with Swagger UI served by the app itself; ReDoc only
+        # exists as a CDN script, so /redoc is off
+        docs_url="/docs" if assets is None else None,
+        redoc_url=None,
     )
+    if assets is not None:
+        _add_offline_docs(app, assets)
     app.state.store = store
     app.state.token = token or None
     app.state.max_body_bytes = max_body_bytes
@@ -244,14 +322,25 @@ def create_app_from_env() -> FastAPI:
     """App factory for ``uvicorn --factory`` / gunicorn workers.
 
     Reads ``PODIUM_DB`` (required), ``PODIUM_TOKEN`` (optional: writes disabled
-    without it) and ``PODIUM_MAX_BODY_BYTES`` (optional).
+    without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_POOL_SIZE`` and
+    ``PODIUM_MAX_OVERFLOW`` (optional).
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
         raise PodiumError("PODIUM_DB is not set: give the store URL, e.g. sqlite:///ratings.db")
-    raw = os.environ.get("PODIUM_MAX_BODY_BYTES")
+    limit = _env_int("PODIUM_MAX_BODY_BYTES")
+    return create_app(url, os.environ.get("PODIUM_TOKEN") or None,
+                      DEFAULT_MAX_BODY_BYTES if limit is None else limit,
+                      pool_size=_env_int("PODIUM_POOL_SIZE"),
+                      max_overflow=_env_int("PODIUM_MAX_OVERFLOW"))
+
+
+def _env_int(name: str) -> int | None:
+    """The integer in environment variable ``name`` (``None`` when unset or empty)."""
+    raw = os.environ.get(name)
+    if not raw:
+        return None
     try:
-        limit = int(raw) if raw else DEFAULT_MAX_BODY_BYTES
+        return int(raw)
     except ValueError:
-        raise PodiumError(f"PODIUM_MAX_BODY_BYTES must be an integer, got {raw!r}") from None
-    return create_app(url, os.environ.get("PODIUM_TOKEN") or None, limit)
+        raise PodiumError(f"{name} must be an integer, got {raw!r}") from None

@@ -1,8 +1,9 @@
 """``podium serve``: run the rating service (HTTP API and web pages) with uvicorn.
 
 ``podium serve --db URL --host H --port P --token T`` serves the store at ``URL``;
-``--workers N`` starts N worker processes (each with its own connection pool; the
-store serialises their writes in the database).
+``--workers N`` starts N worker processes (each with its own connection pool of
+``--pool-size`` connections plus up to ``--max-overflow`` more; the store serialises
+their writes in the database).
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise PodiumError(f"--workers must be >= 1, got {args.workers}")
     if args.max_body_bytes < 1:
         raise PodiumError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
+    if args.pool_size is not None and args.pool_size < 1:
+        raise PodiumError(f"--pool-size must be >= 1, got {args.pool_size}")
+    if args.max_overflow is not None and args.max_overflow < 0:
+        raise PodiumError(f"--max-overflow must be >= 0, got {args.max_overflow}")
     token = _read_token(args)
     params: dict[str, Any] | None = None
     system = args.system
@@ -67,7 +72,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             system = file_system
     # Open the store once here: a bad URL or a missing store is reported before
     # any worker starts.
-    app = create_app(args.db, token, args.max_body_bytes, system=system, params=params)
+    app = create_app(args.db, token, args.max_body_bytes, system=system, params=params,
+                     pool_size=args.pool_size, max_overflow=args.max_overflow)
     store = app.state.store
     st = store.stats()
     print(
@@ -91,6 +97,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PODIUM_TOKEN"] = token
     else:
         os.environ.pop("PODIUM_TOKEN", None)
+    for name, value in (("PODIUM_POOL_SIZE", args.pool_size),
+                        ("PODIUM_MAX_OVERFLOW", args.max_overflow)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
     uvicorn.run("podium.service.app:create_app_from_env", factory=True,
                 workers=args.workers, **common)
     return 0
@@ -120,6 +132,12 @@ def add_parsers(subparsers: Any) -> None:
     s.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
                    help=f"largest request body accepted, else 413 (default "
                    f"{DEFAULT_MAX_BODY_BYTES})")
+    s.add_argument("--pool-size", type=int, default=None, metavar="N",
+                   help="database connections each worker keeps open (default 5, "
+                   "SQLAlchemy's)")
+    s.add_argument("--max-overflow", type=int, default=None, metavar="N",
+                   help="connections each worker may open beyond --pool-size under load "
+                   "(default 10); a worker opens at most the sum")
     s.add_argument("--system", default=None,
                    help="create the store with this rating system if --db holds none "
                    "(default: the store must exist)")

@@ -79,7 +79,20 @@ def sqlite_path(db: str) -> Path | None:
     return Path(u.database)
 
 
-def make_engine(db: str, *, busy_timeout: float = 600.0) -> Engine:
+def _pool_kwargs(pool_size: int | None, max_overflow: int | None) -> dict[str, int]:
+    """``create_engine`` arguments for the connection pool (checked; ``None``: default)."""
+    out: dict[str, int] = {}
+    for name, value, least in (("pool_size", pool_size, 1), ("max_overflow", max_overflow, 0)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise StoreError(f"{name} must be an integer >= {least}, got {value!r}")
+        out[name] = value
+    return out
+
+
+def make_engine(db: str, *, busy_timeout: float = 600.0, pool_size: int | None = None,
+                max_overflow: int | None = None) -> Engine:
     """An engine for ``db`` set up for the store's transactions.
 
     Parameters
@@ -88,9 +101,25 @@ def make_engine(db: str, *, busy_timeout: float = 600.0) -> Engine:
         URL or bare SQLite path (see :func:`normalize_url`).
     busy_timeout:
         Seconds a SQLite writer waits for another writer before giving up.
+    pool_size:
+        Connections the pool keeps open (``None``: SQLAlchemy's default, 5).
+    max_overflow:
+        Connections opened beyond ``pool_size`` under load and closed when returned
+        (``None``: SQLAlchemy's default, 10).  At most ``pool_size + max_overflow``
+        connections are open at once; a request for one more waits up to 30 s.
+
+    Both pool settings apply to PostgreSQL and to SQLite files; an in-memory SQLite
+    database always has its one shared connection and ignores them.
+
+    Raises
+    ------
+    StoreError
+        For an unsupported URL or back end, or a pool setting below 1 (``pool_size``)
+        or 0 (``max_overflow``).
     """
     u = _url(db)
     backend = u.get_backend_name()
+    pool = _pool_kwargs(pool_size, max_overflow)
     if backend == "sqlite":
         memory = u.database in (None, "", ":memory:")
         kwargs: dict[str, Any] = {
@@ -98,6 +127,8 @@ def make_engine(db: str, *, busy_timeout: float = 600.0) -> Engine:
         }
         if memory:
             kwargs["poolclass"] = StaticPool
+        else:
+            kwargs.update(pool)
         engine = create_engine(u, **kwargs)
         ms = int(busy_timeout * 1000)
 
@@ -127,7 +158,7 @@ def make_engine(db: str, *, busy_timeout: float = 600.0) -> Engine:
         if u.drivername == "postgresql":
             u = u.set(drivername="postgresql+psycopg")
         try:
-            return create_engine(u, pool_pre_ping=True)
+            return create_engine(u, pool_pre_ping=True, **pool)
         except ImportError as exc:
             raise StoreError(
                 f"{display_url(db)}: the PostgreSQL driver is missing ({exc}); "

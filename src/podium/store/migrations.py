@@ -10,6 +10,10 @@ failed or killed migration leaves the previous version intact) and records
 * **2** -- ``players.handle_key``: the case-folded handle (``str.casefold``),
   filled in for existing rows, with an index, for case-insensitive prefix
   search of handles.
+* **3** -- ``players.handle_key`` compared by code point on PostgreSQL
+  (``COLLATE "C"``, like ``handle``; its index is rebuilt), so that the handles
+  starting with a prefix are one range of the index whatever the database's
+  locale.  Nothing changes on SQLite, which compares text by code point.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -171,10 +175,17 @@ def _v2(conn: Connection) -> None:
     Index("ix_players_handle_key", players.c.handle_key).create(conn)
 
 
+def _v3(conn: Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        # rewrites ix_players_handle_key in the new order
+        conn.execute(text('ALTER TABLE players ALTER COLUMN handle_key TYPE TEXT COLLATE "C"'))
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
+    (3, _v3),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

@@ -11,7 +11,12 @@ The tables, one code path for SQLite and PostgreSQL:
     Every handle that appears in a stored standing.  The rating columns are
     ``NULL`` and ``contests`` is 0 until the player's first *rated* contest (a
     contest in which everybody tied rates nobody); afterwards they hold the
-    player's current values, equal to the :class:`~podium.rater.Rater`'s table.
+    player's current values, equal to the :class:`~podium.rater.Rater`'s table
+    (so ``display_rating IS NOT NULL`` exactly when ``contests >= 1``: the
+    queries of rated players use it, with the rating index).  ``handle_key``
+    is the case-folded handle, compared by code point (``COLLATE "C"`` on
+    PostgreSQL), so that the handles with a given prefix are a range of its
+    index.
 ``contests``
     One row per contest: its id (``cid``: the url, else the name, unless given),
     chronological position ``seq`` (0-based, time-sorted), name, url, time,
@@ -69,7 +74,7 @@ __all__ = [
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def handle_type() -> TypeEngine[str]:
@@ -104,8 +109,9 @@ players = Table(
     Column("last_contest_time", BigInteger, nullable=True),
     Column("max_display_rating", Double, nullable=True),
     Column("last_change", Double, nullable=True),
-    # version 2: the case-folded handle, for case-insensitive prefix search
-    Column("handle_key", Text, nullable=True),
+    # version 2: the case-folded handle, for case-insensitive prefix search; version 3:
+    # compared by code point on PostgreSQL too, so that a prefix is an index range
+    Column("handle_key", handle_type(), nullable=True),
 )
 Index("ix_players_display", players.c.display_rating.desc(), players.c.handle)
 Index("ix_players_handle_key", players.c.handle_key)

@@ -41,6 +41,7 @@ import hashlib
 import json
 import logging
 import math
+import sys
 import threading
 import time
 import uuid
@@ -57,7 +58,6 @@ from sqlalchemy import (
     and_,
     delete,
     func,
-    or_,
     select,
     update,
 )
@@ -89,13 +89,17 @@ from podium.store.models import (
 from podium.store.snapshot import LastRoundLog, new_rater, rater_from_bytes, rater_to_bytes
 from podium.systems import RatingSystem, get_system
 
-__all__ = ["Store", "default_contest_id", "content_hash"]
+__all__ = ["Store", "default_contest_id", "content_hash", "prefix_upper_bound"]
 
 log = logging.getLogger("podium.store")
 
 _INT64 = 2**63
 #: Rows per ``IN (...)`` list (SQLite's historical limit on bound parameters is 999).
 _IN_CHUNK = 500
+#: Prefix search: with at most this many handles in the prefix's range of ``handle_key``
+#: they are read through its index and sorted by rating; with more, the players are
+#: walked in rating order until ``limit`` of them match (see :meth:`Store.search_handles`).
+_SEARCH_RANGE_ROWS = 2000
 
 
 # ====================================================================== helpers
@@ -144,6 +148,26 @@ def _resolve(system: str, params: dict[str, Any] | None) -> tuple[RatingSystem, 
     """Build the system (ConfigError for unknown names/parameters) and its full parameters."""
     sysobj = get_system(system, **(params or {}))
     return sysobj, _json_params(sysobj.params())
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    r"""The least string greater than every string that starts with ``prefix``.
+
+    Strings are ordered by code point (as Python, SQLite's ``BINARY`` collation and
+    PostgreSQL's ``COLLATE "C"`` order them), so ``s.startswith(prefix)`` is exactly
+    ``prefix <= s < prefix_upper_bound(prefix)``: an index range.  ``None`` when there
+    is no such string (``prefix`` is empty or all U+10FFFF): no upper limit then.
+
+    >>> prefix_upper_bound("tour"), prefix_upper_bound("a_"), prefix_upper_bound("z\U0010ffff")
+    ('tous', 'a`', '{')
+    """
+    head = prefix.rstrip(chr(sys.maxunicode))
+    if not head:
+        return None
+    nxt = ord(head[-1]) + 1
+    if 0xD800 <= nxt <= 0xDFFF:  # surrogates are no text (they cannot be stored): skip them
+        nxt = 0xE000
+    return head[:-1] + chr(nxt)
 
 
 def _chunks(seq: Sequence[Any], n: int = _IN_CHUNK) -> Iterator[Sequence[Any]]:
@@ -205,6 +229,10 @@ class Store:
         True).  Without it every ingestion starts from the newest snapshot.
     busy_timeout:
         Seconds a SQLite writer waits for another one (default 600).
+    pool_size, max_overflow:
+        The connection pool of the store's engine (PostgreSQL, SQLite files): connections
+        kept open, and how many more may be opened under load (default ``None``:
+        SQLAlchemy's 5 and 10).  See :func:`podium.store.engine.make_engine`.
     """
 
     def __init__(self, engine: Engine, url: str, *, system_name: str, params: dict[str, Any],
@@ -231,13 +259,18 @@ class Store:
 
     # ------------------------------------------------------------------ opening
     @staticmethod
-    def _options(opts: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    def _options(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Split ``opts`` into the Store's own options and :func:`make_engine`'s."""
         allowed = {"snapshot_every", "snapshot_events", "keep_snapshots", "cache"}
-        busy = float(opts.pop("busy_timeout", 600.0))
+        engine_opts = {
+            "busy_timeout": float(opts.pop("busy_timeout", 600.0)),
+            "pool_size": opts.pop("pool_size", None),
+            "max_overflow": opts.pop("max_overflow", None),
+        }
         unknown = set(opts) - allowed
         if unknown:
             raise TypeError(f"unknown Store option(s): {', '.join(sorted(unknown))}")
-        return opts, busy
+        return opts, engine_opts
 
     @classmethod
     def create(cls, url: str, system: str, params: dict[str, Any] | None = None,
@@ -249,9 +282,9 @@ class Store:
         systems or parameters raise :class:`~podium.errors.ConfigError` before
         the database is touched.
         """
-        opts, busy = cls._options(dict(options))
+        opts, engine_opts = cls._options(dict(options))
         _sysobj, resolved = _resolve(system, params)
-        engine = make_engine(url, busy_timeout=busy)
+        engine = make_engine(url, **engine_opts)
         try:
             with db_errors(url, "cannot create the store"), write_txn(engine) as conn:
                 version = cls._checked_version(conn, url, allow_old=True)
@@ -284,20 +317,23 @@ class Store:
     def open(cls, url: str, **options: Any) -> Store:
         """Open an existing store; its system and parameters come from the database.
 
+        ``options`` are the class's keyword options (``cache``, ``busy_timeout``,
+        ``pool_size``, ``max_overflow``, ...), as for :meth:`create`.
+
         Raises
         ------
         StoreError
             When there is no store there, or its schema version differs from this
             Podium's (the message says whether to run ``podium db-upgrade``).
         """
-        opts, busy = cls._options(dict(options))
+        opts, engine_opts = cls._options(dict(options))
         path = sqlite_path(url)
         if path is not None and not path.exists():
             raise StoreError(
                 f"no Podium store at {display_url(url)} (no such file); create one with "
                 f"`podium ingest PATH --db {url} --system NAME`"
             )
-        engine = make_engine(url, busy_timeout=busy)
+        engine = make_engine(url, **engine_opts)
         try:
             with db_errors(url, "cannot open the store"), read_txn(engine) as conn:
                 version = cls._checked_version(conn, url, allow_old=False)
@@ -930,7 +966,13 @@ class Store:
                       min_rating: float | None = None,
                       max_rating: float | None = None) -> list[Any]:
         p = S.players
-        conds = [p.c.contests >= max(int(min_contests), 1)]
+        # A player is rated (contests >= 1) exactly when display_rating is set: it is
+        # NULL until the first rated contest (see schema.players).  Testing the indexed
+        # column lets counts and deep leaderboard pages read the rating index alone.
+        if min_contests <= 1:
+            conds = [p.c.display_rating.is_not(None)]
+        else:
+            conds = [p.c.contests >= int(min_contests)]
         if active_since is not None:
             conds.append(p.c.last_contest_time >= int(active_since))
         if min_rating is not None:
@@ -985,13 +1027,13 @@ class Store:
             r = conn.execute(select(p).where(p.c.handle == handle, p.c.contests >= 1)).first()
             if r is None:
                 return None
-            better = conn.execute(
-                select(func.count()).select_from(p).where(
-                    p.c.contests >= 1,
-                    or_(p.c.display_rating > r.display_rating,
-                        and_(p.c.display_rating == r.display_rating, p.c.handle < r.handle)),
-                )
-            ).scalar_one()
+            # the rated players ranked above: two counts over the rating index alone
+            # (display_rating is NULL exactly for the unrated ones)
+            above = select(func.count()).select_from(p)
+            better = int(conn.execute(
+                above.where(p.c.display_rating > r.display_rating)).scalar_one())
+            better += int(conn.execute(above.where(
+                p.c.display_rating == r.display_rating, p.c.handle < r.handle)).scalar_one())
             hist = conn.execute(
                 select(c.c.cid, c.c.name, c.c.time_seconds, c.c.seq, c.c.players, e.c.mu,
                        e.c.sigma, e.c.display_rating, e.c.perf, e.c.change, e.c.place)
@@ -1010,16 +1052,39 @@ class Store:
                           history)
 
     def search_handles(self, prefix: str, limit: int = 10) -> list[str]:
-        """Rated handles starting with ``prefix`` (case-insensitive), best rated first."""
+        """Rated handles starting with ``prefix`` (case-insensitive), best rated first.
+
+        The match is on the case-folded handle (``str.casefold``); ``_`` and ``%`` are
+        plain characters.  Ties in rating go by handle.
+
+        The handles with the prefix are a range of the ``handle_key`` index
+        (:func:`prefix_upper_bound`).  When it holds at most ``_SEARCH_RANGE_ROWS``
+        handles (rare prefixes, ``tour``), they are read through that index and sorted
+        by rating; otherwise (``a``) the players are walked best first, along the
+        rating index, until ``limit`` of them match, which takes few rows when many
+        match.  The size of the range is counted on the index first (at most
+        ``_SEARCH_RANGE_ROWS + 1`` entries).
+        """
         self._check_page(0, limit)
         p = S.players
-        q = (
-            select(p.c.handle)
-            .where(p.c.contests >= 1, p.c.handle_key.startswith(prefix.casefold(),
-                                                                 autoescape=True))
-            .order_by(p.c.display_rating.desc(), p.c.handle.asc()).limit(limit)
-        )
+        key = prefix.casefold()
         with read_txn(self.engine) as conn:
+            match: list[Any] = []
+            if key:
+                upper = prefix_upper_bound(key)
+                match = [p.c.handle_key >= key]
+                if upper is not None:
+                    match.append(p.c.handle_key < upper)
+                in_range = select(p.c.handle_key).where(*match).limit(_SEARCH_RANGE_ROWS + 1)
+                n = int(conn.execute(
+                    select(func.count()).select_from(in_range.subquery())).scalar_one())
+                if n > _SEARCH_RANGE_ROWS:
+                    # too many to read and sort: walk the rating index instead
+                    match = [p.c.handle_key.startswith(key, autoescape=True)]
+            q = (
+                select(p.c.handle).where(p.c.contests >= 1, *match)
+                .order_by(p.c.display_rating.desc(), p.c.handle.asc()).limit(limit)
+            )
             return [r[0] for r in conn.execute(q).all()]
 
     def contest(self, contest_id: str) -> ContestView | None:
