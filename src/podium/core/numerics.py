@@ -64,6 +64,9 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+#: Beyond this many deviations the Gaussian terms go through the normal hazard (the
+#: plain quotients of tail probabilities would underflow to 0/0 near 38).
+_TAIL_Z = 30.0
 
 # Chebyshev-Lobatto nodes per panel of the fast performance evaluation, see
 # ``performance_zeros``: with panels of half-width sqrt(3)*delta_min/2 the
@@ -227,8 +230,13 @@ def _gaussian_terms(x: float, mu: float, sig: float, split_ties: bool):
     # win: pdf/cdf = hazard(-z)/sig; loss: pdf/(cdf - 1) = -hazard(z)/sig, both finite
     # however far x is from mu (the quotients of tail probabilities underflow to 0/0).
     z = (x - mu) / sig
-    lv = -normal_hazard(z) / sig
-    wv = normal_hazard(-z) / sig
+    if abs(z) < _TAIL_Z:
+        pdf = normal_pdf(z) / sig
+        lv = pdf / -normal_cdf(-z)  # cdf - 1 without cancellation
+        wv = pdf / normal_cdf(z)
+    else:
+        lv = -normal_hazard(z) / sig
+        wv = normal_hazard(-z) / sig
     zs = z / sig
     lp = -zs * lv - lv * lv  # (pdf'/(cdf - 1)) - lv^2 with pdf' = -z pdf / sig
     wp = -zs * wv - wv * wv
@@ -331,8 +339,19 @@ def _clenshaw(coef: np.ndarray, t: float):
 def _gauss_lvd(x, mu, sig, split_ties):
     """Values (no derivatives) of the Gaussian loss, win and tie terms at x."""
     z = (x - mu) / sig
-    lv = -normal_hazard(z) / sig
-    wv = normal_hazard(-z) / sig
+    if abs(z) < _TAIL_Z:  # one erfc for both tails
+        pdf = normal_pdf(z) / sig
+        if z >= 0.0:
+            upper = 0.5 * math.erfc(z * _INV_SQRT2)  # P(Z > z), accurate
+            lv = -pdf / upper
+            wv = pdf / (1.0 - upper)
+        else:
+            cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
+            lv = pdf / (cdf - 1.0)
+            wv = pdf / cdf
+    else:
+        lv = -normal_hazard(z) / sig
+        wv = normal_hazard(-z) / sig
     if split_ties:
         dv = 0.5 * (wv + lv)
     else:
