@@ -25,7 +25,8 @@ from podium.errors import CheckpointError, ConfigError
 if TYPE_CHECKING:
     from podium.rater import Rater
 
-__all__ = ["save_checkpoint", "load_checkpoint", "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
+__all__ = ["save_checkpoint", "load_checkpoint", "rater_arrays", "restore_rater",
+           "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
 
 CHECKPOINT_FORMAT = "podium-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -35,11 +36,15 @@ def _json_bytes(obj: Any) -> np.ndarray:
     return np.frombuffer(json.dumps(obj, allow_nan=True).encode("utf-8"), dtype=np.uint8)
 
 
-def save_checkpoint(rater: Rater, path: str | os.PathLike[str]) -> None:
-    """Write ``rater`` to ``path`` atomically."""
+def rater_arrays(
+    rater: Rater, *, fmt: str, version: int, events: bool = True
+) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` image of ``rater``: metadata (``fmt``, ``version``, system,
+    parameters, contests), the player table, the system state and, if ``events``, the
+    event log.  Shared by checkpoints and the store's snapshots."""
     meta = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
+        "format": fmt,
+        "version": version,
         "podium_version": __version__,
         "system": rater.system_name,
         "params": rater.system.params(),
@@ -58,8 +63,42 @@ def save_checkpoint(rater: Rater, path: str | os.PathLike[str]) -> None:
         arrays[f"table.{k}"] = v
     for k, v in rater.state.to_arrays().items():
         arrays[f"state.{k}"] = v
-    for k, v in rater.events.arrays().items():
-        arrays[f"events.{k}"] = v
+    if events:
+        for k, v in rater.events.arrays().items():
+            arrays[f"events.{k}"] = v
+    return arrays
+
+
+def restore_rater(
+    rater: Rater, data: dict[str, np.ndarray], meta: dict[str, Any], *, where: str,
+    what: str = "checkpoint",
+) -> Rater:
+    """Fill a fresh ``rater`` of the right system from :func:`rater_arrays` output
+    (its event log too when the image has one); :class:`CheckpointError` naming
+    ``where`` if the image is damaged."""
+    try:
+        handles = json.loads(bytes(data["handles"]).decode("utf-8"))
+        table = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("table.")}
+        table["handles"] = np.array(handles, dtype=object)
+        rater.players = PlayerTable.from_arrays(table)
+        state = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("state.")}
+        rater.state = type(rater.state).from_arrays(state)
+        rater.state.ensure_players(rater.players.n)
+        events = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("events.")}
+        if events:
+            rater.events = EventLog.from_arrays(events)
+        rater.contests = [ContestRecord(*row) for row in meta["contests"]]
+        rater.last_time = meta["last_time"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{where}: {what} is damaged or inconsistent ({exc})") from None
+    if rater.players.mu.size != rater.players.n:
+        raise CheckpointError(f"{where}: {what} is inconsistent (player arrays)")
+    return rater
+
+
+def save_checkpoint(rater: Rater, path: str | os.PathLike[str]) -> None:
+    """Write ``rater`` to ``path`` atomically."""
+    arrays = rater_arrays(rater, fmt=CHECKPOINT_FORMAT, version=CHECKPOINT_VERSION)
     atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)
 
 
@@ -98,20 +137,4 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Rater:
         rater = Rater(meta["system"], **meta["params"])
     except ConfigError as exc:
         raise CheckpointError(f"{where}: {exc}") from None
-    try:
-        handles = json.loads(bytes(data["handles"]).decode("utf-8"))
-        table = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("table.")}
-        table["handles"] = np.array(handles, dtype=object)
-        rater.players = PlayerTable.from_arrays(table)
-        state = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("state.")}
-        rater.state = type(rater.state).from_arrays(state)
-        rater.state.ensure_players(rater.players.n)
-        events = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("events.")}
-        rater.events = EventLog.from_arrays(events)
-        rater.contests = [ContestRecord(*row) for row in meta["contests"]]
-        rater.last_time = meta["last_time"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{where}: checkpoint is damaged or inconsistent ({exc})") from None
-    if rater.players.mu.size != rater.players.n:
-        raise CheckpointError(f"{where}: checkpoint is inconsistent (player arrays)")
-    return rater
+    return restore_rater(rater, data, meta, where=where)

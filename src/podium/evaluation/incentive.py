@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from podium.core.contest import Contest
-from podium.errors import ConfigError, PodiumError
+from podium.errors import ConfigError
 from podium.rater import Rater
 
 __all__ = ["IncentiveResult", "move_to_last", "plot_incentive", "volatility_farming"]
@@ -153,16 +153,9 @@ def volatility_farming(
 
 def plot_incentive(result: IncentiveResult, path: str | Path) -> Path:
     """One panel per system: the player's honest and farming trajectories."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise PodiumError(
-            "plots need matplotlib: pip install 'podium[eval]' (or pip install matplotlib)"
-        ) from None
+    from podium.evaluation.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     systems = list(dict.fromkeys(result.trajectories["system"]))
     fig, axes = plt.subplots(len(systems), 1, figsize=(9, 3.4 * len(systems)), squeeze=False)
     for ax, name in zip(axes[:, 0], systems, strict=True):
@@ -180,8 +173,4 @@ def plot_incentive(result: IncentiveResult, path: str | Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[-1, 0].set_xlabel("contest index")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)

@@ -20,11 +20,14 @@ __all__ = [
     "plot_metric_over_time",
     "plot_rating_distribution",
     "plot_trajectories",
+    "pyplot",
+    "save_figure",
     "write_plots",
 ]
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def pyplot():  # type: ignore[no-untyped-def]
+    """``matplotlib.pyplot`` on the file-only Agg backend (a clear error without matplotlib)."""
     try:
         import matplotlib
     except ImportError:
@@ -38,12 +41,22 @@ def _pyplot():  # type: ignore[no-untyped-def]
     return plt
 
 
+def save_figure(fig, path: str | Path) -> Path:  # type: ignore[no-untyped-def]
+    """Lay out, save (110 dpi PNG) and close ``fig``."""
+    plt = pyplot()
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def plot_metric_over_time(
     results: Sequence[EvalResult], path: str | Path, *, metric: str = "pair_inv",
     window: int = 25,
 ) -> Path:
     """Rolling mean (over ``window`` contests) of ``metric`` per scored contest."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for res in results:
         df = res.per_round
@@ -58,18 +71,14 @@ def plot_metric_over_time(
     ax.set_title(f"{metric} per contest, ratings before the contest")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def plot_trajectories(
     raters: dict[str, Rater], handles: Sequence[str], path: str | Path
 ) -> Path:
     """Display rating after each contest of every handle, one panel per system."""
-    plt = _pyplot()
+    plt = pyplot()
     if not raters:
         raise PodiumError("no rating runs to plot")
     fig, axes = plt.subplots(len(raters), 1, figsize=(9, 3.2 * len(raters)), squeeze=False)
@@ -88,18 +97,14 @@ def plot_trajectories(
         if drawn:
             ax.legend(fontsize=8)
     axes[-1, 0].set_xlabel("contest index")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def plot_rating_distribution(
     raters: dict[str, Rater], path: str | Path, *, min_contests: int = 1
 ) -> Path:
     """Histogram of final display ratings (players with ``min_contests``+ contests)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for name, rater in raters.items():
         df = rater.ratings(sort=False)
@@ -112,11 +117,7 @@ def plot_rating_distribution(
     ax.set_title(f"final rating distribution (players with {min_contests}+ contests)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def write_plots(

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from podium.core.state import ContestRecord, EventLog, PlayerTable
+from podium.checkpoint import rater_arrays, restore_rater
+from podium.core.state import EventLog
 from podium.errors import CheckpointError
 from podium.rater import Rater
 
@@ -70,33 +71,13 @@ def new_rater(system: str, params: dict[str, Any]) -> Rater:
     return rater
 
 
-def _json_bytes(obj: Any) -> np.ndarray:
-    return np.frombuffer(json.dumps(obj, allow_nan=True).encode("utf-8"), dtype=np.uint8)
-
-
 def rater_to_bytes(rater: Rater) -> bytes:
     """Serialise ``rater`` (all but its event log).
 
     Note that ``SystemState.to_arrays`` may compact the state in place (Elo-MMR
     packs its pool of logistic factors); that changes no rating.
     """
-    meta = {
-        "format": SNAPSHOT_FORMAT,
-        "version": SNAPSHOT_VERSION,
-        "system": rater.system_name,
-        "params": rater.system.params(),
-        "last_time": rater.last_time,
-        "contests": [
-            [c.name, c.time_seconds, c.url, c.players, c.skipped] for c in rater.contests
-        ],
-    }
-    table = rater.players.to_arrays()
-    handles = table.pop("handles").tolist()
-    arrays: dict[str, Any] = {"meta": _json_bytes(meta), "handles": _json_bytes(handles)}
-    for k, v in table.items():
-        arrays[f"table.{k}"] = v
-    for k, v in rater.state.to_arrays().items():
-        arrays[f"state.{k}"] = v
+    arrays = rater_arrays(rater, fmt=SNAPSHOT_FORMAT, version=SNAPSHOT_VERSION, events=False)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
@@ -123,16 +104,4 @@ def rater_from_bytes(data: bytes, *, where: str = "snapshot") -> Rater:
             f"version {meta.get('version')!r}"
         )
     rater = new_rater(meta["system"], meta["params"])
-    try:
-        handles = json.loads(bytes(arrays["handles"]).decode("utf-8"))
-        table = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith("table.")}
-        table["handles"] = np.array(handles, dtype=object)
-        rater.players = PlayerTable.from_arrays(table)
-        state = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith("state.")}
-        rater.state = type(rater.state).from_arrays(state)
-        rater.state.ensure_players(rater.players.n)
-        rater.contests = [ContestRecord(*row) for row in meta["contests"]]
-        rater.last_time = meta["last_time"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{where}: snapshot is damaged or inconsistent ({exc})") from None
-    return rater
+    return restore_rater(rater, arrays, meta, where=where, what="snapshot")
