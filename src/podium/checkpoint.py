@@ -38,7 +38,7 @@ def _json_bytes(obj: Any) -> np.ndarray:
 
 def rater_arrays(
     rater: Rater, *, fmt: str, version: int, events: bool = True
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """The arrays of an ``.npz`` image of ``rater``: metadata (``fmt``, ``version``, system,
     parameters, contests), the player table, the system state and, if ``events``, the
     event log.  Shared by checkpoints and the store's snapshots."""

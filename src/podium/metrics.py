@@ -206,6 +206,7 @@ def pair_inversion(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike, *,
     the better-placed players with a higher rating.
     """
     m, lo_a, hi_a = _round_arrays(mu, lo, hi)
+    assert hi_a is not None  # given hi, _round_arrays returns it
     if is_outcome_free(lo_a, hi_a):
         return math.nan
     return _pair_sum(m, lo_a, equal_mu_correct) / m.size

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
@@ -157,7 +157,11 @@ def write_params_file(path: str | Path, system: str, params: dict[str, Any],
     if extra:
         doc.update(extra)
     text = json.dumps(doc, indent=2) + "\n"
-    atomic_write(Path(path), lambda fh: fh.write(text))
+
+    def write(fh: IO[Any]) -> None:
+        fh.write(text)
+
+    atomic_write(Path(path), write)
 
 
 def tune(
@@ -300,7 +304,7 @@ def tune(
         system=system,
         objective=objective,
         best_params={**fixed, **best.params},
-        best_value=float(best.value),
+        best_value=float(best.value if best.value is not None else math.nan),
         trials=len(study.trials),
         train_contests=n_train,
         study_name=name,

@@ -327,20 +327,21 @@ def rating_chart_svg(
         for k, p in enumerate(pts):
             if p.perf is None or not math.isfinite(p.perf):
                 continue
-            x = x_of(k)
+            px = x_of(k)
             tip = f"<title>{_tooltip(p, perf=True)}</title>"
             if p.perf > y_hi or p.perf < y_lo:
                 up = p.perf > y_hi
-                y = top + 1 if up else top + ph - 1
-                s = 5.0
+                py = top + 1 if up else top + ph - 1
+                half = 5.0
                 tri = (
-                    f"{_fmt(x - s)},{_fmt(y + s if up else y - s)} {_fmt(x + s)},"
-                    f"{_fmt(y + s if up else y - s)} {_fmt(x)},{_fmt(y)}"
+                    f"{_fmt(px - half)},{_fmt(py + half if up else py - half)} "
+                    f"{_fmt(px + half)},{_fmt(py + half if up else py - half)} "
+                    f"{_fmt(px)},{_fmt(py)}"
                 )
                 shape = f'<polygon class="perf-point perf-clipped" points="{tri}">{tip}</polygon>'
             else:
                 shape = (
-                    f'<circle class="perf-point" cx="{_fmt(x)}" cy="{_fmt(y_of(p.perf))}" '
+                    f'<circle class="perf-point" cx="{_fmt(px)}" cy="{_fmt(y_of(p.perf))}" '
                     f'r="3">{tip}</circle>'
                 )
             out.append(link(shape, p.href))

@@ -33,8 +33,8 @@ def _read_token(args: argparse.Namespace) -> str | None:
         if not token:
             raise PodiumError(f"{args.token_file}: token file is empty")
         return token
-    token = args.token if args.token is not None else os.environ.get("PODIUM_TOKEN")
-    return token or None
+    given: str | None = args.token if args.token is not None else os.environ.get("PODIUM_TOKEN")
+    return given or None
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

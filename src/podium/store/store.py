@@ -48,11 +48,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Engine,
     and_,
@@ -610,7 +611,7 @@ class Store:
         rater = self._rater_at(conn, m, pos)
         now = int(time.time())
         next_cpk = int(conn.execute(select(func.coalesce(func.max(c.c.pk), -1))).scalar_one()) + 1
-        later: list[Any] = []
+        later: Sequence[Any] = []
         if pos < head:
             later = conn.execute(
                 select(c.c.pk, c.c.cid, c.c.seq, c.c.name, c.c.url, c.c.time_seconds, c.c.weight,
@@ -683,7 +684,7 @@ class Store:
             set_meta(conn, "epoch", str(epoch))
         self._maybe_snapshot(conn, rater, new_head, epoch)
         self._hook("commit")
-        status = "recomputed" if recompute else "applied"
+        status: Literal["applied", "recomputed"] = "recomputed" if recompute else "applied"
         result = IngestResult(status, cid, pos, len(contest), rated.report.new_players,
                               len(later), rated.report.warnings, contest.name)
         return result, _Cache(rater, new_head, m.store_id, epoch)
@@ -969,6 +970,7 @@ class Store:
         # A player is rated (contests >= 1) exactly when display_rating is set: it is
         # NULL until the first rated contest (see schema.players).  Testing the indexed
         # column lets counts and deep leaderboard pages read the rating index alone.
+        conds: list[ColumnElement[bool]]
         if min_contests <= 1:
             conds = [p.c.display_rating.is_not(None)]
         else:

@@ -372,7 +372,8 @@ def _merge_pairs(
     uniq, inv = np.unique(all_keys, return_inverse=True)
     new_ab = np.bincount(inv, weights=np.concatenate([w_ab, s_ab]), minlength=uniq.size)
     new_ba = np.bincount(inv, weights=np.concatenate([w_ba, 1.0 - s_ab]), minlength=uniq.size)
-    return uniq, new_ab, new_ba
+    return uniq.astype(np.int64, copy=False), new_ab.astype(np.float64, copy=False), \
+        new_ba.astype(np.float64, copy=False)
 
 
 def pair_table(
@@ -545,13 +546,13 @@ def _glicko_period(
 ) -> tuple[FloatArray, FloatArray]:
     """One rating period (Glickman 1999, step 2) from start-of-period ``r, rd``."""
     n = r.size
-    g = glicko_g(rd)
+    g = np.asarray(glicko_g(rd), dtype=np.float64)
     e_i = 1.0 / (1.0 + 10.0 ** (-g[gj] * (r[gi] - r[gj]) / 400.0))
     e_j = 1.0 / (1.0 + 10.0 ** (-g[gi] * (r[gj] - r[gi]) / 400.0))
-    u = (np.bincount(gi, weights=g[gj] * (o - e_i), minlength=n)
-         + np.bincount(gj, weights=g[gi] * ((1.0 - o) - e_j), minlength=n))
-    v = (np.bincount(gi, weights=g[gj] ** 2 * e_i * (1.0 - e_i), minlength=n)
-         + np.bincount(gj, weights=g[gi] ** 2 * e_j * (1.0 - e_j), minlength=n))
+    u: FloatArray = np.add(np.bincount(gi, weights=g[gj] * (o - e_i), minlength=n),
+                           np.bincount(gj, weights=g[gi] * ((1.0 - o) - e_j), minlength=n))
+    v: FloatArray = np.add(np.bincount(gi, weights=g[gj] ** 2 * e_i * (1.0 - e_i), minlength=n),
+                           np.bincount(gj, weights=g[gi] ** 2 * e_j * (1.0 - e_j), minlength=n))
     played = np.bincount(np.concatenate([gi, gj]), minlength=n) > 0
     inv_var = 1.0 / rd**2 + GLICKO_Q**2 * v  # 1/RD^2 + 1/d^2
     new_rd = np.where(played, 1.0 / np.sqrt(inv_var), rd)
