@@ -15,7 +15,7 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import _cheb_matrix, _clenshaw
+from podium.core.numerics import cheb_matrix, clenshaw
 
 #: Chebyshev-Lobatto nodes per panel of :func:`logistic_sums`.
 LOGISTIC_CHEB_NODES = 32
@@ -308,7 +308,7 @@ def _logistic_sums_panels(
     n_panels = starts.size - 1
     ns = src.size
     out = np.empty(xs.size)
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     tnodes = np.empty(m)
     for k in range(m):
         tnodes[k] = math.cos(math.pi * k / (m - 1))
@@ -349,7 +349,7 @@ def _logistic_sums_panels(
                 t = 1.0
             elif t < -1.0:
                 t = -1.0
-            v, _ = _clenshaw(coef, t)
+            v, _ = clenshaw(coef, t)
             out[i] = v
     return out
 

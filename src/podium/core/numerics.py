@@ -42,6 +42,11 @@ __all__ = [
     "robust_average_zero",
     "performance_zeros",
     "CHEB_NODES",
+    "cheb_matrix",
+    "clenshaw",
+    "cheb_coefficients",
+    "own_logistic_term",
+    "panel_zero",
 ]
 
 #: ``pi / sqrt(3)``: turns a standard deviation into the logistic tanh scale.
@@ -297,8 +302,19 @@ def _solve_direct(kind, mu, pa, pb, g_start, g_end, g, split_ties, start):
 
 
 @nb.njit(cache=True)
-def _cheb_matrix(n: int) -> np.ndarray:
-    """Matrix turning values at the n Chebyshev-Lobatto points into coefficients (DCT-I)."""
+def cheb_matrix(n: int) -> np.ndarray:
+    """Matrix turning values at the ``n`` Chebyshev-Lobatto points into coefficients (DCT-I).
+
+    Parameters
+    ----------
+    n:
+        Number of points ``t_j = cos(pi j / (n - 1))``, ``j = 0..n-1``.
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``C`` with ``coef = C @ values`` the coefficients of ``sum_k coef[k] T_k``.
+    """
     m = n - 1
     c = np.empty((n, n))
     for k in range(n):
@@ -312,8 +328,20 @@ def _cheb_matrix(n: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _clenshaw(coef: np.ndarray, t: float):
-    """Value and d/dt of sum_k coef[k] T_k(t)."""
+def clenshaw(coef: np.ndarray, t: float):
+    """Value and d/dt of ``sum_k coef[k] T_k(t)`` (Clenshaw's recurrence).
+
+    Parameters
+    ----------
+    coef:
+        Chebyshev coefficients.
+    t:
+        Point in ``[-1, 1]``.
+
+    Returns
+    -------
+    value, deriv : float
+    """
     n = coef.size
     # value
     b1 = 0.0
@@ -333,6 +361,101 @@ def _clenshaw(coef: np.ndarray, t: float):
     # d1 now holds sum over U_{k-1} series evaluated with U-Clenshaw: result = d1 - ... see below
     deriv = d1  # for U-series sum_{k>=1} a_k U_{k-1}: Clenshaw gives e_1 (U_0 = 1, U_1 = 2t)
     return value, deriv
+
+
+#: The former private names of :func:`cheb_matrix` and :func:`clenshaw` (kept for callers).
+_cheb_matrix = cheb_matrix
+_clenshaw = clenshaw
+
+
+@nb.njit(cache=True, inline="always")
+def own_logistic_term(x: float, mu: float, w: float):
+    """A player's own logistic term ``-w tanh((x - mu) w)`` and its derivative in ``x``.
+
+    Parameters
+    ----------
+    x:
+        Where to evaluate.
+    mu, w:
+        The term's centre and weight ``1/delta``.
+
+    Returns
+    -------
+    value, deriv : float
+    """
+    t, d2 = tanh_sech2((x - mu) * w)
+    return -w * t, -w * w * d2
+
+
+@nb.njit(cache=True, inline="always")
+def cheb_coefficients(cmat: np.ndarray, values: np.ndarray, g: int, coef: np.ndarray) -> None:
+    """Fill ``coef`` with the Chebyshev coefficients ``cmat @ values[g]`` of row ``g``.
+
+    Parameters
+    ----------
+    cmat:
+        :func:`cheb_matrix` of the node count.
+    values:
+        Values at the Chebyshev-Lobatto nodes, one row per function.
+    g:
+        Row to convert.
+    coef:
+        Output, ``values.shape[1]`` coefficients.
+    """
+    m = coef.size
+    for k in range(m):
+        s = 0.0
+        for j in range(m):
+            s += cmat[k, j] * values[g, j]
+        coef[k] = s
+
+
+@nb.njit(cache=True, inline="always")
+def panel_zero(coef, qa, qb, c, r, own_mu, own_w, with_own):
+    """Zero on one panel of a decreasing Chebyshev interpolant, plus an optional own term.
+
+    Solves ``sum_k coef[k] T_k(t) [+ own_logistic_term(c + r t, own_mu, own_w)] = 0``
+    for ``t`` in ``[-1, 1]`` by safeguarded Newton (:func:`newton_step`), starting from
+    the secant between the panel's end values.  This is the panel step shared by
+    :func:`performance_zeros` (no own term) and Elo-R's per-player performances
+    (:func:`podium.systems._elo_r_kernels.performances`, with the player's own term).
+
+    Parameters
+    ----------
+    coef:
+        Chebyshev coefficients of the shared part on the panel ``[c - r, c + r]``.
+    qa, qb:
+        The whole function's values at the panel's left and right ends
+        (``qa >= 0 >= qb``).
+    c, r:
+        Panel centre and half-width: ``x = c + r t``.
+    own_mu, own_w:
+        The own term's centre and weight (ignored unless ``with_own``).
+    with_own:
+        Whether to add the own term.
+
+    Returns
+    -------
+    float
+        The zero's ``t``; the zero is at ``x = c + r t``.
+    """
+    lo_t = -1.0
+    hi_t = 1.0
+    t = -1.0 + 2.0 * qa / (qa - qb) if qa > qb else 0.0
+    if not (-1.0 < t < 1.0):
+        t = 0.0
+    for _ in range(100):
+        val, der = clenshaw(coef, t)
+        if with_own:
+            v, vp = own_logistic_term(c + r * t, own_mu, own_w)
+            val += v
+            der += r * vp
+        if val == 0.0:
+            break
+        lo_t, hi_t, t, done = newton_step(lo_t, hi_t, t, val, der)
+        if done:
+            break
+    return t
 
 
 @nb.njit(cache=True, inline="always")
@@ -511,7 +634,7 @@ def performance_zeros(
         n_panels = 1
     width = (b_all - a_all) / n_panels
     m = CHEB_NODES
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     # nodes t_j = cos(pi j / (m-1)): j = 0 is the right end (+1), j = m-1 the left end (-1)
     tnodes = np.empty(m)
     for j in range(m):
@@ -541,23 +664,8 @@ def performance_zeros(
             if not (qa >= 0.0 and qb <= 0.0):
                 continue
             coef = np.empty(m)
-            for k in range(m):
-                s = 0.0
-                for j in range(m):
-                    s += cmat[k, j] * Qv[g, j]
-                coef[k] = s
-            lo_t = -1.0
-            hi_t = 1.0
-            t = -1.0 + 2.0 * qa / (qa - qb) if qa > qb else 0.0
-            if not (-1.0 < t < 1.0):
-                t = 0.0
-            for _ in range(100):
-                val, der = _clenshaw(coef, t)
-                if val == 0.0:
-                    break
-                lo_t, hi_t, t, done = newton_step(lo_t, hi_t, t, val, der)
-                if done:
-                    break
+            cheb_coefficients(cmat, Qv, g, coef)
+            t = panel_zero(coef, qa, qb, c, r, 0.0, 0.0, False)
             perf[g] = c + r * t
             solved[g] = True
     n_fallback = 0

@@ -23,8 +23,8 @@ import numba as nb
 import numpy as np
 
 from podium.core.numerics import (
-    _cheb_matrix,
-    _clenshaw,
+    cheb_matrix,
+    clenshaw,
     fast_tanh,
     newton_step,
     robust_average_zero,
@@ -310,7 +310,7 @@ def _eval_T(a, b, coef, x):
         t = 1.0
     elif t < -1.0:
         t = -1.0
-    v, _ = _clenshaw(coef[p], t)
+    v, _ = clenshaw(coef[p], t)
     return v
 
 
@@ -333,7 +333,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     """
     n = mu.size
     m = CFSYS_NODES
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     tnodes = np.empty(m)
     for j in range(m):
         tnodes[j] = math.cos(math.pi * j / (m - 1))
@@ -424,7 +424,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
         lo_t = -1.0
         hi_t = 1.0
         for _ in range(100):
-            val, der = _clenshaw(coef[p], t)
+            val, der = clenshaw(coef[p], t)
             f = tv - val  # decreasing in t
             if f == 0.0:
                 break

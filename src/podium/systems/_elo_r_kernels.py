@@ -25,10 +25,12 @@ from podium.core.numerics import (
     STATUS_AT_BOUND,
     STATUS_MAX_ITER,
     STATUS_OK,
-    _cheb_matrix,
-    _clenshaw,
     _node_values,
+    cheb_coefficients,
+    cheb_matrix,
     newton_step,
+    own_logistic_term,
+    panel_zero,
     robust_average_zero,
     tanh_sech2,
 )
@@ -53,10 +55,7 @@ _OUTER_RTOL = 1e-12
 # Q_i = R_g + v_i: R_g is shared by the whole tie group g, v_i is i's own.
 
 
-@nb.njit(cache=True, inline="always")
-def _term(x, mu, w):
-    t, d2 = tanh_sech2((x - mu) * w)
-    return -w * t, -w * w * d2
+_term = own_logistic_term
 
 
 @nb.njit(cache=True)
@@ -213,7 +212,7 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
     n_panels = max(1, int(math.ceil((b_all - a_all) / (2.0 * half))))
     width = (b_all - a_all) / n_panels
     m = CHEB_NODES
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     tnodes = np.empty(m)
     for j in range(m):
         tnodes[j] = math.cos(math.pi * j / (m - 1))
@@ -242,27 +241,9 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
                 if not (qa >= 0.0 and qb <= 0.0):
                     continue
                 if not have_coef:
-                    for k in range(m):
-                        s = 0.0
-                        for j in range(m):
-                            s += cmat[k, j] * Qv[g, j]
-                        coef[k] = s
+                    cheb_coefficients(cmat, Qv, g, coef)
                     have_coef = True
-                lo_t = -1.0
-                hi_t = 1.0
-                t = -1.0 + 2.0 * qa / (qa - qb) if qa > qb else 0.0
-                if not (-1.0 < t < 1.0):
-                    t = 0.0
-                for _ in range(100):
-                    val, der = _clenshaw(coef, t)
-                    v, vp = _term(c + r * t, mu[i], w[i])
-                    val += v
-                    der += r * vp
-                    if val == 0.0:
-                        break
-                    lo_t, hi_t, t, done = newton_step(lo_t, hi_t, t, val, der)
-                    if done:
-                        break
+                t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
                 perf[i] = c + r * t
                 solved[i] = True
     nfb = 0

@@ -33,7 +33,7 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import _cheb_matrix, _clenshaw
+from podium.core.numerics import cheb_matrix, clenshaw
 
 #: ``a`` of Eq. 3 in natural-log form: ``10**(d/400) = exp(ELO_SCALE * d)``.
 ELO_SCALE = math.log(10.0) / 400.0
@@ -165,7 +165,7 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
             for k in range(m):
                 charge[row, k] += tmp[k] / s
     # 2. exact sums at every node of every used panel, then Chebyshev coefficients
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     coef_u = np.empty((n_used, m))
     coef_v = np.empty((n_used, m))
     vals_u = np.empty(m)
@@ -195,9 +195,9 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
     for i in range(a, b):
         p = panel[i - a]
         t = min(1.0, max(-1.0, (x[i] - (left + (p + 0.5) * width)) / half))
-        out_u[i] = _clenshaw(coef_u[slot[p]], t)[0]
+        out_u[i] = clenshaw(coef_u[slot[p]], t)[0]
         if want_v:
-            out_v[i] = _clenshaw(coef_v[slot[p]], t)[0]
+            out_v[i] = clenshaw(coef_v[slot[p]], t)[0]
 
 
 @nb.njit(cache=True)

@@ -20,7 +20,7 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import CHEB_NODES, _cheb_matrix, _clenshaw, fast_tanh
+from podium.core.numerics import CHEB_NODES, cheb_matrix, clenshaw, fast_tanh
 
 __all__ = ["tanh_sums", "tanh_sums_direct", "bar_sums", "HALF_TANH_MULTIPLIER"]
 
@@ -77,7 +77,7 @@ def _panel_eval(x: np.ndarray, a: float, width: float, coef: np.ndarray) -> np.n
             t = -1.0
         elif t > 1.0:
             t = 1.0
-        v, _ = _clenshaw(coef[p], t)
+        v, _ = clenshaw(coef[p], t)
         out[i] = v
     return out
 
@@ -124,7 +124,7 @@ def tanh_sums(x: np.ndarray, mu: np.ndarray, k: np.ndarray, w: np.ndarray,
     for jj in range(m):
         tnodes[jj] = math.cos(math.pi * jj / (m - 1))
     vals = _panel_values(a, width, panels, tnodes, mu, k, w)
-    cmat = _cheb_matrix(m)
+    cmat = cheb_matrix(m)
     coef = np.zeros((panels, m))
     for p in range(panels):
         for kk in range(m):

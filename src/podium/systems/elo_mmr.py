@@ -32,9 +32,9 @@ from podium.core.numerics import (
     TANH_MULTIPLIER,
     performance_zeros,
 )
-from podium.core.state import grow
 from podium.errors import ConfigError
 from podium.systems import _elo_mmr_kernels as K
+from podium.systems._factor_pool import FactorPoolState
 from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["EloMMR", "EloMMRState", "PRESETS"]
@@ -45,7 +45,7 @@ FloatArray = npt.NDArray[np.float64]
 _DIRECT_GROUPS = 24
 
 
-class EloMMRState(SystemState):
+class EloMMRState(FactorPoolState):
     """Struct-of-arrays posterior of every player.
 
     Per player: the normal factor ``(nf_mu, nf_w)`` (mean and weight ``1/var``),
@@ -53,103 +53,27 @@ class EloMMRState(SystemState):
     sums of ``w_arg * w_out`` and ``w_out`` (stored units), and the location of its
     logistic factors in a shared pool (``f_mu`` = past performance ``p_k``,
     ``f_warg``, ``f_wout``; see :func:`~podium.systems._elo_mmr_kernels.reserve`).
+    The pool bookkeeping (growth, compaction, checkpoints, copies) is
+    :class:`~podium.systems._factor_pool.FactorPoolState`'s.
+
+    Parameters
+    ----------
+    mu_noob, sig_noob:
+        Newcomer prior.
     """
 
-    _PLAYER_FIELDS: ClassVar[tuple[str, ...]] = (
-        "nf_mu", "nf_w", "scale", "sum_aw", "sum_w", "fb_base", "fb_cap", "fb_start", "fb_len",
+    _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
+        ("scale", 1.0), ("sum_aw", 0.0), ("sum_w", 0.0),
     )
-
-    def __init__(self, mu_noob: float, sig_noob: float) -> None:
-        self.mu_noob = mu_noob
-        self.sig_noob = sig_noob
-        self.n = 0
-        self.nf_mu = np.zeros(0)
-        self.nf_w = np.zeros(0)
-        self.scale = np.zeros(0)
-        self.sum_aw = np.zeros(0)
-        self.sum_w = np.zeros(0)
-        self.fb_base = np.zeros(0, dtype=np.int64)
-        self.fb_cap = np.zeros(0, dtype=np.int64)
-        self.fb_start = np.zeros(0, dtype=np.int64)
-        self.fb_len = np.zeros(0, dtype=np.int64)
-        self.f_mu = np.zeros(1024)
-        self.f_warg = np.zeros(1024)
-        self.f_wout = np.zeros(1024)
-        self.used = 0
-
-    def ensure_players(self, n: int) -> None:
-        if n <= self.n:
-            return
-        for name in self._PLAYER_FIELDS:
-            setattr(self, name, grow(getattr(self, name), n))
-        s = slice(self.n, n)
-        self.nf_mu[s] = self.mu_noob
-        self.nf_w[s] = 1.0 / self.sig_noob**2
-        self.scale[s] = 1.0
-        self.sum_aw[s] = 0.0
-        self.sum_w[s] = 0.0
-        self.fb_base[s] = 0
-        self.fb_cap[s] = 0
-        self.fb_start[s] = 0
-        self.fb_len[s] = 0
-        self.n = n
-
-    def live_factors(self) -> int:
-        return int(self.fb_len[: self.n].sum())
-
-    def maybe_compact(self) -> None:
-        """Rebuild the factor pool when abandoned blocks waste more than half of it."""
-        live = self.live_factors()
-        if self.used > 4096 and self.used > 2 * live + 4 * self.n:
-            self.f_mu, self.f_warg, self.f_wout, self.used = K.compact_pool(
-                self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
-                self.f_mu, self.f_warg, self.f_wout,
-            )
+    scale: FloatArray
+    sum_aw: FloatArray
+    sum_w: FloatArray
 
     def factors(self, i: int) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Player ``i``'s logistic factors (p_k, w_arg, actual w_out), oldest first."""
-        b = int(self.fb_base[i] + self.fb_start[i])
-        e = b + int(self.fb_len[i])
+        b, e = self.block(i)
         return (self.f_mu[b:e].copy(), self.f_warg[b:e].copy(),
                 self.f_wout[b:e] * self.scale[i])
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        self.f_mu, self.f_warg, self.f_wout, self.used = K.compact_pool(
-            self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
-            self.f_mu, self.f_warg, self.f_wout,
-        )
-        out = {name: getattr(self, name)[: self.n].copy() for name in self._PLAYER_FIELDS}
-        out["f_mu"] = self.f_mu[: self.used].copy()
-        out["f_warg"] = self.f_warg[: self.used].copy()
-        out["f_wout"] = self.f_wout[: self.used].copy()
-        out["prior"] = np.array([self.mu_noob, self.sig_noob])
-        return out
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> EloMMRState:
-        prior = d["prior"]
-        st = cls(float(prior[0]), float(prior[1]))
-        for name in cls._PLAYER_FIELDS:
-            setattr(st, name, np.array(d[name]))
-        st.n = int(st.nf_mu.size)
-        st.f_mu = np.array(d["f_mu"])
-        st.f_warg = np.array(d["f_warg"])
-        st.f_wout = np.array(d["f_wout"])
-        st.used = int(st.f_mu.size)
-        if st.used == 0:
-            st.f_mu, st.f_warg, st.f_wout = np.zeros(1024), np.zeros(1024), np.zeros(1024)
-        return st
-
-    def copy(self) -> EloMMRState:
-        st = EloMMRState(self.mu_noob, self.sig_noob)
-        for name in self._PLAYER_FIELDS:
-            setattr(st, name, getattr(self, name).copy())
-        st.n = self.n
-        st.f_mu = self.f_mu.copy()
-        st.f_warg = self.f_warg.copy()
-        st.f_wout = self.f_wout.copy()
-        st.used = self.used
-        return st
 
 
 @dataclass(frozen=True)
@@ -315,10 +239,7 @@ class EloMMR(RatingSystem):
         if kind == 1:
             mu, sigma = K.update_gaussian(players, perf, beta, state.nf_mu, state.nf_w)
         else:
-            state.f_mu, state.f_warg, state.f_wout, state.used = K.reserve(
-                players, state.fb_base, state.fb_cap, state.fb_start, state.fb_len,
-                state.f_mu, state.f_warg, state.f_wout, state.used,
-            )
+            state.reserve(players)
             max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
             tol = self.history_tolerance if self.max_history is None else 0.0
             mu, sigma, st2 = K.update_logistic(

@@ -35,10 +35,9 @@ import numpy.typing as npt
 
 from podium.core.contest import Contest
 from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER
-from podium.core.state import grow
 from podium.errors import ConfigError
-from podium.systems import _elo_mmr_kernels as PK
 from podium.systems import _elo_r_kernels as K
+from podium.systems._factor_pool import FactorPoolState
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 
 __all__ = ["EloR", "EloRState", "NOISE_METHODS", "PRESETS"]
@@ -52,106 +51,31 @@ NOISE_METHODS: tuple[str, ...] = ("normal", "leading", "all", "fancy")
 _DIRECT_N = 128
 
 
-class EloRState(SystemState):
+class EloRState(FactorPoolState):
     """Every player's belief: a normal factor and a queue of logistic factors.
 
     Per player: the normal factor ``(nf_mu, nf_w = 1/tau_0^2)`` and the location of its
     logistic factors in a shared pool (``f_mu`` = past performance ``mu_k = p_k``,
     ``f_warg = 1/tau_k`` inside the tanh, ``f_wout = 1/tau_k`` in front of it; the
-    ``"leading"`` method lets the two differ).  The pool layout is the Elo-MMR one
-    (:func:`podium.systems._elo_mmr_kernels.reserve`).  With ``noise="normal"`` there
-    are no logistic factors and the normal factor is the posterior ``(r, 1/sigma^2)``.
+    ``"leading"`` method lets the two differ).  The pool is Elo-MMR's
+    (:class:`~podium.systems._factor_pool.FactorPoolState`).  With ``noise="normal"``
+    there are no logistic factors and the normal factor is the posterior
+    ``(r, 1/sigma^2)``.
+
+    Parameters
+    ----------
+    mu_noob, sig_noob:
+        Newcomer prior.
     """
-
-    _PLAYER_FIELDS: ClassVar[tuple[str, ...]] = (
-        "nf_mu", "nf_w", "fb_base", "fb_cap", "fb_start", "fb_len",
-    )
-
-    def __init__(self, mu_noob: float, sig_noob: float) -> None:
-        self.mu_noob = mu_noob
-        self.sig_noob = sig_noob
-        self.n = 0
-        self.nf_mu = np.zeros(0)
-        self.nf_w = np.zeros(0)
-        self.fb_base = np.zeros(0, dtype=np.int64)
-        self.fb_cap = np.zeros(0, dtype=np.int64)
-        self.fb_start = np.zeros(0, dtype=np.int64)
-        self.fb_len = np.zeros(0, dtype=np.int64)
-        self.f_mu = np.zeros(1024)
-        self.f_warg = np.zeros(1024)
-        self.f_wout = np.zeros(1024)
-        self.used = 0
-
-    def ensure_players(self, n: int) -> None:
-        if n <= self.n:
-            return
-        for name in self._PLAYER_FIELDS:
-            setattr(self, name, grow(getattr(self, name), n))
-        s = slice(self.n, n)
-        self.nf_mu[s] = self.mu_noob
-        self.nf_w[s] = 1.0 / self.sig_noob**2
-        self.fb_base[s] = 0
-        self.fb_cap[s] = 0
-        self.fb_start[s] = 0
-        self.fb_len[s] = 0
-        self.n = n
 
     def factors(self, i: int) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Player ``i``'s logistic factors ``(mu_k, tau_in_k, tau_out_k)``, oldest first."""
-        b = int(self.fb_base[i] + self.fb_start[i])
-        e = b + int(self.fb_len[i])
+        b, e = self.block(i)
         return self.f_mu[b:e].copy(), 1.0 / self.f_warg[b:e], 1.0 / self.f_wout[b:e]
 
     def normal_factor(self, i: int) -> tuple[float, float]:
         """Player ``i``'s normal factor ``(mu_0, tau_0)``."""
         return float(self.nf_mu[i]), float(1.0 / math.sqrt(self.nf_w[i]))
-
-    def maybe_compact(self) -> None:
-        """Rebuild the pool when abandoned blocks waste more than half of it."""
-        live = int(self.fb_len[: self.n].sum())
-        if self.used > 4096 and self.used > 2 * live + 4 * self.n:
-            self._compact()
-
-    def _compact(self) -> None:
-        self.f_mu, self.f_warg, self.f_wout, self.used = PK.compact_pool(
-            self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
-            self.f_mu, self.f_warg, self.f_wout,
-        )
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        self._compact()
-        out = {name: getattr(self, name)[: self.n].copy() for name in self._PLAYER_FIELDS}
-        out["f_mu"] = self.f_mu[: self.used].copy()
-        out["f_warg"] = self.f_warg[: self.used].copy()
-        out["f_wout"] = self.f_wout[: self.used].copy()
-        out["prior"] = np.array([self.mu_noob, self.sig_noob])
-        return out
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> EloRState:
-        prior = d["prior"]
-        st = cls(float(prior[0]), float(prior[1]))
-        for name in cls._PLAYER_FIELDS:
-            setattr(st, name, np.array(d[name]))
-        st.n = int(st.nf_mu.size)
-        st.used = int(np.asarray(d["f_mu"]).size)
-        size = max(st.used, 1024)
-        for name in ("f_mu", "f_warg", "f_wout"):
-            arr = np.zeros(size)
-            arr[: st.used] = d[name]
-            setattr(st, name, arr)
-        return st
-
-    def copy(self) -> EloRState:
-        st = EloRState(self.mu_noob, self.sig_noob)
-        for name in self._PLAYER_FIELDS:
-            setattr(st, name, getattr(self, name).copy())
-        st.n = self.n
-        st.f_mu = self.f_mu.copy()
-        st.f_warg = self.f_warg.copy()
-        st.f_wout = self.f_wout.copy()
-        st.used = self.used
-        return st
 
 
 @dataclass(frozen=True)
@@ -404,10 +328,7 @@ class EloR(RatingSystem):
             state.nf_mu[players] = mu
             state.nf_w[players] = 1.0 / sigma**2
             return mu, sigma, status
-        state.f_mu, state.f_warg, state.f_wout, state.used = PK.reserve(
-            players, state.fb_base, state.fb_cap, state.fb_start, state.fb_len,
-            state.f_mu, state.f_warg, state.f_wout, state.used,
-        )
+        state.reserve(players)
         cap = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
         mu, sigma, status = K.absorb_history(
             players, r_prior, perf, gamma, cap, state.nf_mu, state.nf_w, state.fb_base,
