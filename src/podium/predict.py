@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr  # type: ignore[import-untyped]
 
+from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import PodiumError
 from podium.systems.base import RatingSystem
 
@@ -76,9 +77,9 @@ Kind = Literal["logistic", "gaussian"]
 
 #: Spread of the rating *difference* in Elo's 400-point logistic formula:
 #: ``400 (pi / sqrt 3) / ln 10`` (about 315.09).
-ELO_BETA: float = 400.0 * math.pi / math.sqrt(3.0) / math.log(10.0)
+ELO_BETA: float = 400.0 * TANH_MULTIPLIER / math.log(10.0)
 
-_LOGISTIC_SCALE = math.pi / math.sqrt(3.0)
+_LOGISTIC_SCALE = TANH_MULTIPLIER
 
 
 @dataclass(frozen=True)
@@ -255,20 +256,23 @@ def performance_model(
 
     name = type(system).__name__
     if isinstance(system, EloMMR | SimpleEloMMR):
-        w = np.full(s.shape, weight * system.weight_limit)
-        drift_day = 0.0
+        from podium.systems._elo_mmr_kernels import round_weights
+
         kind: Kind = "logistic"
+        delay = np.zeros(0)
+        drift_day = 0.0
         if isinstance(system, EloMMR):
             delay = np.asarray(system.noob_delay, dtype=np.float64)
-            if delay.size:
-                early = n_played < delay.size
-                w[early] *= delay[n_played[early]]
             drift_day = system.drift_per_day
             kind = "gaussian" if system.variant == "gaussian" else "logistic"
-        beta2 = (1.0 + 1.0 / w) * system.sig_limit**2 + drift_day / w
-        gamma2 = w * system.sig_limit**2
+        # the system's own beta and gamma of a round (no days of drift: none elapse)
+        flat_played = np.ascontiguousarray(n_played.ravel())
+        beta, gamma = round_weights(
+            flat_played, float(weight), system.weight_limit, delay, system.sig_limit,
+            drift_day, np.zeros(flat_played.size),
+        )
         return PerformanceModel(
-            kind, s**2 + gamma2 + beta2,
+            kind, s**2 + (gamma**2 + beta**2).reshape(s.shape),
             f"{name} ({kind}): v = sigma^2 + gamma^2 + beta^2, "
             f"beta = sqrt((1 + 1/w) sig_limit^2 + drift_per_day / w), gamma = sqrt(w) sig_limit",
         )

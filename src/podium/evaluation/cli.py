@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from podium.errors import PodiumError
 
@@ -52,28 +52,6 @@ def markdown_table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-class _Bar:
-    """A one-line progress indicator on stderr (silent when disabled)."""
-
-    def __init__(self, label: str, stream: TextIO, enabled: bool) -> None:
-        self.label = label
-        self.stream = stream
-        self.enabled = enabled and stream.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if done < total and now - self.last < 0.2:
-            return
-        self.last = now
-        self.stream.write(f"\r{self.label}: {done}/{total} contests")
-        if done == total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
 def _history(args: argparse.Namespace) -> list[Any]:
     from podium.io import check_history, load_contests
 
@@ -113,17 +91,23 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
+    from podium.cli import _Progress
     from podium.evaluation.runner import evaluate
 
     contests = _history(args)
     keep = bool(args.plot)
     results = []
     for name, params in runs:
+        bar = _Progress(len(contests), sys.stderr, not args.no_progress)
+
+        def progress(done: int, _total: int, bar: _Progress = bar) -> None:
+            bar.update(done, len(contests[done - 1]))
+
         res = evaluate(
             contests, name, params=params, train_frac=args.train_frac,
-            min_history=args.min_history, keep_rater=keep,
-            progress=_Bar(name, sys.stderr, not args.no_progress),
+            min_history=args.min_history, keep_rater=keep, progress=progress,
         )
+        bar.close()
         results.append(res)
         if not args.json:
             print(f"{name}: pair inv. {_fmt(res.metrics['pair_inv'], 2)}, rank dev. "

@@ -114,18 +114,13 @@ class TuneResult:
 
 
 def storage_url(url: str | None) -> str | None:
-    """An optuna storage URL: a bare path means a SQLite file; ``postgresql://`` uses
-    psycopg 3 (``postgresql+psycopg://``) when psycopg2 is not installed."""
-    if url is None or url == "":
+    """An optuna storage URL, read as the rating store reads ``--db``: a bare path
+    means a SQLite file; ``postgresql://`` uses psycopg 3 (``postgresql+psycopg://``)."""
+    if not url:
         return None
-    if "://" not in url:
-        return f"sqlite:///{Path(url).resolve()}"
-    if url.startswith(("postgresql://", "postgres://")):
-        import importlib.util
+    from podium.store.engine import normalize_url  # optuna's storage needs SQLAlchemy too
 
-        if importlib.util.find_spec("psycopg2") is None and importlib.util.find_spec("psycopg"):
-            return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
+    return normalize_url(url)
 
 
 def _open_storage(url: str | None, attempts: int = 6) -> Any:
