@@ -1,0 +1,127 @@
+"""Before/after bit-identity check of every rating system.
+
+Rates a few histories with every system in :data:`podium.systems.SYSTEMS` and
+stores, per (history, system), every array a user or the store can see: the
+ratings table, the event log (mu, sigma, performance, place) and the full
+``Rater`` image that checkpoints and store snapshots are made of.  Run it with
+``--save DIR`` on the commit before a refactor and with ``--check DIR`` after
+it; ``--check`` reports every array that differs in even one bit.
+
+    python benchmarks/bit_identity.py --save /tmp/before
+    # ... change the code ...
+    python benchmarks/bit_identity.py --check /tmp/before
+
+Histories: a synthetic one with ties and partial participation (seed 002's
+model), and the first ``--cf N`` contests of the shared Codeforces snapshot when
+it is found (``PODIUM_DATA_DIR`` or ``../shared/datasets`` from the checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from podium import Rater
+from podium.io import load_contests, synthetic_contests
+from podium.systems import SYSTEMS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("PODIUM_DATA_DIR")
+    return Path(env) if env else ROOT.parent / "shared" / "datasets"
+
+
+def histories(cf: int) -> dict[str, list]:
+    out = {
+        "synthetic": synthetic_contests(
+            400, 25, seed=7, participation=0.6, tie_resolution=25.0
+        ),
+    }
+    tar = _data_dir() / "codeforces" / "cache_codeforces.tar.gz"
+    if cf > 0 and tar.exists():
+        out["codeforces"] = load_contests(tar, limit=cf).contests
+    return out
+
+
+def image(rater: Rater) -> dict[str, np.ndarray]:
+    """Every array of the rater: ratings, events and the checkpoint image."""
+    buf = io.BytesIO()
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bitid-{os.getpid()}.npz"
+    rater.save(str(path))
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {f"ckpt.{k}": z[k] for k in z.files}
+    path.unlink()
+    del buf
+    df = rater.ratings()
+    for col in df.columns:
+        arrays[f"ratings.{col}"] = np.asarray(df[col].astype(str) if col == "handle"
+                                              else df[col])
+    ev = rater.events_frame()
+    for col in ("contest_index", "mu", "sigma", "perf", "place"):
+        arrays[f"events.{col}"] = ev[col].to_numpy()
+    return arrays
+
+
+def run(cf: int, systems: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    result = {}
+    for hname, contests in histories(cf).items():
+        for sname in systems:
+            r = Rater(sname)
+            r.extend(contests)
+            result[f"{hname}__{sname}"] = image(r)
+            print(f"{hname:10s} {sname:14s} {r.num_players:6d} players", file=sys.stderr)
+    return result
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind == "f":
+        return bool(np.array_equal(a.view(np.uint8), b.view(np.uint8)))
+    return bool(np.array_equal(a, b))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--save", type=Path, help="write the images to this directory")
+    g.add_argument("--check", type=Path, help="compare with images saved here")
+    ap.add_argument("--cf", type=int, default=60, help="Codeforces contests (0: none)")
+    ap.add_argument("--systems", default="", help="comma-separated subset (default: all)")
+    args = ap.parse_args(argv)
+    systems = [s for s in args.systems.split(",") if s] or list(SYSTEMS)
+    result = run(args.cf, systems)
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+        for key, arrays in result.items():
+            np.savez(args.save / f"{key}.npz", **arrays)
+        print(f"saved {len(result)} images to {args.save}")
+        return 0
+    bad = 0
+    for key, arrays in result.items():
+        path = args.check / f"{key}.npz"
+        if not path.exists():
+            print(f"NEW   {key} (no saved image)")
+            continue
+        with np.load(path, allow_pickle=False) as z:
+            saved = {k: z[k] for k in z.files}
+        diffs = [k for k in sorted(set(saved) | set(arrays))
+                 if k not in saved or k not in arrays or not _same(saved[k], arrays[k])]
+        if diffs:
+            bad += 1
+            print(f"DIFF  {key}: {', '.join(diffs)}")
+        else:
+            print(f"same  {key} ({len(arrays)} arrays)")
+    print(f"{len(result) - bad} of {len(result)} images bit-identical")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
