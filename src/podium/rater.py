@@ -19,11 +19,22 @@ import pandas as pd
 
 from podium.core.contest import Contest
 from podium.core.state import ContestRecord, EventLog, PlayerTable
-from podium.systems import SYSTEMS, RatingSystem, RoundInput, get_system
+from podium.errors import ContestError
+from podium.systems import SYSTEMS, RatingSystem, get_system
+from podium.systems.base import RoundBatch, RoundsOutput
 
 __all__ = ["Rater", "RoundReport", "rate"]
 
 log = logging.getLogger("podium")
+
+#: :meth:`Rater.extend` hands the system batches of at most this many contests ...
+_BATCH_CONTESTS = 4096
+#: ... or of about this many player-rounds (a large contest is a batch of its own).
+_BATCH_EVENTS = 1 << 16
+_NO_PLAYERS = np.zeros(0, dtype=np.int64)
+_NAN = float("nan")
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -82,61 +93,10 @@ class Rater:
         """
         if not isinstance(contest, Contest):
             raise TypeError(f"expected a Contest, got {type(contest).__name__}")
-        index = len(self.contests)
-        warnings: list[str] = []
-        if self.last_time is not None and contest.time_seconds < self.last_time:
-            warnings.append(
-                f"contest {contest.label!r} (#{index}) has time_seconds={contest.time_seconds}, "
-                f"earlier than the previous contest ({self.last_time}); rated in the given order "
-                "with no time drift for its players"
-            )
-        if contest.is_outcome_free:
-            self.contests.append(
-                ContestRecord(contest.name, contest.time_seconds, contest.url, len(contest), True)
-            )
-            msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
-            log.info(msg)
-            return RoundReport(index, contest.name, len(contest), 0, True, (*warnings, msg))
-
-        table = self.players
-        n_before = table.n
-        mu0, sig0 = self.system.newcomer(contest)
-        idx, n_new = table.lookup_or_add(contest.handles, mu0, sig0, contest.time_seconds)
-        self.state.ensure_players(table.n)
-        try:
-            played = table.contests[idx].copy()
-            delta = np.maximum(contest.time_seconds - table.last_time[idx], 0).astype(np.float64)
-            delta[played == 0] = 0.0
-            prior_mu = table.mu[idx].copy()
-            prior_sig = table.sigma[idx].copy()
-            rnd = RoundInput(
-                contest=contest, players=idx, lo=contest.lo, hi=contest.hi,
-                mu=prior_mu, sigma=prior_sig, played=played, delta_seconds=delta,
-            )
-            out = self.system.round_update(self.state, rnd)
-        except Exception:
-            table.truncate(n_before)
-            raise
-        display_old = self.system.display_rating(prior_mu, prior_sig)
-        display_new = self.system.display_rating(out.mu, out.sigma)
-        table.mu[idx] = out.mu
-        table.sigma[idx] = out.sigma
-        table.contests[idx] += 1
-        table.last_time[idx] = np.maximum(table.last_time[idx], contest.time_seconds)
-        table.max_display[idx] = np.maximum(table.max_display[idx], display_new)
-        table.last_change[idx] = display_new - display_old
-        self.events.append(index, idx, out.mu, out.sigma, out.perf, contest.lo)
-        self.contests.append(
-            ContestRecord(contest.name, contest.time_seconds, contest.url, len(contest), False)
-        )
-        self.last_time = (
-            contest.time_seconds if self.last_time is None
-            else max(self.last_time, contest.time_seconds)
-        )
-        warnings.extend(out.warnings)
-        for w in warnings:
-            log.warning(w)
-        return RoundReport(index, contest.name, len(contest), n_new, False, tuple(warnings))
+        reports, error = self._rate_many([contest])
+        if error is not None:
+            raise error
+        return reports[0]
 
     def extend(
         self,
@@ -144,14 +104,197 @@ class Rater:
         *,
         progress: Callable[[RoundReport], None] | None = None,
     ) -> list[RoundReport]:
-        """Rate contests in order; ``progress`` is called after each one."""
-        reports = []
-        for c in contests:
-            rep = self.add(c)
-            reports.append(rep)
+        """Rate contests in order; ``progress`` is called after each one.
+
+        The contests are rated in batches (the system's
+        :meth:`~podium.systems.RatingSystem.rate_rounds`, which for Elo-MMR and
+        TrueSkill loops over small rounds in compiled code); the result is the
+        same, bit for bit, as :meth:`add` for each contest in turn.  When a
+        contest fails (it is not a :class:`Contest`, the iterable raises, or the
+        system raises on it), the contests before it stay rated, ``progress``
+        has been called for each of them, and the Rater is exactly as it was
+        before the failing contest.  ``progress`` is called once a batch is
+        rated, for each of its contests in order.
+        """
+        reports: list[RoundReport] = []
+        it = iter(contests)
+        while True:
+            chunk: list[Contest] = []
+            events = 0
+            error: BaseException | None = None
+            try:
+                for c in it:
+                    if not isinstance(c, Contest):
+                        raise TypeError(f"expected a Contest, got {type(c).__name__}")
+                    chunk.append(c)
+                    events += len(c)
+                    if len(chunk) >= _BATCH_CONTESTS or events >= _BATCH_EVENTS:
+                        break
+            except BaseException as exc:  # noqa: BLE001 - raised once the chunk is rated
+                error = exc
+            done, failed = self._rate_many(chunk) if chunk else ([], None)
+            reports.extend(done)
             if progress is not None:
-                progress(rep)
-        return reports
+                for rep in done:
+                    progress(rep)
+            if failed is not None:
+                raise failed
+            if error is not None:
+                raise error
+            if not chunk:
+                return reports
+
+    def _rate_many(
+        self, contests: list[Contest]
+    ) -> tuple[list[RoundReport], BaseException | None]:
+        """Rate ``contests`` (validated) as one batch.
+
+        Returns the reports of the contests rated and, when one failed, its
+        exception: the Rater is then as it was before that contest (which is not
+        raised here so that the callers can first report the others).
+        """
+        table = self.players
+        system = self.system
+        first = len(self.contests)
+        n_before = table.n
+        index_get = table.index.get
+        fresh: dict[str, int] = {}
+        new_handles: list[str] = []
+        new_rows: list[tuple[float, float, int, int]] = []  # (mu, sigma, time, count)
+        rated: list[Contest] = []
+        rated_pos: list[int] = []
+        flat: list[int] = []
+        offsets = [0]
+        players_after: list[int] = []
+        new_counts: list[int] = []
+        early: list[str | None] = []
+        last_time = self.last_time
+        error: BaseException | None = None
+        # ---- handles, newcomers and out-of-order warnings, contest by contest
+        for pos, contest in enumerate(contests):
+            t = contest.time_seconds
+            if last_time is not None and t < last_time:
+                early.append(
+                    f"contest {contest.label!r} (#{first + pos}) has time_seconds={t}, "
+                    f"earlier than the previous contest ({last_time}); rated in the given "
+                    "order with no time drift for its players"
+                )
+            else:
+                early.append(None)
+            if contest.is_outcome_free:
+                continue
+            if not _INT64_MIN <= t <= _INT64_MAX:
+                error = ContestError(
+                    f"time_seconds={t} is outside the 64-bit range of a rated contest",
+                    contest=contest.label,
+                )
+                break
+            try:
+                mu0, sig0 = system.newcomer(contest)
+            except BaseException as exc:  # noqa: BLE001 - raised once the others are rated
+                error = exc
+                break
+            handles = contest.handles
+            ids: list[Any] = list(map(index_get, handles))
+            n_new = 0
+            if None in ids:
+                for k, i in enumerate(ids):
+                    if i is None:
+                        h = handles[k]
+                        j = fresh.get(h)
+                        if j is None:
+                            j = fresh[h] = n_before + len(new_handles)
+                            new_handles.append(h)
+                            n_new += 1
+                        ids[k] = j
+                new_rows.append((mu0, sig0, t, n_new))
+            flat.extend(ids)
+            offsets.append(len(flat))
+            players_after.append(n_before + len(new_handles))
+            new_counts.append(n_new)
+            rated.append(contest)
+            rated_pos.append(pos)
+            last_time = t if last_time is None else max(last_time, t)
+        n_ok = len(early) if error is None else len(early) - 1
+        # ---- newcomers get their rows, then the system rates the batch
+        if new_handles:
+            self._add_newcomers(new_handles, new_rows)
+        out: RoundsOutput | None = None
+        players = _NO_PLAYERS
+        if rated:
+            players = np.array(flat, dtype=np.int64)
+            batch = RoundBatch(
+                contests=rated,
+                offsets=np.array(offsets, dtype=np.int64),
+                players=players,
+                lo=rated[0].lo if len(rated) == 1 else np.concatenate([c.lo for c in rated]),
+                time_seconds=np.array([c.time_seconds for c in rated], dtype=np.int64),
+                weight=np.array([c.weight for c in rated], dtype=np.float64),
+                perf_ceiling=np.array(
+                    [_NAN if (x := c.perf_ceiling) is None else x for c in rated],
+                    dtype=np.float64),
+                players_after=players_after,
+                first_index=first,
+                mu=table.mu, sigma=table.sigma, played=table.contests,
+                last_time=table.last_time, max_display=table.max_display,
+                last_change=table.last_change,
+            )
+            out = system.rate_rounds(self.state, batch)
+            if out.error is not None:
+                done = out.done
+                error = out.error
+                n_ok = rated_pos[done]
+                table.truncate(players_after[done - 1] if done else n_before)
+        # ---- records, events and reports, contest by contest
+        reports: list[RoundReport] = []
+        r = 0
+        events = self.events
+        records = self.contests
+        for pos in range(n_ok):
+            contest = contests[pos]
+            index = first + pos
+            early_warning = early[pos]
+            warnings: tuple[str, ...] = () if early_warning is None else (early_warning,)
+            t = contest.time_seconds
+            if r < len(rated_pos) and rated_pos[r] == pos:
+                assert out is not None
+                a, b = offsets[r], offsets[r + 1]
+                ev = out.events
+                events.append(index, players[a:b], ev[0, a:b], ev[1, a:b], ev[2, a:b],
+                              contest.lo)
+                records.append(ContestRecord(contest.name, t, contest.url, b - a, False))
+                self.last_time = t if self.last_time is None else max(self.last_time, t)
+                more = out.warnings[r]
+                if more:
+                    warnings += more
+                for w in warnings:
+                    log.warning(w)
+                reports.append(RoundReport(index, contest.name, b - a, new_counts[r], False,
+                                           warnings))
+                r += 1
+            else:
+                records.append(ContestRecord(contest.name, t, contest.url, len(contest), True))
+                msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
+                log.info(msg)
+                reports.append(RoundReport(index, contest.name, len(contest), 0, True,
+                                           (*warnings, msg)))
+        return reports, error
+
+    def _add_newcomers(
+        self, handles: list[str], rows: list[tuple[float, float, int, int]]
+    ) -> None:
+        """Give ``handles`` rows: ``rows`` lists, contest by contest, the newcomer prior,
+        the contest's time and how many of ``handles`` (in order) debut there."""
+        table = self.players
+        start = table.n
+        mu0, sig0, t, _ = rows[0]
+        table.add_players(handles, mu0, sig0, t)
+        if len(rows) > 1:
+            counts = [row[3] for row in rows]
+            table.mu[start:table.n] = np.repeat([row[0] for row in rows], counts)
+            table.sigma[start:table.n] = np.repeat([row[1] for row in rows], counts)
+            table.last_time[start:table.n] = np.repeat(
+                np.array([row[2] for row in rows], dtype=np.int64), counts)
 
     # ------------------------------------------------------------------ results
     def ratings(self, *, sort: bool = True) -> pd.DataFrame:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from types import ModuleType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -35,7 +37,15 @@ from podium.core.numerics import (
 from podium.errors import ConfigError
 from podium.systems import _elo_mmr_kernels as K
 from podium.systems._factor_pool import FactorPoolState
-from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    Preset,
+    RatingSystem,
+    RoundBatch,
+    RoundInput,
+    RoundOutput,
+    RoundsOutput,
+    SystemState,
+)
 
 __all__ = ["EloMMR", "EloMMRState", "PRESETS"]
 
@@ -43,6 +53,13 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Rounds with at most this many tie groups solve each group directly (cheaper than panels).
 _DIRECT_GROUPS = 24
+
+#: :meth:`EloMMR.rate_rounds` rates rounds of at most this many players in one compiled
+#: loop (they have at most ``_DIRECT_GROUPS`` tie groups, so the exact solve is direct) ...
+_BATCH_MAX_PLAYERS = _DIRECT_GROUPS
+#: ... once the Rater has seen this many contests (before that, or for larger rounds,
+#: ``round_update``), so that rating a few contests never compiles or loads that loop.
+_BATCH_AFTER = 32
 
 
 class EloMMRState(FactorPoolState):
@@ -252,6 +269,98 @@ class EloMMR(RatingSystem):
             state.maybe_compact()
         return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
 
+    def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
+        """Rate a batch of rounds; small ones in one compiled loop.
+
+        Runs of consecutive rounds of at most ``_BATCH_MAX_PLAYERS`` players go
+        through :func:`podium.systems._rounds_kernels.elo_mmr_rounds`, which
+        repeats :meth:`round_update` round by round in compiled code (the same
+        operations, so the same numbers bit for bit); other rounds, and every
+        round until the Rater has seen ``_BATCH_AFTER`` contests, go through
+        :meth:`round_update`.
+        """
+        assert isinstance(state, EloMMRState)
+        n_rounds = len(batch.contests)
+        if batch.first_index + n_rounds < _BATCH_AFTER:
+            return super().rate_rounds(state, batch)
+        out = RoundsOutput(np.empty((3, batch.players.size)))
+        if n_rounds == 1 and batch.players.size <= _BATCH_MAX_PLAYERS:  # Rater.add
+            try:
+                self._rate_small_rounds(state, batch, 0, 1, out)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                out.error = exc
+            return out
+        small = (np.diff(batch.offsets) <= _BATCH_MAX_PLAYERS).tolist()
+        bounds = [0, *(r for r in range(1, n_rounds) if small[r] != small[r - 1]), n_rounds]
+        for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
+            try:
+                if small[r0]:
+                    self._rate_small_rounds(state, batch, r0, r1, out)
+                else:
+                    for r in range(r0, r1):
+                        self.rate_round(state, batch, r, out)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                out.error = exc
+                return out
+        return out
+
+    @cached_property
+    def _rounds_params(self) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
+        """The parameters of :func:`~podium.systems._rounds_kernels.elo_mmr_rounds`."""
+        RK = _rounds_kernels()
+
+        f = np.empty(8)
+        f[RK.F_WEIGHT_LIMIT] = self.weight_limit
+        f[RK.F_SIG_LIMIT] = self.sig_limit
+        f[RK.F_DRIFT] = self.drift_per_day
+        f[RK.F_RHO] = self.rho
+        f[RK.F_WIDTH] = self.subsample_bucket
+        f[RK.F_HIST_TOL] = self.history_tolerance if self.max_history is None else 0.0
+        f[RK.F_DISPLAY_SIGMAS] = self.display_sigmas
+        f[RK.F_CEILING] = math.nan if self.perf_ceiling is None else self.perf_ceiling
+        i = np.empty(6, dtype=np.int64)
+        i[RK.I_COLLAPSE] = self.collapses
+        i[RK.I_KIND] = 1 if self.variant == "gaussian" else 0
+        i[RK.I_SPLIT_TIES] = self.split_ties
+        i[RK.I_SUBSAMPLE] = 0 if self.subsample_size is None else self.subsample_size
+        i[RK.I_MAX_HISTORY] = (self.max_history if self.max_history is not None
+                               else np.iinfo(np.int64).max)
+        i[RK.I_DIRECT_GROUPS] = _DIRECT_GROUPS
+        return f, i, np.asarray(self.noob_delay, dtype=np.float64)
+
+    def _rate_small_rounds(
+        self, state: EloMMRState, batch: RoundBatch, r0: int, r1: int, out: RoundsOutput
+    ) -> None:
+        """Rounds ``r0..r1-1`` of ``batch`` (all small) in one compiled loop."""
+        RK = _rounds_kernels()
+        fparams, iparams, noob_delay = self._rounds_params
+        state.ensure_players(batch.players_after[r1 - 1])
+        status = np.zeros((2, batch.players.size), dtype=np.int8)
+        state.f_mu, state.f_warg, state.f_wout, state.used, flagged = RK.elo_mmr_rounds(
+            r0, r1, batch.offsets, batch.players, batch.lo, batch.time_seconds, batch.weight,
+            batch.perf_ceiling, batch.mu, batch.sigma, batch.played, batch.last_time,
+            batch.max_display, batch.last_change, fparams, iparams, noob_delay,
+            state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
+            state.fb_base, state.fb_cap, state.fb_start, state.fb_len,
+            state.f_mu, state.f_warg, state.f_wout, state.used, out.events, status,
+        )
+        if not flagged:
+            out.warnings += [()] * (r1 - r0)
+        else:
+            contests = batch.contests
+            for r in range(r0, r1):
+                a, b = int(batch.offsets[r]), int(batch.offsets[r + 1])
+                c = contests[r]
+                out.warnings.append(tuple(
+                    _status_warnings(status[0, a:b], c, "performance")
+                    + _status_warnings(status[1, a:b], c, "rating")
+                ))
+        out.done = r1
+        # what maybe_compact would do after each round, checked once; it can only
+        # compact when the pool holds more than 4 slots per player
+        if state.used > 4 * state.n:
+            state.maybe_compact()
+
     # ------------------------------------------------------------------ helpers
     def _exact_performance(
         self, kind: int, mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]
@@ -285,6 +394,20 @@ class EloMMR(RatingSystem):
             kind, m_mu, m_sig, offs, ranks, np.ascontiguousarray(mu), lo,
             self.subsample_size, width, self.split_ties, _rank_guess(mu, lo),
         )
+
+
+def _rounds_kernels() -> ModuleType:
+    """:mod:`podium.systems._rounds_kernels`, imported on first use (its kernels are
+    compiled or loaded only when a batch of rounds needs them)."""
+    global _RK
+    if _RK is None:
+        import podium.systems._rounds_kernels as rk
+
+        _RK = rk
+    return _RK
+
+
+_RK: ModuleType | None = None
 
 
 def _rank_guess(mu: FloatArray, lo: npt.NDArray[np.int64]) -> FloatArray:

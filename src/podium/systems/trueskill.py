@@ -63,14 +63,20 @@ from podium.systems.base import (
     NoPlayerState,
     Preset,
     RatingSystem,
+    RoundBatch,
     RoundInput,
     RoundOutput,
+    RoundsOutput,
     SystemState,
 )
 
 __all__ = ["TrueSkillSPb", "TrueSkillState", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: :meth:`TrueSkillSPb.rate_rounds` rates the rounds in one compiled loop once the
+#: Rater has seen this many contests (so that rating a few never loads that loop).
+_BATCH_AFTER = 32
 
 
 class TrueSkillState(NoPlayerState):
@@ -174,6 +180,43 @@ class TrueSkillSPb(RatingSystem):
                 f"contest {rnd.contest.label!r}: message passing produced non-finite ratings"
             )
         return RoundOutput(mu=new_mu, sigma=new_sig, perf=perf, warnings=tuple(warnings))
+
+    def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
+        """Rate a batch of rounds in one compiled loop
+        (:func:`podium.systems._rounds_kernels.trueskill_rounds`), each round exactly
+        as :meth:`round_update`; until the Rater has seen ``_BATCH_AFTER`` contests,
+        round by round with :meth:`round_update`."""
+        n_rounds = batch.rounds
+        if batch.first_index + n_rounds < _BATCH_AFTER:
+            return super().rate_rounds(state, batch)
+        from podium.systems import _rounds_kernels as RK
+
+        out = RoundsOutput(np.empty((3, batch.players.size)))
+        sig_perf = np.array([self.beta / math.sqrt(c.weight) for c in batch.contests])
+        n_iter = np.zeros(n_rounds, dtype=np.int64)
+        flags = np.zeros(n_rounds, dtype=np.int64)
+        state.ensure_players(batch.players_after[-1])
+        flagged = RK.trueskill_rounds(
+            0, n_rounds, batch.offsets, batch.players, batch.lo, batch.time_seconds, sig_perf,
+            batch.mu, batch.sigma, batch.played, batch.last_time, batch.max_display,
+            batch.last_change, float(self.sig_drift), float(self.eps),
+            float(self.convergence_eps), int(self.max_rounds), out.events, n_iter, flags,
+        )
+        if not flagged:
+            out.warnings += [()] * n_rounds
+        for r in range(n_rounds) if flagged else ():
+            label = batch.contests[r].label
+            warnings = []
+            if flags[r] & RK.TS_UNCONVERGED and self.warn_unconverged:
+                warnings.append(
+                    f"contest {label!r}: message passing stopped after "
+                    f"{int(n_iter[r])} rounds (max_rounds) before reaching convergence_eps"
+                )
+            if flags[r] & RK.TS_NONFINITE:
+                warnings.append(f"contest {label!r}: message passing produced non-finite ratings")
+            out.warnings.append(tuple(warnings))
+        out.done = n_rounds
+        return out
 
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).

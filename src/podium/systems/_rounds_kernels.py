@@ -1,0 +1,358 @@
+"""Compiled loops over many small rounds (see :meth:`RatingSystem.rate_rounds`).
+
+Rating a lobby of eight players costs a few microseconds of arithmetic, but one
+round through :meth:`~podium.systems.base.RatingSystem.round_update` costs tens
+of microseconds of Python and of starting parallel loops.  The kernels here take
+a whole batch of rounds in CSR form and loop over them in compiled code, each
+round doing exactly what ``round_update`` does, with the same kernels and the
+same floating-point operations in the same order, so that every rating is
+bit-identical:
+
+* :func:`elo_mmr_rounds`: Elo-MMR and its variants (seed 002, Algorithm 1:
+  round weights, pseudodiffusion (Algorithm 2), performances (Theorem 3.2), the
+  posterior update (Eq. 6-8)), for rounds small enough that the exact system
+  solves every tie group directly;
+* :func:`trueskill_rounds`: TrueSkill-SPb (one call of the message-passing kernel
+  per round).
+
+The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` are compiled here
+a second time, serially, from their own Python source (``py_func``): a round of
+eight players is far too small for a parallel loop, whose start-up alone costs
+more than the round.  ``prange`` in a serial function is ``range``, so these
+twins run the same operations in the same order.  They are compiled into the
+callers below (and cached with them); they are not cached on their own because
+Numba's cache file of a function is named after its source, which the parallel
+original already uses.
+
+This module is imported, and its kernels compiled, only when a system rates a
+batch of rounds this way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from podium.core.numerics import TANH_MULTIPLIER, _group_centre, _solve_direct
+from podium.systems import _elo_mmr_kernels as K
+from podium.systems._trueskill_kernels import trueskill_round
+
+# Serial twins of the parallel round kernels (see the module docstring).
+_diffuse = nb.njit(K.diffuse.py_func)
+_update_logistic = nb.njit(K.update_logistic.py_func)
+_update_gaussian = nb.njit(K.update_gaussian.py_func)
+_subsampled = nb.njit(K.subsampled_performance.py_func)
+
+#: Per-round flags of :func:`trueskill_rounds`.
+TS_UNCONVERGED = 1
+TS_NONFINITE = 2
+
+
+@nb.njit(cache=True)
+def _groups(lo):
+    """Tie groups of a round as half-open position ranges ``(starts, ends)``."""
+    n = lo.size
+    g = 1
+    for k in range(1, n):
+        if lo[k] != lo[k - 1]:
+            g += 1
+    starts = np.empty(g, dtype=np.int64)
+    ends = np.empty(g, dtype=np.int64)
+    starts[0] = 0
+    q = 0
+    for k in range(1, n):
+        if lo[k] != lo[k - 1]:
+            ends[q] = k
+            q += 1
+            starts[q] = k
+    ends[g - 1] = n
+    return starts, ends
+
+
+@nb.njit(cache=True)
+def _exact_performance(kind, mu, delta, lo, split_ties, direct_groups):
+    """Every participant's performance over all opponents, group by group.
+
+    ``EloMMR._exact_performance`` for a round with at most ``direct_groups`` tie
+    groups: :func:`~podium.core.numerics.performance_zeros` then solves each
+    group's ``Q_g`` (Theorem 3.2) directly from the group's mean rating, which is
+    what this does.  Returns each participant's performance and solver status.
+    """
+    n = mu.size
+    starts, ends = _groups(lo)
+    n_groups = starts.size
+    if n_groups > direct_groups:
+        raise ValueError("too many tie groups for the direct performance solve")
+    pa = np.empty(n)
+    pb = np.empty(n)
+    for k in range(n):
+        if kind == 0:
+            w = TANH_MULTIPLIER / delta[k]
+            pa[k] = 0.5 * w
+            pb[k] = w
+        else:
+            pa[k] = delta[k]
+            pb[k] = delta[k]
+    perf = np.empty(n)
+    status = np.empty(n, dtype=np.int8)
+    for g in range(n_groups):
+        p, st = _solve_direct(kind, mu, pa, pb, starts, ends, g, split_ties,
+                              _group_centre(mu, starts, ends, g))
+        for k in range(starts[g], ends[g]):
+            perf[k] = p
+            status[k] = st
+    return perf, status
+
+
+@nb.njit(cache=True, inline="always")
+def _round_half_away(x):
+    """``EloMMR``'s ``_round_half_away`` on one number: ``sign(x) floor(|x| + 1/2)``."""
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+@nb.njit(cache=True, inline="always")
+def _before(bmu, bsig, lo, i, j):
+    """True when term ``i`` sorts before term ``j`` by ``(bmu, bsig, lo)``."""
+    if bmu[i] != bmu[j]:
+        return bmu[i] < bmu[j]
+    if bsig[i] != bsig[j]:
+        return bsig[i] < bsig[j]
+    return lo[i] < lo[j]
+
+
+@nb.njit(cache=True)
+def _subsampled_performance(kind, mu, delta, lo, num_samples, width, split_ties):
+    """``EloMMR._subsampled_performance`` (Sec. 5.3) of one round.
+
+    Terms are bucketed by ``(mu, delta) / width``, put in the order of
+    ``np.lexsort((lo, bsig, bmu))`` (a stable insertion sort: the same
+    permutation), merged (:func:`~podium.systems._elo_mmr_kernels.merge_terms`)
+    and solved over a window of ``num_samples`` merged terms, each solve starting
+    from the rating at the participant's place in the field sorted by rating.
+    """
+    n = mu.size
+    bmu = np.empty(n)
+    bsig = np.empty(n)
+    for k in range(n):
+        bmu[k] = _round_half_away(mu[k] / width)
+        bsig[k] = _round_half_away(delta[k] / width)
+    order = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        q = k
+        while q > 0 and _before(bmu, bsig, lo, k, order[q - 1]):
+            order[q] = order[q - 1]
+            q -= 1
+        order[q] = k
+    m_mu, m_sig, offs, ranks = K.merge_terms(order, mu, delta, lo, width)
+    ranked = np.sort(mu)
+    guess = np.empty(n)
+    for k in range(n):
+        guess[k] = ranked[n - 1 - lo[k]]
+    return _subsampled(kind, m_mu, m_sig, offs, ranks, mu, lo, num_samples, width,
+                       split_ties, guess)
+
+
+#: Layout of :func:`elo_mmr_rounds`' parameter arrays (see ``EloMMR._rounds_params``).
+(F_WEIGHT_LIMIT, F_SIG_LIMIT, F_DRIFT, F_RHO, F_WIDTH, F_HIST_TOL, F_DISPLAY_SIGMAS,
+ F_CEILING) = range(8)
+I_COLLAPSE, I_KIND, I_SPLIT_TIES, I_SUBSAMPLE, I_MAX_HISTORY, I_DIRECT_GROUPS = range(6)
+
+
+@nb.njit(cache=True, inline="always")
+def _np_maximum(a, b):
+    """``np.maximum(a, b)`` on two numbers (NaN wins, ``a`` on a tie)."""
+    return a if (a >= b or a != a) else b
+
+
+@nb.njit(cache=True)
+def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
+                   tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                   fparams, iparams, noob_delay,
+                   nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+                   f_mu, f_warg, f_wout, used, out, out_status):
+    """Rate rounds ``r0..r1-1`` of a batch with Elo-MMR, one after another.
+
+    Each round is ``EloMMR.round_update``: round weights (beta, gamma), the
+    pseudodiffusion of Algorithm 2, opponent terms ``delta = hypot(sigma, beta)``,
+    performances (Theorem 3.2; exact when the subsample size is 0, else
+    subsampled, Sec. 5.3), the round's performance ceiling (logistic model; NaN
+    means none), and the posterior update (Eq. 6-8; the Gaussian variant
+    multiplies normals).  The player table (``tab_*``) is read before and written
+    after every round, as the Rater does between rounds, display ratings
+    ``mu - display_sigmas * (sigma - sig_limit)`` included.
+
+    Parameters
+    ----------
+    offsets, players, lo:
+        The batch in CSR form: round ``r``'s participants are
+        ``players[offsets[r]:offsets[r + 1]]``, best first.
+    times, weights, ceilings:
+        Per round: ``time_seconds``, weight and performance ceiling (NaN: the
+        system's, ``fparams[F_CEILING]``, NaN for none).
+    tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change:
+        The Rater's per-player arrays (updated in place).
+    fparams, iparams, noob_delay:
+        The system's parameters (layout: ``F_*`` and ``I_*``).
+    nf_mu ... used:
+        The :class:`~podium.systems.elo_mmr.EloMMRState` arrays (updated in place;
+        the pool arrays may be reallocated and are returned).
+    out, out_status:
+        Per event: new ``mu``, ``sigma`` and the performance (rows of ``out``);
+        the solver statuses of the performance and of the new rating (rows of
+        ``out_status``).
+
+    Returns
+    -------
+    f_mu, f_warg, f_wout, used, flagged
+        The factor pool after the last round and the number of events with a
+        non-zero solver status.
+    """
+    weight_limit = fparams[F_WEIGHT_LIMIT]
+    sig_limit = fparams[F_SIG_LIMIT]
+    drift_per_day = fparams[F_DRIFT]
+    rho = fparams[F_RHO]
+    width = fparams[F_WIDTH]
+    history_tol = fparams[F_HIST_TOL]
+    display_sigmas = fparams[F_DISPLAY_SIGMAS]
+    default_ceiling = fparams[F_CEILING]
+    collapse = iparams[I_COLLAPSE] != 0
+    kind = iparams[I_KIND]
+    split_ties = iparams[I_SPLIT_TIES] != 0
+    subsample_size = iparams[I_SUBSAMPLE]
+    max_history = iparams[I_MAX_HISTORY]
+    direct_groups = iparams[I_DIRECT_GROUPS]
+    flagged = 0
+    for r in range(r0, r1):
+        a = offsets[r]
+        b = offsets[r + 1]
+        n = b - a
+        idx = players[a:b]
+        rlo = lo[a:b]
+        t = times[r]
+        played = np.empty(n, dtype=np.int64)
+        delta_secs = np.empty(n)
+        mu = np.empty(n)
+        sig0 = np.empty(n)
+        for k in range(n):
+            i = idx[k]
+            played[k] = tab_played[i]
+            d = t - tab_last[i]
+            delta_secs[k] = float(d if d > 0 else 0) if played[k] != 0 else 0.0
+            mu[k] = tab_mu[i]
+            sig0[k] = tab_sig[i]
+        beta, gamma = K.round_weights(played, weights[r], weight_limit, noob_delay,
+                                      sig_limit, drift_per_day, delta_secs)
+        # 1. pseudodiffusion (Algorithm 2)
+        sig = _diffuse(idx, mu, sig0, gamma, rho, collapse, nf_mu, nf_w, scale, sum_aw, sum_w,
+                       fb_base, fb_start, fb_len, f_wout)
+        # 2. opponent terms
+        delta = np.empty(n)
+        for k in range(n):
+            delta[k] = math.hypot(sig[k], beta[k])
+        # 3. performances (Theorem 3.2)
+        if subsample_size == 0:
+            perf, st = _exact_performance(kind, mu, delta, rlo, split_ties, direct_groups)
+        else:
+            perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
+                                               split_ties)
+        if kind == 0:
+            ceiling = ceilings[r]
+            if math.isnan(ceiling):
+                ceiling = default_ceiling
+            if not math.isnan(ceiling):
+                for k in range(n):
+                    if perf[k] > ceiling:
+                        perf[k] = ceiling
+        # 4. posterior update (Eq. 6-8)
+        if kind == 1:
+            new_mu, new_sig = _update_gaussian(idx, perf, beta, nf_mu, nf_w)
+            st2 = np.zeros(n, dtype=np.int8)
+        else:
+            f_mu, f_warg, f_wout, used = K.reserve(idx, fb_base, fb_cap, fb_start, fb_len,
+                                                   f_mu, f_warg, f_wout, used)
+            new_mu, new_sig, st2 = _update_logistic(
+                idx, perf, beta, mu, sig, max_history, history_tol, nf_mu, nf_w, scale,
+                sum_aw, sum_w, fb_base, fb_start, fb_len, f_mu, f_warg, f_wout,
+            )
+        for k in range(n):
+            i = idx[k]
+            out[0, a + k] = new_mu[k]
+            out[1, a + k] = new_sig[k]
+            out[2, a + k] = perf[k]
+            out_status[0, a + k] = st[k]
+            out_status[1, a + k] = st2[k]
+            if st[k] != 0 or st2[k] != 0:
+                flagged += 1
+            shown_old = mu[k] - display_sigmas * (sig0[k] - sig_limit)
+            shown_new = new_mu[k] - display_sigmas * (new_sig[k] - sig_limit)
+            tab_mu[i] = new_mu[k]
+            tab_sig[i] = new_sig[k]
+            tab_played[i] += 1
+            if t > tab_last[i]:
+                tab_last[i] = t
+            tab_max_display[i] = _np_maximum(tab_max_display[i], shown_new)
+            tab_change[i] = shown_new - shown_old
+    return f_mu, f_warg, f_wout, used, flagged
+
+
+@nb.njit(cache=True)
+def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
+                     tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                     sig_drift, eps, conv_eps, max_rounds, out, out_rounds, out_flags):
+    """Rate rounds ``r0..r1-1`` of a batch with TrueSkill-SPb, one after another.
+
+    Each round is ``TrueSkillSPb.round_update``: every participant's sigma is
+    widened by the drift (``hypot(sigma, sig_drift)``), the places are the tie
+    groups, and :func:`~podium.systems._trueskill_kernels.trueskill_round` runs
+    the message passing with the round's performance deviation ``sig_perf[r]``.
+    The player table (``tab_*``) is read before and written after every round;
+    the display rating is ``mu``.
+
+    Per event it writes the new ``mu``, ``sigma`` and the performance (rows of
+    ``out``); per round the number of message-passing rounds and the flags
+    ``TS_UNCONVERGED`` (stopped at ``max_rounds``) and ``TS_NONFINITE`` (a
+    non-finite rating came out).  Returns the number of rounds with a flag.
+    """
+    flagged = 0
+    for r in range(r0, r1):
+        a = offsets[r]
+        b = offsets[r + 1]
+        n = b - a
+        idx = players[a:b]
+        t = times[r]
+        g_starts, _ = _groups(lo[a:b])
+        starts = np.empty(g_starts.size + 1, dtype=np.int64)
+        starts[: g_starts.size] = g_starts
+        starts[g_starts.size] = n
+        mu = np.empty(n)
+        sig = np.empty(n)
+        for k in range(n):
+            i = idx[k]
+            mu[k] = tab_mu[i]
+            sig[k] = math.hypot(tab_sig[i], sig_drift)
+        new_mu, new_sig, perf, _, rounds, converged = trueskill_round(
+            mu, sig, starts, sig_perf[r], eps, conv_eps, max_rounds
+        )
+        flags = 0 if converged else TS_UNCONVERGED
+        for k in range(n):
+            if not (np.isfinite(new_mu[k]) and np.isfinite(new_sig[k])):
+                flags |= TS_NONFINITE
+        out_rounds[r] = rounds
+        out_flags[r] = flags
+        if flags != 0:
+            flagged += 1
+        for k in range(n):
+            i = idx[k]
+            out[0, a + k] = new_mu[k]
+            out[1, a + k] = new_sig[k]
+            out[2, a + k] = perf[k]
+            tab_mu[i] = new_mu[k]
+            tab_sig[i] = new_sig[k]
+            tab_played[i] += 1
+            if t > tab_last[i]:
+                tab_last[i] = t
+            tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
+            tab_change[i] = new_mu[k] - mu[k]
+    return flagged
