@@ -281,7 +281,7 @@ class EloMMR(RatingSystem):
         """
         assert isinstance(state, EloMMRState)
         n_rounds = len(batch.contests)
-        if batch.first_index + n_rounds < _BATCH_AFTER:
+        if batch.first_index + n_rounds < _BATCH_AFTER or not self._compiled_rounds:
             return super().rate_rounds(state, batch)
         out = RoundsOutput(np.empty((3, batch.players.size)))
         if n_rounds == 1 and batch.players.size <= _BATCH_MAX_PLAYERS:  # Rater.add
@@ -303,6 +303,14 @@ class EloMMR(RatingSystem):
                 out.error = exc
                 return out
         return out
+
+    @cached_property
+    def _compiled_rounds(self) -> bool:
+        """Whether the compiled loop is this system's update: not for a subclass that
+        changes :meth:`round_update` or :meth:`display_rating`."""
+        cls = type(self)
+        return (cls.round_update is EloMMR.round_update
+                and cls.display_rating is EloMMR.display_rating)
 
     @cached_property
     def _rounds_params(self) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:

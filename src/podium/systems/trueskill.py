@@ -184,10 +184,14 @@ class TrueSkillSPb(RatingSystem):
     def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
         """Rate a batch of rounds in one compiled loop
         (:func:`podium.systems._rounds_kernels.trueskill_rounds`), each round exactly
-        as :meth:`round_update`; until the Rater has seen ``_BATCH_AFTER`` contests,
-        round by round with :meth:`round_update`."""
+        as :meth:`round_update`; until the Rater has seen ``_BATCH_AFTER`` contests
+        (and for a subclass that changes :meth:`round_update` or
+        :meth:`display_rating`), round by round with :meth:`round_update`."""
         n_rounds = batch.rounds
-        if batch.first_index + n_rounds < _BATCH_AFTER:
+        cls = type(self)
+        if (batch.first_index + n_rounds < _BATCH_AFTER
+                or cls.round_update is not TrueSkillSPb.round_update
+                or cls.display_rating is not TrueSkillSPb.display_rating):
             return super().rate_rounds(state, batch)
         from podium.systems import _rounds_kernels as RK
 

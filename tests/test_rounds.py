@@ -1,0 +1,439 @@
+"""Many small rounds: ``Rater.extend`` (batches, compiled round loops) against one
+round at a time.
+
+The reference is :func:`reference_add`: the Rater's bookkeeping around one
+:meth:`RatingSystem.round_update` call, as ``Rater.add`` did it before batches
+existed.  Every test compares everything a user, a checkpoint or the store can
+see, bit for bit: the ratings table, the event log, the contest records, the
+reports and the checkpoint image.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from _histories import hyp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from podium import Contest, Rater, RoundReport
+from podium.checkpoint import rater_arrays
+from podium.core.state import ContestRecord
+from podium.systems import SYSTEMS, RoundInput, RoundOutput, SystemState
+from podium.systems import elo_mmr as elo_mmr_module
+from podium.systems import trueskill as trueskill_module
+from podium.systems.elo_mmr import EloMMR
+from podium.systems.glicko import Glicko
+
+POOL = [f"p{k:02d}" for k in range(16)]
+
+
+# ---------------------------------------------------------------------- the reference
+def reference_add(r: Rater, contest: Contest) -> RoundReport:
+    """Rate ``contest`` with one ``round_update`` call and the Rater's bookkeeping."""
+    index = len(r.contests)
+    warnings: list[str] = []
+    if r.last_time is not None and contest.time_seconds < r.last_time:
+        warnings.append(
+            f"contest {contest.label!r} (#{index}) has time_seconds={contest.time_seconds}, "
+            f"earlier than the previous contest ({r.last_time}); rated in the given order "
+            "with no time drift for its players"
+        )
+    if contest.is_outcome_free:
+        r.contests.append(
+            ContestRecord(contest.name, contest.time_seconds, contest.url, len(contest), True)
+        )
+        msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
+        return RoundReport(index, contest.name, len(contest), 0, True, (*warnings, msg))
+    table = r.players
+    n_before = table.n
+    mu0, sig0 = r.system.newcomer(contest)
+    idx, n_new = table.lookup_or_add(contest.handles, mu0, sig0, contest.time_seconds)
+    r.state.ensure_players(table.n)
+    try:
+        played = table.contests[idx].copy()
+        delta = np.maximum(contest.time_seconds - table.last_time[idx], 0).astype(np.float64)
+        delta[played == 0] = 0.0
+        prior_mu = table.mu[idx].copy()
+        prior_sig = table.sigma[idx].copy()
+        rnd = RoundInput(
+            contest=contest, players=idx, lo=contest.lo, hi=contest.hi,
+            mu=prior_mu, sigma=prior_sig, played=played, delta_seconds=delta,
+        )
+        out = r.system.round_update(r.state, rnd)
+    except Exception:
+        table.truncate(n_before)
+        raise
+    display_old = r.system.display_rating(prior_mu, prior_sig)
+    display_new = r.system.display_rating(out.mu, out.sigma)
+    table.mu[idx] = out.mu
+    table.sigma[idx] = out.sigma
+    table.contests[idx] += 1
+    table.last_time[idx] = np.maximum(table.last_time[idx], contest.time_seconds)
+    table.max_display[idx] = np.maximum(table.max_display[idx], display_new)
+    table.last_change[idx] = display_new - display_old
+    r.events.append(index, idx, out.mu, out.sigma, out.perf, contest.lo)
+    r.contests.append(
+        ContestRecord(contest.name, contest.time_seconds, contest.url, len(contest), False)
+    )
+    r.last_time = (contest.time_seconds if r.last_time is None
+                   else max(r.last_time, contest.time_seconds))
+    return RoundReport(index, contest.name, len(contest), n_new, False,
+                       (*warnings, *out.warnings))
+
+
+def reference(system: Any, history: list[Contest]) -> tuple[Rater, list[RoundReport],
+                                                             BaseException | None]:
+    r = Rater(system)
+    reports = []
+    for c in history:
+        try:
+            reports.append(reference_add(r, c))
+        except Exception as exc:
+            return r, reports, exc
+    return r, reports, None
+
+
+# ---------------------------------------------------------------------- comparisons
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8) if a.dtype.kind in "fiub" else a
+
+
+def _live_pool(image: dict[str, Any]) -> None:
+    """Keep only the live slots of a factor pool: the compacted pool's blocks have
+    room beyond each player's factors, which nothing writes (their bytes are
+    whatever the allocation held)."""
+    if "state.f_mu" not in image:
+        return
+    base = image["state.fb_base"] + image["state.fb_start"]
+    live = np.concatenate([np.arange(b, b + n) for b, n in
+                           zip(base.tolist(), image["state.fb_len"].tolist(), strict=True)]
+                          + [np.zeros(0, dtype=np.int64)])
+    for k in ("state.f_mu", "state.f_warg", "state.f_wout"):
+        image[k] = image[k][live]
+
+
+def assert_same(a: Rater, b: Rater) -> None:
+    """Ratings, events, contest records and the checkpoint image, bit for bit."""
+    ia = rater_arrays(a, fmt="t", version=1)
+    ib = rater_arrays(b, fmt="t", version=1)
+    _live_pool(ia)
+    _live_pool(ib)
+    assert sorted(ia) == sorted(ib)
+    for k in ia:
+        x, y = np.asarray(ia[k]), np.asarray(ib[k])
+        assert x.dtype == y.dtype and x.shape == y.shape, k
+        assert np.array_equal(_bits(x), _bits(y)), k
+    assert a.contests == b.contests
+    assert a.last_time == b.last_time
+    assert a.players.handles == b.players.handles
+    assert a.players.index == b.players.index
+    fa, fb = a.ratings(sort=False), b.ratings(sort=False)
+    for col in fa.columns:
+        assert np.array_equal(_bits(fa[col].to_numpy()), _bits(fb[col].to_numpy())) \
+            if col != "handle" else list(fa[col]) == list(fb[col]), col
+
+
+@contextmanager
+def compiled_from_start() -> Iterator[None]:
+    """Compiled round loops from the first contest on (not only after 32)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(elo_mmr_module, "_BATCH_AFTER", 0)
+        mp.setattr(trueskill_module, "_BATCH_AFTER", 0)
+        yield
+
+
+@pytest.fixture
+def batch_from_start() -> Iterator[None]:
+    with compiled_from_start():
+        yield
+
+
+# ---------------------------------------------------------------------- histories
+@st.composite
+def lobby_histories(draw: Any) -> list[Contest]:
+    """2-14 contests from a pool of 16 handles (newcomers and returning players),
+    mostly 2-8 players, sometimes 25-30 with fresh handles (a round too large for the
+    compiled Elo-MMR loop), random tie groups, weights and ceilings, times that
+    sometimes go backwards, and an everybody-tied contest somewhere."""
+    n = draw(st.integers(2, 14))
+    t = draw(st.integers(0, 10**9))
+    tied_at = draw(st.integers(0, n - 1))
+    out = []
+    for c in range(n):
+        t += draw(st.one_of(st.just(0), st.integers(1, 86_400), st.integers(-5000, -1),
+                            st.integers(86_400, 30 * 86_400)))
+        if draw(st.integers(0, 9)) == 0:
+            players = [f"big{c}_{k}" for k in range(draw(st.integers(25, 30)))] + \
+                draw(st.lists(st.sampled_from(POOL), min_size=0, max_size=4, unique=True))
+        else:
+            players = draw(st.lists(st.sampled_from(POOL), min_size=2, max_size=8, unique=True))
+        m = len(players)
+        if c == tied_at:
+            lo = [0] * m
+            hi = [m - 1] * m
+        else:
+            cuts = draw(st.lists(st.integers(0, 2), min_size=m - 1, max_size=m - 1))
+            starts = [0] + [k + 1 for k, cut in enumerate(cuts) if cut]
+            ends = starts[1:] + [m]
+            lo = [s for s, e in zip(starts, ends, strict=True) for _ in range(e - s)]
+            hi = [e - 1 for s, e in zip(starts, ends, strict=True) for _ in range(e - s)]
+        weight = draw(st.sampled_from([1.0, 1.0, 0.5, 1.75]))
+        ceiling = draw(st.sampled_from([None, None, 1600.0, float("inf")]))
+        out.append(Contest.from_arrays(players, lo, hi, name=f"c{c}", time_seconds=t,
+                                       weight=weight, perf_ceiling=ceiling))
+    return out
+
+
+def _rate(system: str, history: list[Contest], mode: str) -> tuple[
+        Rater, list[RoundReport], BaseException | None]:
+    r = Rater(system)
+    reports: list[RoundReport] = []
+    try:
+        if mode == "extend":
+            r.extend(history, progress=reports.append)
+        else:
+            for c in history:
+                reports.append(r.add(c))
+    except Exception as exc:  # e.g. elo-average refusing a large history
+        return r, reports, exc
+    return r, reports, None
+
+
+# ---------------------------------------------------------------------- bit identity
+@pytest.mark.parametrize("system", list(SYSTEMS))
+@hyp(8)
+@given(history=lobby_histories())
+def test_extend_equals_add_loop_and_round_update(system: str, history: list[Contest]) -> None:
+    """extend == add loop == one round_update per contest, bit for bit, for every
+    system; the compiled round loops run from the first contest on."""
+    ref, ref_reports, ref_error = reference(system, history)
+    for mode in ("extend", "add"):
+        with compiled_from_start():
+            r, reports, error = _rate(system, history, mode)
+        assert type(error) is type(ref_error) and str(error) == str(ref_error)
+        assert reports == ref_reports
+        assert_same(r, ref)
+
+
+@pytest.mark.parametrize("system", ["mmr", "mmr-fast", "mmx-fast", "trueskill"])
+@hyp(5)
+@given(history=lobby_histories())
+def test_default_threshold_and_resumed_batches(system: str, history: list[Contest]) -> None:
+    """With the default threshold (round_update for the first contests), in batches
+    split anywhere, the result is the reference's."""
+    long_history = history * 5  # past the threshold; later copies are returning players
+    ref, ref_reports, _ = reference(system, long_history)
+    r = Rater(system)
+    reports = []
+    cut = len(long_history) // 3
+    reports += r.extend(long_history[:cut])
+    for c in long_history[cut:cut + 3]:
+        reports.append(r.add(c))
+    reports += r.extend(iter(long_history[cut + 3:]))
+    assert reports == ref_reports
+    assert_same(r, ref)
+
+
+def test_lobbies_in_large_batches(batch_from_start: None) -> None:
+    """Thousands of 8-player lobbies in one call, across the Rater's batch limit."""
+    rng = np.random.default_rng(5)
+    history = []
+    for m in range(5000):
+        who = rng.choice(300, 8, replace=False)
+        history.append(Contest.from_scores([f"x{i}" for i in who], rng.normal(size=8).round(1),
+                                           name=f"m{m}", time_seconds=60 * m))
+    for system in ("mmr-fast", "trueskill"):
+        ref, ref_reports, _ = reference(system, history)
+        r = Rater(system)
+        assert r.extend(history) == ref_reports
+        assert_same(r, ref)
+
+
+def test_solver_warnings_match(batch_from_start: None) -> None:
+    """Performances beyond the solver's bounds are reported as by round_update."""
+    history = [Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name=f"r{k}",
+                       time_seconds=k) for k in range(4)]
+    for system in (EloMMR(mu_noob=8990.0), EloMMR(mu_noob=8990.0, subsample_size=100)):
+        ref, ref_reports, _ = reference(system, history)
+        assert any("bound was used" in w for rep in ref_reports for w in rep.warnings)
+        r = Rater(system)
+        assert r.extend(history) == ref_reports
+        assert_same(r, ref)
+
+
+def test_warnings_are_logged_in_order(batch_from_start: None,
+                                      caplog: pytest.LogCaptureFixture) -> None:
+    history = [
+        Contest([("a", 0, 0), ("b", 1, 1)], name="one", time_seconds=100),
+        Contest([("a", 0, 1), ("b", 0, 1)], name="tied", time_seconds=50),
+        Contest([("b", 0, 0), ("c", 1, 1)], name="early", time_seconds=10),
+    ]
+    with caplog.at_level(logging.INFO, logger="podium"):
+        reports = Rater("mmr").extend(history)
+    # as Rater.add always did: a skipped contest logs only that it was skipped
+    assert caplog.messages == [reports[1].warnings[-1], *reports[2].warnings]
+    assert reports[1].skipped and "earlier than" in reports[1].warnings[0]
+    assert reports[2].new_players == 1 and "earlier than" in reports[2].warnings[0]
+
+
+# ---------------------------------------------------------------------- failures
+@dataclass(frozen=True)
+class ExplodingMMR(EloMMR):
+    """Elo-MMR that raises on the contest named ``boom``."""
+
+    name: ClassVar[str] = "exploding-mmr"
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        if rnd.contest.name == "boom":
+            raise RuntimeError("boom")
+        return super().round_update(state, rnd)
+
+
+@dataclass(frozen=True)
+class ExplodingGlicko(Glicko):
+    """Glicko (the default, round-by-round batch) that raises on ``boom``."""
+
+    name: ClassVar[str] = "exploding-glicko"
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        if rnd.contest.name == "boom":
+            raise RuntimeError("boom")
+        return super().round_update(state, rnd)
+
+
+@dataclass(frozen=True)
+class PickyMMR(EloMMR):
+    """Elo-MMR whose newcomer prior refuses the contest named ``boom``."""
+
+    name: ClassVar[str] = "picky-mmr"
+
+    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
+        if contest is not None and contest.name == "boom":
+            raise ValueError("no newcomers here")
+        return super().newcomer(contest)
+
+
+def _failing_history(big: bool) -> list[Contest]:
+    """Small rounds, then ``boom`` (large or small, with newcomers), then more."""
+    rng = np.random.default_rng(3)
+    out = []
+    for m in range(12):
+        who = rng.choice(10, 6, replace=False)
+        out.append(Contest.from_scores([f"q{i}" for i in who], rng.normal(size=6),
+                                       name=f"m{m}", time_seconds=100 * m))
+    out.append(Contest([("q1", 0, 1), ("q2", 0, 1)], name="all tied", time_seconds=1250))
+    boom = [f"new{k}" for k in range(30 if big else 3)] + ["q0", "q5"]
+    out.append(Contest.from_scores(boom, np.arange(len(boom), dtype=float), name="boom",
+                                   time_seconds=1300))
+    out.append(Contest([("q3", 0, 0), ("new0", 1, 1)], name="after", time_seconds=1400))
+    return out
+
+
+def assert_same_table(a: Rater, b: Rater) -> None:
+    """Everything but the system's state: players, ratings, events, contests."""
+    ia = {k: v for k, v in rater_arrays(a, fmt="t", version=1).items()
+          if not k.startswith("state.")}
+    ib = {k: v for k, v in rater_arrays(b, fmt="t", version=1).items()
+          if not k.startswith("state.")}
+    assert sorted(ia) == sorted(ib)
+    for k in ia:
+        assert np.array_equal(_bits(np.asarray(ia[k])), _bits(np.asarray(ib[k]))), k
+    assert a.contests == b.contests and a.last_time == b.last_time
+
+
+@pytest.mark.parametrize("system,big", [
+    (ExplodingMMR(), True), (ExplodingMMR(), False), (ExplodingGlicko(), False),
+    (PickyMMR(), False), (PickyMMR(), True),
+])
+def test_failure_mid_batch_leaves_the_state_before_that_contest(
+    system: Any, big: bool, batch_from_start: None
+) -> None:
+    """The contests before the failing one are rated and reported; the Rater is as
+    an add loop leaves it: the players, ratings, events and contests of a Rater that
+    never saw the failing contest (the system's state keeps room for its newcomers,
+    as ``round_update`` was called), and it goes on as one."""
+    history = _failing_history(big)
+    at = next(k for k, c in enumerate(history) if c.name == "boom")
+    never = Rater(system)
+    ref_reports = [reference_add(never, c) for c in history[:at]]
+    add_loop = Rater(system)
+    for c in history[:at]:
+        reference_add(add_loop, c)
+    with pytest.raises((RuntimeError, ValueError), match="boom|no newcomers"):
+        reference_add(add_loop, history[at])
+    r = Rater(system)
+    seen: list[RoundReport] = []
+    with pytest.raises((RuntimeError, ValueError), match="boom|no newcomers"):
+        r.extend(history, progress=seen.append)
+    assert seen == ref_reports
+    assert "new1" not in r.players.index
+    assert_same_table(r, never)
+    assert_same(r, add_loop)
+    # the Rater goes on as if the failing contest had never been offered
+    rest = history[at + 1:]
+    assert r.extend(rest) == [reference_add(never, c) for c in rest]
+    for c in rest:
+        reference_add(add_loop, c)
+    assert_same_table(r, never)
+    assert_same(r, add_loop)
+
+
+def test_add_failure_leaves_the_state_before_that_contest(batch_from_start: None) -> None:
+    history = _failing_history(True)
+    at = next(k for k, c in enumerate(history) if c.name == "boom")
+    r, ref = Rater(ExplodingMMR()), Rater(ExplodingMMR())
+    for c in history[:at]:
+        r.add(c)
+        reference_add(ref, c)
+    for rater, add in ((r, Rater.add), (ref, reference_add)):
+        with pytest.raises(RuntimeError, match="boom"):
+            add(rater, history[at])
+    assert_same(r, ref)
+
+
+def test_bad_item_or_failing_iterable_mid_batch(batch_from_start: None) -> None:
+    history = _failing_history(False)[:12]
+    ref = Rater("mmr")
+    for c in history[:7]:
+        reference_add(ref, c)
+    r = Rater("mmr")
+    with pytest.raises(TypeError, match="expected a Contest, got str"):
+        r.extend([*history[:7], "not a contest", *history[7:]])  # type: ignore[list-item]
+    assert_same(r, ref)
+
+    def failing() -> Iterator[Contest]:
+        yield from history[:7]
+        raise OSError("disk went away")
+
+    r = Rater("mmr")
+    seen: list[RoundReport] = []
+    with pytest.raises(OSError, match="disk went away"):
+        r.extend(failing(), progress=seen.append)
+    assert len(seen) == 7
+    assert_same(r, ref)
+
+
+def test_progress_that_raises_keeps_the_rated_batch(batch_from_start: None) -> None:
+    """``progress`` runs after its batch: rounds rated before it raised stay rated and
+    consistent (their events and records exist)."""
+    history = _failing_history(False)[:12]
+    r = Rater("mmr")
+
+    def stop(rep: RoundReport) -> None:
+        if rep.index == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        r.extend(history, progress=stop)
+    ref = Rater("mmr")
+    for c in history[:r.contests_processed]:
+        reference_add(ref, c)
+    assert_same(r, ref)
