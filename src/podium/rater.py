@@ -167,20 +167,19 @@ class Rater:
         offsets = [0]
         players_after: list[int] = []
         new_counts: list[int] = []
-        early: list[str | None] = []
+        early: dict[int, str] = {}  # out-of-order warnings by position
         last_time = self.last_time
         error: BaseException | None = None
+        n_ok = len(contests)
         # ---- handles, newcomers and out-of-order warnings, contest by contest
         for pos, contest in enumerate(contests):
             t = contest.time_seconds
             if last_time is not None and t < last_time:
-                early.append(
+                early[pos] = (
                     f"contest {contest.label!r} (#{first + pos}) has time_seconds={t}, "
                     f"earlier than the previous contest ({last_time}); rated in the given "
                     "order with no time drift for its players"
                 )
-            else:
-                early.append(None)
             if contest.is_outcome_free:
                 continue
             if not _INT64_MIN <= t <= _INT64_MAX:
@@ -188,11 +187,13 @@ class Rater:
                     f"time_seconds={t} is outside the 64-bit range of a rated contest",
                     contest=contest.label,
                 )
+                n_ok = pos
                 break
             try:
                 mu0, sig0 = system.newcomer(contest)
             except BaseException as exc:  # noqa: BLE001 - raised once the others are rated
                 error = exc
+                n_ok = pos
                 break
             handles = contest.handles
             ids: list[Any] = list(map(index_get, handles))
@@ -214,8 +215,7 @@ class Rater:
             new_counts.append(n_new)
             rated.append(contest)
             rated_pos.append(pos)
-            last_time = t if last_time is None else max(last_time, t)
-        n_ok = len(early) if error is None else len(early) - 1
+            last_time = t if last_time is None or t > last_time else last_time
         # ---- newcomers get their rows, then the system rates the batch
         if new_handles:
             self._add_newcomers(new_handles, new_rows)
@@ -247,26 +247,29 @@ class Rater:
                 table.truncate(players_after[done - 1] if done else n_before)
         # ---- records, events and reports, contest by contest
         reports: list[RoundReport] = []
-        r = 0
         events = self.events
         records = self.contests
+        last_time = self.last_time
+        if out is not None:
+            mu_ev, sig_ev, perf_ev = out.events
+            round_warnings = out.warnings
+        rated_pos.append(-1)
+        r = 0
         for pos in range(n_ok):
             contest = contests[pos]
             index = first + pos
-            early_warning = early[pos]
-            warnings: tuple[str, ...] = () if early_warning is None else (early_warning,)
             t = contest.time_seconds
-            if r < len(rated_pos) and rated_pos[r] == pos:
-                assert out is not None
-                a, b = offsets[r], offsets[r + 1]
-                ev = out.events
-                events.append(index, players[a:b], ev[0, a:b], ev[1, a:b], ev[2, a:b],
+            if rated_pos[r] == pos:
+                a = offsets[r]
+                b = offsets[r + 1]
+                events.append(index, players[a:b], mu_ev[a:b], sig_ev[a:b], perf_ev[a:b],
                               contest.lo)
                 records.append(ContestRecord(contest.name, t, contest.url, b - a, False))
-                self.last_time = t if self.last_time is None else max(self.last_time, t)
-                more = out.warnings[r]
-                if more:
-                    warnings += more
+                if last_time is None or t > last_time:
+                    last_time = t
+                warnings = round_warnings[r]
+                if pos in early:
+                    warnings = (early[pos], *warnings)
                 for w in warnings:
                     log.warning(w)
                 reports.append(RoundReport(index, contest.name, b - a, new_counts[r], False,
@@ -277,7 +280,8 @@ class Rater:
                 msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
                 log.info(msg)
                 reports.append(RoundReport(index, contest.name, len(contest), 0, True,
-                                           (*warnings, msg)))
+                                           (early[pos], msg) if pos in early else (msg,)))
+        self.last_time = last_time
         return reports, error
 
     def _add_newcomers(
