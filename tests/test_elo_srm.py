@@ -443,11 +443,11 @@ def test_round_update_uses_given_ratings_and_reports_no_warnings():
 
 
 def test_config_errors():
-    with pytest.raises(ConfigError, match="k must be positive"):
+    with pytest.raises(ConfigError, match="k must be a finite positive number"):
         EloSRM(k=0)
     with pytest.raises(ConfigError, match="m must be positive"):
         EloSRM(m=float("nan"))
-    with pytest.raises(ConfigError, match="gamma must be >= 0"):
+    with pytest.raises(ConfigError, match="gamma must be a finite number >= 0"):
         EloSRM(gamma=-0.1)
     with pytest.raises(ConfigError, match="t0_seconds"):
         EloSRM(t0_seconds=1.5)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
-from podium.pairwise_sim import SEED_RESULTS, SimulationSetup, simulate, spearman
+from podium.evaluation.pairwise_sim import SEED_RESULTS, SimulationSetup, simulate, spearman
 from podium.systems import get_system
 from podium.systems.pairwise import (
     count_orderings,
