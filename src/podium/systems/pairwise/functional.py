@@ -268,8 +268,7 @@ def elo_average(
     Other parameters as :func:`elo_single`.
     """
     _check_scale(k, scale)
-    if not (isinstance(max_orderings, int) and max_orderings >= 1):
-        raise ConfigError(f"max_orderings must be a positive integer, got {max_orderings!r}")
+    check_param("max_orderings", max_orderings, "positive_int")
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r0 = _initial_vector(initial, n)
     return _average_over_orderings(r0, gi, gj, o, float(k), math.log(10.0) / scale, max_orderings)
@@ -309,8 +308,7 @@ def elo_sample(
     K factor).  ``seed`` makes it reproducible.  Other parameters as :func:`elo_single`.
     """
     _check_scale(k, scale)
-    if not (isinstance(samples, int) and samples >= 1):
-        raise ConfigError(f"samples must be a positive integer, got {samples!r}")
+    check_param("samples", samples, "positive_int")
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r0 = _initial_vector(initial, n)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -458,10 +456,8 @@ def elo_lsq(
     stays close to the initial ratings.
     """
     _check_scale(None, scale)
-    if not (math.isfinite(pseudo_count) and pseudo_count >= 0):
-        raise ConfigError(f"pseudo_count must be finite and >= 0, got {pseudo_count!r}")
-    if not math.isfinite(anchor):
-        raise ConfigError(f"anchor must be finite, got {anchor!r}")
+    check_param("pseudo_count", pseudo_count, "nonnegative")
+    check_param("anchor", anchor, "finite")
     a, b, w_ab, w_ba = pair_table(games, n_players, outcomes=outcomes)
     _, _, _, n = _as_games(games, outcomes, n_players)
     return _lsq_solve(n, a, b, w_ab, w_ba, float(anchor), float(pseudo_count), float(scale))
@@ -489,10 +485,8 @@ def pagerank(
     power iteration until the L1 change is below ``tol``.  Returns the
     stationary distribution (sums to 1; larger is stronger).
     """
-    if not (0.0 < damping < 1.0):
-        raise ConfigError(f"damping must lie in (0, 1), got {damping!r}")
-    if not (tol > 0):
-        raise ConfigError(f"tol must be positive, got {tol!r}")
+    check_param("damping", damping, "open_unit")
+    check_param("tol", tol, "positive")
     a, b, w_ab, w_ba = pair_table(games, n_players, outcomes=outcomes)
     _, _, _, n = _as_games(games, outcomes, n_players)
     return _pagerank_solve(n, a, b, w_ab, w_ba, float(damping), float(tol), int(max_iter))
@@ -568,10 +562,8 @@ def glicko(
     (r, RD) after the last period; players without games keep their values
     (with the RD growth of the periods they missed).
     """
-    if not (math.isfinite(c) and c >= 0):
-        raise ConfigError(f"c must be finite and >= 0, got {c!r}")
-    if not (math.isfinite(rd_max) and rd_max > 0):
-        raise ConfigError(f"rd_max must be a finite positive number, got {rd_max!r}")
+    check_param("c", c, "nonnegative")
+    check_param("rd_max", rd_max, "positive")
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r = _initial_vector(initial, n, "initial")
     dev = _initial_vector(rd, n, "rd")

@@ -211,15 +211,13 @@ class SampleElo(_EloBase):
 
     name: ClassVar[str] = "elo-sample"
 
-    samples: int = 100
+    samples: int = param(100, "positive_int")
     seed: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, least in (("samples", 1), ("seed", 0)):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < least:
-                raise ConfigError(f"{name} must be an integer >= {least}, got {v!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ConfigError(f"seed must be an integer >= 0, got {self.seed!r}")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, CounterState)
