@@ -2,8 +2,8 @@
 
 One module, imported by :mod:`podium`, :mod:`podium.checkpoint` and
 :mod:`podium.store.snapshot`, with no imports of its own (so reading a version
-loads nothing else).  ``__version__`` must equal ``[project] version`` in
-``pyproject.toml``.
+loads nothing else).  ``pyproject.toml`` reads the package version from here
+(``[tool.setuptools.dynamic]``).
 """
 
 from __future__ import annotations
