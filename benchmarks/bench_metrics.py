@@ -1,4 +1,4 @@
-"""Speed of :mod:`podium.metrics` on a Codeforces-sized round, and the accuracy of its
+"""Speed of :mod:`podium.evaluation.metrics` on a Codeforces-sized round, and the accuracy of its
 panel evaluation of seed 003's expected ranks against the exact all-pairs sum.
 
     python benchmarks/bench_metrics.py                 # n = 18,743 (largest CF round)
@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from podium import _metrics_kernels as k
-from podium.metrics import MetricAccumulator, rank_log_errors
+from podium.evaluation import _metrics_kernels as k
+from podium.evaluation.metrics import MetricAccumulator, rank_log_errors
 
 
 def make_round(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:

@@ -83,9 +83,29 @@ def run(cf: int, systems: list[str]) -> dict[str, dict[str, np.ndarray]]:
     return result
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
+#: The logistic-factor pool of Elo-MMR and Elo-R: slots outside the players' live
+#: ranges are spare capacity (uninitialised memory before 2026-11-24), not state.
+_POOL = ("ckpt.state.f_mu", "ckpt.state.f_warg", "ckpt.state.f_wout")
+
+
+def _live_pool_slots(img: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """For the factor-pool arrays of an image, a mask of the slots that hold live factors."""
+    if not all(k in img for k in (*_POOL, "ckpt.state.fb_base", "ckpt.state.fb_start",
+                                  "ckpt.state.fb_len")):
+        return {}
+    size = img[_POOL[0]].shape[0]
+    mask = np.zeros(size, dtype=bool)
+    first = img["ckpt.state.fb_base"] + img["ckpt.state.fb_start"]
+    for a, n in zip(first.tolist(), img["ckpt.state.fb_len"].tolist(), strict=True):
+        mask[a:a + n] = True
+    return dict.fromkeys(_POOL, mask)
+
+
+def _same(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
+    if mask is not None:
+        a, b = a[mask], b[mask]
     if a.dtype.kind == "f":
         return bool(np.array_equal(a.view(np.uint8), b.view(np.uint8)))
     return bool(np.array_equal(a, b))
@@ -113,10 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             print(f"NEW   {key} (no saved image)")
             continue
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(path, allow_pickle=True) as z:  # our own file: handles are objects
             saved = {k: z[k] for k in z.files}
+        live = _live_pool_slots(saved)
         diffs = [k for k in sorted(set(saved) | set(arrays))
-                 if k not in saved or k not in arrays or not _same(saved[k], arrays[k])]
+                 if k not in saved or k not in arrays
+                 or not _same(saved[k], arrays[k], live.get(k))]
         if diffs:
             bad += 1
             print(f"DIFF  {key}: {', '.join(diffs)}")

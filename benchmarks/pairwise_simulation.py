@@ -6,7 +6,7 @@
     python benchmarks/pairwise_simulation.py --json out.json
 
 Prints Markdown tables (the seed's value next to ours); the set-up is described in
-:mod:`podium.pairwise_sim` and ``docs/pairwise.md``.
+:mod:`podium.evaluation.pairwise_sim` and ``docs/pairwise.md``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from podium.pairwise_sim import SEED_RESULTS, SimulationSetup, simulate, simulate_samples
+from podium.evaluation.pairwise_sim import SEED_RESULTS, SimulationSetup, simulate, simulate_samples
 
 
 def main(argv: list[str] | None = None) -> int:

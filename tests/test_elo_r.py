@@ -514,26 +514,6 @@ def history():
     return synthetic_contests(200, 12, seed=5, participation=0.7, tie_resolution=10.0)
 
 
-@pytest.mark.parametrize("system", ["elo-r", "elo-r-leading", "elo-r-all", "elo-r-fancy",
-                                    "elo-r-nonrobust"])
-def test_split_run_equals_one_run(tmp_path, history, system):
-    """Checkpoint after 5 contests, resume, and get bit-identical results."""
-    params = {"max_history": 4} if system == "elo-r-fancy" else {}
-    whole = Rater(system, **params)
-    whole.extend(history)
-    first = Rater(system, **params)
-    first.extend(history[:5])
-    path = tmp_path / "ck.npz"
-    first.save(path)
-    resumed = Rater.load(path)
-    resumed.extend(history[5:])
-    a, b = whole.ratings(sort=False), resumed.ratings(sort=False)
-    for col in ("mu", "sigma", "display_rating"):
-        np.testing.assert_array_equal(a[col].to_numpy(), b[col].to_numpy())
-    np.testing.assert_array_equal(whole.events_frame()["perf"].to_numpy(),
-                                  resumed.events_frame()["perf"].to_numpy())
-
-
 @pytest.mark.parametrize("method", HISTORY_METHODS)
 def test_max_history_bounds_the_belief(history, method):
     """Algorithm 4: a belief holds at most M factors, the normal one included."""

@@ -28,10 +28,10 @@ from podium.cli import main
 from podium.errors import ConfigError
 from podium.evaluation import evaluate, train_size, tune, volatility_farming
 from podium.evaluation.incentive import move_to_last
+from podium.evaluation.metrics import pair_inversion, renumber_ties
 from podium.evaluation.tuning import SEARCH_SPACES
 from podium.io import load_contests, write_contest_dir
 from podium.io.synthetic import synthetic_contests
-from podium.metrics import pair_inversion, renumber_ties
 from podium.systems import SYSTEMS, get_system
 
 

@@ -1,4 +1,4 @@
-"""Prediction-accuracy metrics (podium.metrics) against brute-force O(n^2) transcriptions
+"""Prediction-accuracy metrics (podium.evaluation.metrics) against brute-force O(n^2) transcriptions
 of their definitions, cases worked by hand, and SciPy's Kendall/Spearman."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podium import _metrics_kernels as K
-from podium.metrics import (
+from podium.evaluation import _metrics_kernels as K
+from podium.evaluation.metrics import (
     COUNT_KEYS,
     ROUND_KEYS,
     SUMMARY_KEYS,

@@ -15,6 +15,7 @@ import os as _os
 # cores under load).  Passive waiting must be chosen before OpenMP starts.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from podium._version import __version__  # noqa: E402
 from podium.core.contest import Contest, Standing  # noqa: E402
 from podium.errors import (  # noqa: E402
     CheckpointError,
@@ -26,8 +27,6 @@ from podium.errors import (  # noqa: E402
 )
 from podium.rater import Rater, RoundReport, rate  # noqa: E402
 from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system  # noqa: E402
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Contest",

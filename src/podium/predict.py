@@ -22,7 +22,9 @@ equal variances).
 The expected place (1-based) of ``i`` is ``1 + sum_{j != i} P(j beats i)``, so the
 expected places of ``n`` players sum to ``n (n + 1) / 2``.
 
-Which ``F`` and ``v_i`` (:func:`performance_model`):
+Which ``F`` and ``v_i``: each system says, through its
+:meth:`~podium.systems.base.RatingSystem.performance_model` (:func:`performance_model`
+validates the inputs and asks it):
 
 * **Elo-MMR** (``mmr``, ``mmr-fast``, ``mmr-inf``, ``mmx``, ``mmx-fast``,
   ``mmr-simple``): the system's own round (see :mod:`podium.systems.elo_mmr`): with
@@ -52,7 +54,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -60,7 +61,7 @@ from scipy.special import ndtr  # type: ignore[import-untyped]
 
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import PodiumError
-from podium.systems.base import RatingSystem
+from podium.systems.base import ELO_BETA, PerformanceKind, PerformanceModel, RatingSystem
 
 __all__ = [
     "ELO_BETA",
@@ -73,32 +74,9 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-Kind = Literal["logistic", "gaussian"]
-
-#: Spread of the rating *difference* in Elo's 400-point logistic formula:
-#: ``400 (pi / sqrt 3) / ln 10`` (about 315.09).
-ELO_BETA: float = 400.0 * TANH_MULTIPLIER / math.log(10.0)
+Kind = PerformanceKind
 
 _LOGISTIC_SCALE = TANH_MULTIPLIER
-
-
-@dataclass(frozen=True)
-class PerformanceModel:
-    """How one system's players perform in a round, for :func:`win_probabilities`.
-
-    Attributes
-    ----------
-    kind:
-        ``"logistic"`` or ``"gaussian"``: the shape ``F`` of the performance difference.
-    variance:
-        Per-player performance variance ``v_i`` (same order as the players given).
-    description:
-        One line saying where the model comes from (shown by the API).
-    """
-
-    kind: Kind
-    variance: FloatArray
-    description: str
 
 
 @dataclass(frozen=True)
@@ -236,7 +214,8 @@ def performance_model(
     Returns
     -------
     PerformanceModel
-        See the module docstring for the formulas of each system.
+        ``system.performance_model(sigma, played, weight)``: each system owns its model
+        (see the module docstring for the formulas of each system).
     """
     s = np.asarray(sigma, dtype=np.float64)
     if not (math.isfinite(weight) and weight > 0):
@@ -245,61 +224,7 @@ def performance_model(
         np.zeros(s.shape, dtype=np.int64) if played is None
         else np.asarray(played, dtype=np.int64)
     )
-    # Imported here: the system modules pull in numba kernels.
-    from podium.systems.cfsys import CFSys
-    from podium.systems.codeforces import Codeforces
-    from podium.systems.elo_mmr import EloMMR
-    from podium.systems.elo_mmr_simple import SimpleEloMMR
-    from podium.systems.glicko import BAR, Glicko
-    from podium.systems.topcoder import TopCoder
-    from podium.systems.trueskill import TrueSkillSPb
-
-    name = type(system).__name__
-    if isinstance(system, EloMMR | SimpleEloMMR):
-        from podium.systems._elo_mmr_kernels import round_weights
-
-        kind: Kind = "logistic"
-        delay = np.zeros(0)
-        drift_day = 0.0
-        if isinstance(system, EloMMR):
-            delay = np.asarray(system.noob_delay, dtype=np.float64)
-            drift_day = system.drift_per_day
-            kind = "gaussian" if system.variant == "gaussian" else "logistic"
-        # the system's own beta and gamma of a round (no days of drift: none elapse)
-        flat_played = np.ascontiguousarray(n_played.ravel())
-        beta, gamma = round_weights(
-            flat_played, float(weight), system.weight_limit, delay, system.sig_limit,
-            drift_day, np.zeros(flat_played.size),
-        )
-        return PerformanceModel(
-            kind, s**2 + (gamma**2 + beta**2).reshape(s.shape),
-            f"{name} ({kind}): v = sigma^2 + gamma^2 + beta^2, "
-            f"beta = sqrt((1 + 1/w) sig_limit^2 + drift_per_day / w), gamma = sqrt(w) sig_limit",
-        )
-    if isinstance(system, Glicko | BAR | TrueSkillSPb):
-        kind = "gaussian" if isinstance(system, TrueSkillSPb) else "logistic"
-        v = s**2 + system.sig_drift**2 + system.beta**2 / weight
-        return PerformanceModel(
-            kind, v, f"{name} ({kind}): v = sigma^2 + sig_drift^2 + beta^2 / w"
-        )
-    if isinstance(system, CFSys):
-        v = np.full(s.shape, system.beta**2 / weight / 2.0)
-        return PerformanceModel("logistic", v, f"{name} (logistic): v = beta^2 / (2 w)")
-    if isinstance(system, Codeforces):
-        v = np.full(s.shape, ELO_BETA**2 / 2.0)
-        return PerformanceModel(
-            "logistic", v, "Codeforces (logistic): P = 1 / (1 + 10^((mu_j - mu_i) / 400))"
-        )
-    if isinstance(system, TopCoder):
-        return PerformanceModel(
-            "gaussian", s**2 / weight, "TopCoder (normal): v = volatility^2 / w"
-        )
-    beta0_2 = ELO_BETA**2 / 2.0
-    return PerformanceModel(
-        "logistic", s**2 + beta0_2 / weight,
-        f"{name}: generic fallback (logistic): v = sigma^2 + 315.09^2 / (2 w), "
-        "Elo's 400-point formula widened by the uncertainties",
-    )
+    return system.performance_model(s, n_played, float(weight))
 
 
 def predict(

@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +21,7 @@ import pandas as pd
 
 from podium.core.contest import Contest
 from podium.core.state import ContestRecord, EventLog, PlayerTable
-from podium.errors import ContestError
+from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.systems import SYSTEMS, RatingSystem, get_system
 from podium.systems.base import RoundBatch, RoundsOutput
 
@@ -57,11 +59,18 @@ class Rater:
     system:
         A system name from :data:`podium.systems.SYSTEMS` (``"mmr"``,
         ``"mmr-fast"``, ...) or a :class:`~podium.systems.RatingSystem` instance.
+    events:
+        The event sink: where :meth:`add` records each round's events (default: a new
+        :class:`~podium.core.state.EventLog`, which keeps them all).  A sink that keeps
+        less (the store's :class:`~podium.store.snapshot.LastRoundLog`) is passed here.
     **params:
         Hyper-parameters overriding the named system's preset.
     """
 
-    def __init__(self, system: str | RatingSystem = "mmr", **params: Any) -> None:
+    def __init__(
+        self, system: str | RatingSystem = "mmr", *, events: EventLog | None = None,
+        **params: Any,
+    ) -> None:
         if isinstance(system, str):
             self.system_name = system
             self.system = get_system(system, **params)
@@ -72,7 +81,7 @@ class Rater:
             self.system = system
         self.players = PlayerTable()
         self.state = self.system.make_state()
-        self.events = EventLog()
+        self.events: EventLog = EventLog() if events is None else events
         self.contests: list[ContestRecord] = []
         self.last_time: int | None = None
 
@@ -378,18 +387,110 @@ class Rater:
         return float(self.players.mu[i]), float(self.players.sigma[i])
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str) -> None:
+    def to_arrays(
+        self, *, events: bool = True, header: Mapping[str, Any] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Everything needed to resume, as named arrays (no pickle).
+
+        ``meta``: UTF-8 JSON of ``header``'s items (a file format's name and version,
+        written first), then the system's name and parameters, the latest contest time
+        and the processed contests' records; ``handles``: UTF-8 JSON list; the player
+        table as ``table.*``, the system's state (``SystemState.to_arrays``, which may
+        compact the state in place without changing any rating) as ``state.*`` and, if
+        ``events``, the event log as ``events.*``.  :meth:`from_arrays` inverts it.
+        """
+        meta = {
+            **(header or {}),
+            "system": self.system_name,
+            "params": self.system.params(),
+            "last_time": self.last_time,
+            "contests": [
+                [c.name, c.time_seconds, c.url, c.players, c.skipped] for c in self.contests
+            ],
+        }
+        table = self.players.to_arrays()
+        handles = table.pop("handles").tolist()
+        arrays: dict[str, np.ndarray] = {
+            "meta": _json_bytes(meta),
+            "handles": _json_bytes(handles),
+        }
+        for k, v in table.items():
+            arrays[f"table.{k}"] = v
+        for k, v in self.state.to_arrays().items():
+            arrays[f"state.{k}"] = v
+        if events:
+            for k, v in self.events.arrays().items():
+                arrays[f"events.{k}"] = v
+        return arrays
+
+    @classmethod
+    def from_arrays(
+        cls, data: Mapping[str, np.ndarray], *, events: EventLog | None = None,
+        where: str = "<arrays>", what: str = "checkpoint",
+    ) -> Rater:
+        """Rebuild a Rater from :meth:`to_arrays` output.
+
+        Parameters
+        ----------
+        data:
+            The named arrays.
+        events:
+            The event sink of the new Rater (as in the constructor); by default the
+            image's event log when it has one, else an empty :class:`EventLog`.  A
+            given sink is used as it is (the image's events are not loaded into it).
+        where, what:
+            The file (or other source) and what it is, for error messages.
+
+        Raises
+        ------
+        CheckpointError
+            ``"{where}: {what} is damaged or inconsistent (...)"`` when an entry is
+            missing or inconsistent, or naming the unknown system or parameter.
+        """
+        try:
+            meta = json.loads(bytes(data["meta"]).decode("utf-8"))
+            system, params = meta["system"], meta["params"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"{where}: {what} has no readable metadata ({exc})") from None
+        try:
+            rater = cls(system, events=events, **params)
+        except ConfigError as exc:
+            raise CheckpointError(f"{where}: {exc}") from None
+        try:
+            handles = json.loads(bytes(data["handles"]).decode("utf-8"))
+            table = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("table.")}
+            table["handles"] = np.array(handles, dtype=object)
+            rater.players = PlayerTable.from_arrays(table)
+            state = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("state.")}
+            rater.state = type(rater.state).from_arrays(state)
+            rater.state.ensure_players(rater.players.n)
+            logged = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("events.")}
+            if logged and events is None:
+                rater.events = EventLog.from_arrays(logged)
+            rater.contests = [ContestRecord(*row) for row in meta["contests"]]
+            rater.last_time = meta["last_time"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"{where}: {what} is damaged or inconsistent ({exc})") from None
+        if rater.players.mu.size != rater.players.n:
+            raise CheckpointError(f"{where}: {what} is inconsistent (player arrays)")
+        return rater
+
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write a versioned checkpoint atomically (see :mod:`podium.checkpoint`)."""
         from podium.checkpoint import save_checkpoint
 
         save_checkpoint(self, path)
 
     @classmethod
-    def load(cls, path: str) -> Rater:
+    def load(cls, path: str | os.PathLike[str]) -> Rater:
         """Resume from a checkpoint written by :meth:`save`."""
         from podium.checkpoint import load_checkpoint
 
         return load_checkpoint(path)
+
+
+def _json_bytes(obj: Any) -> np.ndarray:
+    return np.frombuffer(json.dumps(obj, allow_nan=True).encode("utf-8"), dtype=np.uint8)
 
 
 def _name_of(system: RatingSystem) -> str:

@@ -1,7 +1,7 @@
 """Evaluation and tuning: score rating systems as seed 002 (Sec. 6) does.
 
 * :func:`evaluate` rates a history and scores each contest's prediction from the
-  ratings just before it (:mod:`podium.metrics`);
+  ratings just before it (:mod:`podium.evaluation.metrics`);
 * :func:`tune` searches hyper-parameters on the first part of a history (optuna);
 * :func:`volatility_farming` is the incentive experiment of the paper's code.
 """

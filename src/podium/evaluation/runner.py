@@ -2,7 +2,7 @@
 
 The protocol of seed 002, Sec. 6 (and of the paper's code): the contests are
 rated in order; before contest *t* is rated, the ratings every participant has
-*at that moment* are compared with the contest's result (:mod:`podium.metrics`).
+*at that moment* are compared with the contest's result (:mod:`podium.evaluation.metrics`).
 The first ``train_frac`` of the history is rated but not scored (it is the part
 the hyper-parameters were tuned on); every later contest is scored.
 
@@ -26,7 +26,7 @@ import pandas as pd
 
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ConvergenceError
-from podium.metrics import MetricAccumulator
+from podium.evaluation.metrics import MetricAccumulator
 from podium.rater import Rater
 from podium.systems import RatingSystem
 
@@ -54,7 +54,7 @@ class EvalResult:
     system, params:
         The system's name and its full parameter set.
     metrics:
-        :meth:`podium.metrics.MetricAccumulator.summary` over the scored contests:
+        :meth:`podium.evaluation.metrics.MetricAccumulator.summary` over the scored contests:
         ``pair_inv`` and ``rank_dev`` are the paper's Table 2 figures (players with
         at least ``min_history`` earlier contests), the other keys the variants.
     seconds:

@@ -1,18 +1,22 @@
 """A :class:`~podium.rater.Rater` to bytes and back, without its event log.
 
 The store keeps every rating event in its ``events`` table, so the rating
-state it snapshots is what :mod:`podium.checkpoint` saves minus the event log:
-the system's name and parameters, the player table, the system's per-player
-state (``SystemState.to_arrays``), the processed contests' records and the
-latest contest time.  The bytes are an uncompressed ``.npz`` (a zip of NumPy
-arrays; no pickle).
+state it snapshots is what :mod:`podium.checkpoint` saves minus the event log
+(:meth:`Rater.to_arrays(events=False) <podium.rater.Rater.to_arrays>`): the
+system's name and parameters, the player table, the system's per-player state,
+the processed contests' records and the latest contest time.  The bytes are an
+uncompressed ``.npz`` (a zip of NumPy arrays; no pickle).  This module handles
+the bytes and their format version only (:mod:`podium._version`).
 
 A Rater rebuilt from these bytes continues exactly like the original (the same
 property :mod:`podium.checkpoint` has): rating contests ``0..k``, taking a
 snapshot, restoring it and rating ``k+1..n`` gives the numbers of one run.
 
-The Rater the store works with records only the last round's events
-(:class:`LastRoundLog`): the store writes them to the database right away.
+The Rater the store works with records only the last round's events: its event
+sink is a :class:`LastRoundLog` (passed to the Rater's constructor), and the
+store writes the events to the database right away.  Pass your own sink
+(``new_rater(..., events=sink)``, ``rater_from_bytes(..., events=sink)``) and
+read ``sink.last`` after :meth:`~podium.rater.Rater.add`.
 """
 
 from __future__ import annotations
@@ -24,16 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from podium.checkpoint import rater_arrays, restore_rater
+from podium._version import SNAPSHOT_FORMAT, SNAPSHOT_VERSION
+from podium.checkpoint import file_header
 from podium.core.state import EventLog
 from podium.errors import CheckpointError
 from podium.rater import Rater
 
 __all__ = ["LastRoundLog", "SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "new_rater",
            "rater_to_bytes", "rater_from_bytes"]
-
-SNAPSHOT_FORMAT = "podium-store-snapshot"
-SNAPSHOT_VERSION = 1
 
 
 class LastRoundLog(EventLog):
@@ -64,11 +66,11 @@ class LastRoundLog(EventLog):
         )
 
 
-def new_rater(system: str, params: dict[str, Any]) -> Rater:
-    """A fresh Rater of ``system`` with ``params`` and a :class:`LastRoundLog`."""
-    rater = Rater(system, **params)
-    rater.events = LastRoundLog()
-    return rater
+def new_rater(system: str, params: dict[str, Any], *,
+              events: LastRoundLog | None = None) -> Rater:
+    """A fresh Rater of ``system`` with ``params`` whose event sink is ``events``
+    (default: a new :class:`LastRoundLog`)."""
+    return Rater(system, events=LastRoundLog() if events is None else events, **params)
 
 
 def rater_to_bytes(rater: Rater) -> bytes:
@@ -77,19 +79,23 @@ def rater_to_bytes(rater: Rater) -> bytes:
     Note that ``SystemState.to_arrays`` may compact the state in place (Elo-MMR
     packs its pool of logistic factors); that changes no rating.
     """
-    arrays = rater_arrays(rater, fmt=SNAPSHOT_FORMAT, version=SNAPSHOT_VERSION, events=False)
+    header = file_header(SNAPSHOT_FORMAT, SNAPSHOT_VERSION)
+    arrays: dict[str, Any] = rater.to_arrays(events=False, header=header)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
 
 
-def rater_from_bytes(data: bytes, *, where: str = "snapshot") -> Rater:
-    """Rebuild a Rater (with a :class:`LastRoundLog`) from :func:`rater_to_bytes` output.
+def rater_from_bytes(data: bytes, *, where: str = "snapshot",
+                     events: LastRoundLog | None = None) -> Rater:
+    """Rebuild a Rater from :func:`rater_to_bytes` output, with ``events`` as its event
+    sink (default: a new :class:`LastRoundLog`).
 
     Raises
     ------
     CheckpointError
-        When the bytes are not a readable snapshot of a known version.
+        When the bytes are not a readable snapshot of a known version, or name an
+        unknown system or parameter.
     """
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
@@ -98,10 +104,10 @@ def rater_from_bytes(data: bytes, *, where: str = "snapshot") -> Rater:
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError,
             UnicodeDecodeError) as exc:
         raise CheckpointError(f"{where}: not a readable Podium snapshot ({exc})") from None
-    if meta.get("format") != SNAPSHOT_FORMAT or meta.get("version") != SNAPSHOT_VERSION:
-        raise CheckpointError(
-            f"{where}: unsupported snapshot format {meta.get('format')!r} "
-            f"version {meta.get('version')!r}"
-        )
-    rater = new_rater(meta["system"], meta["params"])
-    return restore_rater(rater, arrays, meta, where=where, what="snapshot")
+    if not isinstance(meta, dict) or meta.get("format") != SNAPSHOT_FORMAT \
+            or meta.get("version") != SNAPSHOT_VERSION:
+        fmt, ver = (meta.get("format"), meta.get("version")) if isinstance(meta, dict) \
+            else (None, None)
+        raise CheckpointError(f"{where}: unsupported snapshot format {fmt!r} version {ver!r}")
+    sink = LastRoundLog() if events is None else events
+    return Rater.from_arrays(arrays, events=sink, where=where, what="snapshot")

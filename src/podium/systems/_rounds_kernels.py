@@ -52,12 +52,12 @@ _subsampled = nb.njit(K.subsampled_performance.py_func)
 
 
 @intrinsic
-def _prefetch(typingctx, arr, i):  # type: ignore[no-untyped-def]
+def _prefetch(typingctx, arr, i):
     """Hint the CPU to fetch ``arr[i]`` into the cache (``llvm.prefetch``; no effect
     on any value)."""
     sig = types.void(arr, i)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],

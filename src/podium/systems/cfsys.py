@@ -34,11 +34,18 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest
 from podium.core.numerics import TANH_MULTIPLIER
-from podium.errors import ConfigError
 from podium.systems import _codeforces_kernels as K
-from podium.systems.base import NoPlayerState, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    ELO_BETA,
+    NoPlayerState,
+    PerformanceModel,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+)
 
 __all__ = ["CFSys", "CFSysState", "cfsys_round", "DEFAULT_BETA", "PRESETS"]
 
@@ -46,7 +53,7 @@ FloatArray = npt.NDArray[np.float64]
 
 #: multi-skill's default: ``400 * (pi / sqrt(3)) / ln(10)`` ~ 315.09, which makes the
 #: logistic win probability equal to the Elo formula ``1 / (1 + 10^(-diff / 400))``.
-DEFAULT_BETA = 400.0 * TANH_MULTIPLIER / math.log(10.0)
+DEFAULT_BETA = ELO_BETA
 
 
 def cfsys_round(
@@ -109,32 +116,24 @@ class CFSys(RatingSystem):
 
     name: ClassVar[str] = "cfsys"
 
-    beta: float = DEFAULT_BETA
-    weight: float = 1.0
-    perf_ceiling: float | None = None
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-
-    def __post_init__(self) -> None:
-        for name in ("beta", "weight"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
-        if not (isinstance(self.mu_noob, int | float) and math.isfinite(self.mu_noob)):
-            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
-        if not (isinstance(self.sig_noob, int | float) and math.isfinite(self.sig_noob)
-                and self.sig_noob >= 0):
-            raise ConfigError(f"sig_noob must be a finite number >= 0, got {self.sig_noob!r}")
-        if self.perf_ceiling is not None and not (
-            isinstance(self.perf_ceiling, int | float) and not math.isnan(self.perf_ceiling)
-        ):
-            raise ConfigError(f"perf_ceiling must be a number or None, got {self.perf_ceiling!r}")
-
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return float(self.mu_noob), float(self.sig_noob)
+    beta: float = param(DEFAULT_BETA, "positive")
+    weight: float = param(1.0, "positive")
+    perf_ceiling: float | None = param(None, "number_or_none")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "nonnegative")
 
     def make_state(self) -> CFSysState:
         return CFSysState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
+    ) -> PerformanceModel:
+        """Logistic with ``v = beta^2 / (2 w)`` for everybody (no uncertainty), so that
+        ``P(i beats j)`` is the logistic of the rating difference over ``beta / sqrt(w)``."""
+        v = np.full(sigma.shape, self.beta**2 / weight / 2.0)
+        return PerformanceModel(
+            "logistic", v, f"{type(self).__name__} (logistic): v = beta^2 / (2 w)"
+        )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         c = rnd.contest

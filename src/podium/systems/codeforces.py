@@ -35,7 +35,6 @@ displayed rating equals the computed one from the sixth round on.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -45,7 +44,16 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 from podium.systems import _codeforces_kernels as K
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    ELO_BETA,
+    ArrayState,
+    PerformanceModel,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+)
 
 __all__ = [
     "Codeforces",
@@ -210,22 +218,10 @@ def check_invariants(
     return out
 
 
-class CodeforcesState(SystemState):
+class CodeforcesState(ArrayState):
     """No per-player state beyond the rating: the system is memoryless (the 2020 rules'
-    display offset follows from the number of rounds played, which the Rater keeps)."""
-
-    def ensure_players(self, n: int) -> None:
-        return None
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> CodeforcesState:
-        return cls()
-
-    def copy(self) -> CodeforcesState:
-        return CodeforcesState()
+    display offset follows from the number of rounds played, which the Rater keeps).
+    Its checkpoint image is empty."""
 
 
 @dataclass(frozen=True)
@@ -265,20 +261,15 @@ class Codeforces(RatingSystem):
     name: ClassVar[str] = "codeforces"
 
     scheme: Literal["2015", "2020"] = "2015"
-    check_invariants: bool = True
-    sig_noob: float = 350.0
+    check_invariants: bool = param(True, "bool")
+    sig_noob: float = param(350.0, "nonnegative")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         scheme = str(self.scheme)
         if scheme not in ("2015", "2020"):
             raise ConfigError(f"scheme must be '2015' or '2020', got {self.scheme!r}")
         object.__setattr__(self, "scheme", scheme)
-        if not isinstance(self.check_invariants, bool):
-            raise ConfigError(f"check_invariants must be True or False, got "
-                              f"{self.check_invariants!r}")
-        if not (isinstance(self.sig_noob, int | float) and math.isfinite(self.sig_noob)
-                and self.sig_noob >= 0):
-            raise ConfigError(f"sig_noob must be a finite number >= 0, got {self.sig_noob!r}")
 
     # ------------------------------------------------------------------ interface
     @property
@@ -302,6 +293,16 @@ class Codeforces(RatingSystem):
 
     def make_state(self) -> CodeforcesState:
         return CodeforcesState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: IntArray, weight: float
+    ) -> PerformanceModel:
+        """Logistic with ``v = ELO_BETA^2 / 2`` for everybody, so that ``P(i beats j) =
+        1 / (1 + 10^((mu_j - mu_i) / 400))``, seed 001's formula (which has no weight)."""
+        v = np.full(sigma.shape, ELO_BETA**2 / 2.0)
+        return PerformanceModel(
+            "logistic", v, "Codeforces (logistic): P = 1 / (1 + 10^((mu_j - mu_i) / 400))"
+        )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         warnings: list[str] = []

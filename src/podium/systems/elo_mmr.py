@@ -27,7 +27,6 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest
 from podium.core.numerics import (
     STATUS_AT_BOUND,
     STATUS_MAX_ITER,
@@ -38,6 +37,8 @@ from podium.errors import ConfigError
 from podium.systems import _elo_mmr_kernels as K
 from podium.systems._factor_pool import FactorPoolState
 from podium.systems.base import (
+    PerformanceKind,
+    PerformanceModel,
     Preset,
     RatingSystem,
     RoundBatch,
@@ -45,9 +46,10 @@ from podium.systems.base import (
     RoundOutput,
     RoundsOutput,
     SystemState,
+    param,
 )
 
-__all__ = ["EloMMR", "EloMMRState", "PRESETS"]
+__all__ = ["EloMMR", "EloMMRState", "round_performance_model", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -147,55 +149,37 @@ class EloMMR(RatingSystem):
 
     name: ClassVar[str] = "mmr"
 
-    weight_limit: float = 0.2
+    weight_limit: float = param(0.2, "positive")
     noob_delay: tuple[float, ...] = ()
-    sig_limit: float = 80.0
-    drift_per_day: float = 0.0
+    sig_limit: float = param(80.0, "positive")
+    drift_per_day: float = param(0.0, "nonnegative")
     split_ties: bool = False
-    rho: float = 1.0
+    rho: float = param(1.0, "nonnegative_or_inf")
     variant: Literal["logistic", "gaussian"] = "logistic"
-    subsample_size: int | None = None
-    subsample_bucket: float = 2.0
-    max_history: int | None = None
+    subsample_size: int | None = param(None, "positive_int_or_none")
+    subsample_bucket: float = param(2.0, "positive")
+    max_history: int | None = param(None, "positive_int_or_none")
     history_tolerance: float = 0.0
-    perf_ceiling: float | None = None
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-    display_sigmas: float = 3.0
+    perf_ceiling: float | None = param(None, "number_or_none")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
+    display_sigmas: float = param(3.0, "finite")
+
+    display_center: ClassVar[str | None] = "sig_limit"
 
     def __post_init__(self) -> None:
-        def positive(name: str) -> None:
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
-
-        for name in ("weight_limit", "sig_limit", "sig_noob", "subsample_bucket"):
-            positive(name)
-        if not (math.isfinite(self.drift_per_day) and self.drift_per_day >= 0):
-            raise ConfigError(f"drift_per_day must be finite and >= 0, got {self.drift_per_day!r}")
-        if not (self.rho >= 0):  # inf allowed, NaN rejected
-            raise ConfigError(f"rho must be >= 0 (math.inf allowed), got {self.rho!r}")
+        super().__post_init__()
         if self.variant not in ("logistic", "gaussian"):
             raise ConfigError(f"variant must be 'logistic' or 'gaussian', got {self.variant!r}")
-        if not math.isfinite(self.mu_noob):
-            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
-        if not math.isfinite(self.display_sigmas):
-            raise ConfigError(f"display_sigmas must be finite, got {self.display_sigmas!r}")
         delay = tuple(float(x) for x in self.noob_delay)
         for x in delay:
             if not (math.isfinite(x) and x > 0):
                 raise ConfigError(f"noob_delay entries must be finite and positive, got {x!r}")
         object.__setattr__(self, "noob_delay", delay)
-        for name in ("subsample_size", "max_history"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-                raise ConfigError(f"{name} must be a positive integer or None, got {v!r}")
         if not (0.0 <= self.history_tolerance <= 1e-6):
             raise ConfigError(
                 f"history_tolerance must be in [0, 1e-6], got {self.history_tolerance!r}"
             )
-        if self.perf_ceiling is not None and math.isnan(self.perf_ceiling):
-            raise ConfigError("perf_ceiling must be a number or None")
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> EloMMR:
@@ -211,14 +195,22 @@ class EloMMR(RatingSystem):
         return system
 
     # ------------------------------------------------------------------ interface
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return self.mu_noob, self.sig_noob
-
     def make_state(self) -> EloMMRState:
         return EloMMRState(self.mu_noob, self.sig_noob)
 
-    def display_rating(self, mu: FloatArray, sigma: FloatArray) -> FloatArray:
-        return np.asarray(mu) - self.display_sigmas * (np.asarray(sigma) - self.sig_limit)
+    def performance_model(
+        self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
+    ) -> PerformanceModel:
+        """The system's own round: with ``w = weight * weight_limit`` (times
+        ``noob_delay[n]`` after ``n`` earlier rounds), ``beta = sqrt((1 + 1/w) sig_limit^2 +
+        drift_per_day / w)`` and ``gamma = sqrt(w) sig_limit``, ``v = sigma^2 + gamma^2 +
+        beta^2``; logistic for Elo-MMR, normal for Elo-MMchi.  No days of drift elapse
+        before a proposed contest."""
+        kind: PerformanceKind = "gaussian" if self.variant == "gaussian" else "logistic"
+        return round_performance_model(
+            self, sigma, played, weight, np.asarray(self.noob_delay, dtype=np.float64),
+            self.drift_per_day, kind,
+        )
 
     @property
     def collapses(self) -> bool:
@@ -310,7 +302,8 @@ class EloMMR(RatingSystem):
         changes :meth:`round_update` or :meth:`display_rating`."""
         cls = type(self)
         return (cls.round_update is EloMMR.round_update
-                and cls.display_rating is EloMMR.display_rating)
+                and cls.display_rating is EloMMR.display_rating
+                and cls.display_center == "sig_limit")
 
     @cached_property
     def _rounds_params(self) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
@@ -416,6 +409,26 @@ def _rounds_kernels() -> ModuleType:
 
 
 _RK: ModuleType | None = None
+
+
+def round_performance_model(
+    system: Any, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float,
+    noob_delay: FloatArray, drift_per_day: float, kind: PerformanceKind,
+) -> PerformanceModel:
+    """Elo-MMR's performance model of a round (shared by :class:`EloMMR` and
+    :class:`~podium.systems.elo_mmr_simple.SimpleEloMMR`): ``v = sigma^2 + gamma^2 +
+    beta^2`` with the round's own ``beta`` and ``gamma`` (:func:`K.round_weights`) for
+    ``system``'s ``weight_limit`` and ``sig_limit``."""
+    flat_played = np.ascontiguousarray(np.asarray(played, dtype=np.int64).ravel())
+    beta, gamma = K.round_weights(
+        flat_played, float(weight), system.weight_limit, noob_delay, system.sig_limit,
+        drift_per_day, np.zeros(flat_played.size),
+    )
+    return PerformanceModel(
+        kind, sigma**2 + (gamma**2 + beta**2).reshape(sigma.shape),
+        f"{type(system).__name__} ({kind}): v = sigma^2 + gamma^2 + beta^2, "
+        f"beta = sqrt((1 + 1/w) sig_limit^2 + drift_per_day / w), gamma = sqrt(w) sig_limit",
+    )
 
 
 def _rank_guess(mu: FloatArray, lo: npt.NDArray[np.int64]) -> FloatArray:

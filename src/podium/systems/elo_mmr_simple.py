@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest
 from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
-from podium.errors import ConfigError
-from podium.systems.base import Preset, RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    ArrayState,
+    PerformanceModel,
+    Preset,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+    player_array,
+)
+from podium.systems.elo_mmr import round_performance_model
 
 __all__ = ["SimpleEloMMR", "SimpleState", "PRESETS"]
 
@@ -30,47 +39,67 @@ _BISECTIONS = 80  # (9000 + 6000) / 2**80 ~ 1e-20: below double precision
 _BLOCK = 1 << 22  # matrix entries per block of players
 
 
-class SimpleState(SystemState):
-    """Per player: Gaussian factor (p0, w0) and lists of logistic factors (p_k, w_k, beta_k)."""
+class SimpleState(ArrayState):
+    """Per player: Gaussian factor (p0, w0) and lists of logistic factors (p_k, w_k, beta_k).
+
+    ``p0`` and ``w0`` are declared per-player arrays (newcomer ``(mu_noob,
+    1/sig_noob^2)``); the ragged lists extend the derived methods as ``counts`` (factors
+    per player) and the flat ``p``, ``w``, ``b``.
+    """
+
+    FIELDS = (player_array("p0", fill="mu_noob"), player_array("w0", fill="w_noob"))
+    PARAMS = ("mu_noob", "sig_noob")
+    mu_noob: float
+    sig_noob: float
+    p0: FloatArray
+    w0: FloatArray
 
     def __init__(self, mu_noob: float, sig_noob: float) -> None:
-        self.mu_noob, self.sig_noob = mu_noob, sig_noob
-        self.p0: list[float] = []
-        self.w0: list[float] = []
+        super().__init__(mu_noob, sig_noob)
         self.p: list[list[float]] = []
         self.w: list[list[float]] = []
         self.b: list[list[float]] = []
 
+    @property
+    def w_noob(self) -> float:
+        """A newcomer's ``w0 = 1 / sig_noob^2``."""
+        return float(self.sig_noob**-2)
+
     def ensure_players(self, n: int) -> None:
-        while len(self.p0) < n:
-            self.p0.append(self.mu_noob)
-            self.w0.append(self.sig_noob**-2)
+        for _ in range(self.n, n):
             self.p.append([])
             self.w.append([])
             self.b.append([])
+        super().ensure_players(n)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        counts = np.array([len(x) for x in self.p], dtype=np.int64)
+        base = super().to_arrays()
+        prior = base.pop(self.PARAMS_KEY)
+        counts = np.array([len(x) for x in self.p[: self.n]], dtype=np.int64)
         flat = lambda xs: np.array([v for x in xs for v in x], dtype=np.float64)  # noqa: E731
         return {
-            "p0": np.array(self.p0), "w0": np.array(self.w0), "counts": counts,
-            "p": flat(self.p), "w": flat(self.w), "b": flat(self.b),
-            "prior": np.array([self.mu_noob, self.sig_noob]),
+            **base, "counts": counts,
+            "p": flat(self.p[: self.n]), "w": flat(self.w[: self.n]), "b": flat(self.b[: self.n]),
+            self.PARAMS_KEY: prior,
         }
 
     @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> SimpleState:
-        st = cls(float(d["prior"][0]), float(d["prior"][1]))
-        st.p0 = d["p0"].tolist()
-        st.w0 = d["w0"].tolist()
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> Self:
+        st = super().from_arrays(d)
         offs = np.concatenate([[0], np.cumsum(d["counts"])])
+        if offs.size - 1 != st.n:
+            raise ValueError(f"state entry 'counts' has {offs.size - 1} rows, not {st.n}")
         for name in ("p", "w", "b"):
             arr = d[name].tolist()
             setattr(st, name, [arr[offs[i]: offs[i + 1]] for i in range(len(offs) - 1)])
         return st
 
-    def copy(self) -> SimpleState:
-        return SimpleState.from_arrays(self.to_arrays())
+    def copy(self) -> Self:
+        st = super().copy()
+        st.p = [list(x) for x in self.p]
+        st.w = [list(x) for x in self.w]
+        st.b = [list(x) for x in self.b]
+        return st
 
 
 @dataclass(frozen=True)
@@ -84,30 +113,25 @@ class SimpleEloMMR(RatingSystem):
 
     name: ClassVar[str] = "mmr-simple"
 
-    weight_limit: float = 0.2
-    sig_limit: float = 80.0
-    rho: float = 1.0
-    perf_ceiling: float | None = None
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-    display_sigmas: float = 3.0
+    weight_limit: float = param(0.2, "positive")
+    sig_limit: float = param(80.0, "positive")
+    rho: float = param(1.0, "nonnegative")
+    perf_ceiling: float | None = param(None, "number_or_none")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
+    display_sigmas: float = param(3.0, "finite")
 
-    def __post_init__(self) -> None:
-        for name in ("weight_limit", "sig_limit", "sig_noob"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
-        if not (0 <= self.rho < math.inf):
-            raise ConfigError(f"rho must be finite and >= 0 for mmr-simple, got {self.rho!r}")
-
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return self.mu_noob, self.sig_noob
+    display_center: ClassVar[str | None] = "sig_limit"
 
     def make_state(self) -> SimpleState:
         return SimpleState(self.mu_noob, self.sig_noob)
 
-    def display_rating(self, mu: FloatArray, sigma: FloatArray) -> FloatArray:
-        return np.asarray(mu) - self.display_sigmas * (np.asarray(sigma) - self.sig_limit)
+    def performance_model(
+        self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
+    ) -> PerformanceModel:
+        """As :meth:`EloMMR.performance_model <podium.systems.elo_mmr.EloMMR.performance_model>`
+        (logistic; no ``noob_delay``, no drift per day)."""
+        return round_performance_model(self, sigma, played, weight, np.zeros(0), 0.0, "logistic")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, SimpleState)

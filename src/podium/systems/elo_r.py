@@ -38,7 +38,7 @@ from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER
 from podium.errors import ConfigError
 from podium.systems import _elo_r_kernels as K
 from podium.systems._factor_pool import FactorPoolState
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
 
 __all__ = ["EloR", "EloRState", "NOISE_METHODS", "PRESETS"]
 
@@ -132,49 +132,41 @@ class EloR(RatingSystem):
     name: ClassVar[str] = "elo-r"
 
     noise: Literal["normal", "leading", "all", "fancy"] = "normal"
-    sig_star: float = 100.0
-    gamma: float = 250.0
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
+    sig_star: float = param(100.0, "positive")
+    gamma: float = param(250.0, "positive")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
     max_history: int | None = None
-    robust: bool = True
-    perf_ceiling: float | None = None
-    display_sigmas: float = 2.0
+    robust: bool = param(True, "bool")
+    perf_ceiling: float | None = param(None, "number_or_none")
+    display_sigmas: float = param(2.0, "finite")
+
+    #: Display rating ``r - 2 (sigma - sigma*)`` (Sec. 5: "I like to report ...").
+    display_center: ClassVar[str | None] = "sig_star"
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_METHODS:
             raise ConfigError(
                 f"noise must be one of {', '.join(map(repr, NOISE_METHODS))}, got {self.noise!r}"
             )
-        for name in ("sig_star", "gamma", "sig_noob"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
+        super().__post_init__()
         if not self.sig_star < self.gamma:
             raise ConfigError(
                 f"sig_star must be smaller than gamma (eta^2 = 1/(1/sig_star^2 - 1/gamma^2) "
                 f"- sig_star^2 must be positive), got sig_star={self.sig_star!r}, "
                 f"gamma={self.gamma!r}"
             )
-        for name in ("mu_noob", "display_sigmas"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v)):
-                raise ConfigError(f"{name} must be finite, got {v!r}")
         m = self.max_history
         if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 2):
             raise ConfigError(
                 f"max_history must be an integer >= 2 (the normal factor plus at least one "
                 f"performance) or None, got {m!r}"
             )
-        if not isinstance(self.robust, bool):
-            raise ConfigError(f"robust must be True or False, got {self.robust!r}")
         if not self.robust and self.noise != "normal":
             raise ConfigError(
                 "robust=False (normal measurements) makes every noising method the same "
                 "memoryless update; use it with noise='normal'"
             )
-        if self.perf_ceiling is not None and math.isnan(self.perf_ceiling):
-            raise ConfigError("perf_ceiling must be a number or None")
 
     # ------------------------------------------------------------------ constants
     @property
@@ -184,15 +176,8 @@ class EloR(RatingSystem):
         return math.sqrt(1.0 / (1.0 / s2 - 1.0 / self.gamma**2) - s2)
 
     # ------------------------------------------------------------------ interface
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return self.mu_noob, self.sig_noob
-
     def make_state(self) -> EloRState:
         return EloRState(self.mu_noob, self.sig_noob)
-
-    def display_rating(self, mu: FloatArray, sigma: FloatArray) -> FloatArray:
-        """``r - 2 (sigma - sigma*)`` (Sec. 5: "I like to report ...")."""
-        return np.asarray(mu) - self.display_sigmas * (np.asarray(sigma) - self.sig_star)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, EloRState)

@@ -82,10 +82,18 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.contest import Contest
-from podium.core.state import grow
 from podium.errors import ConfigError, ContestError
 from podium.systems import _elo_srm_kernels as K
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base import (
+    ArrayState,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    int_scalar,
+    param,
+    player_array,
+)
 
 __all__ = ["EloSRM", "EloSRMState", "division_contests", "K0", "SRMFIX", "PRESETS"]
 
@@ -99,7 +107,7 @@ _SECS_PER_YEAR = 365.25 * _SECS_PER_DAY
 _SUM_TOL = 1e-9
 
 
-class EloSRMState(SystemState):
+class EloSRMState(ArrayState):
     """Per player: ``recent`` = N_r (Eq. 20) after the player's last round (0: none yet).
 
     Also the time ``t0`` of the first round (Eq. 19), set by the first round
@@ -107,37 +115,9 @@ class EloSRMState(SystemState):
     previous round come from the Rater (``played``, ``delta_seconds``).
     """
 
-    def __init__(self) -> None:
-        self.n = 0
-        self.recent = np.zeros(0)
-        self.t0: int | None = None
-
-    def ensure_players(self, n: int) -> None:
-        if n <= self.n:
-            return
-        self.recent = grow(self.recent, n)
-        self.recent[self.n:n] = 0.0
-        self.n = n
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        t0 = np.zeros(0, dtype=np.int64) if self.t0 is None else np.array([self.t0], np.int64)
-        return {"recent": self.recent[: self.n].copy(), "t0": t0}
-
-    @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> EloSRMState:
-        st = cls()
-        st.recent = np.array(d["recent"], dtype=np.float64)
-        st.n = int(st.recent.size)
-        t0 = np.asarray(d["t0"])
-        st.t0 = int(t0[0]) if t0.size else None
-        return st
-
-    def copy(self) -> EloSRMState:
-        st = EloSRMState()
-        st.recent = self.recent.copy()
-        st.n = self.n
-        st.t0 = self.t0
-        return st
+    FIELDS = (player_array("recent", fill=0.0), int_scalar("t0", optional=True))
+    recent: FloatArray
+    t0: int | None
 
 
 @dataclass(frozen=True)
@@ -184,36 +164,21 @@ class EloSRM(RatingSystem):
 
     name: ClassVar[str] = "elosrm"
 
-    k: float = 648.3147599935407
-    c: float = 3.8884120557511483
-    m: float = 4.44015774770823
-    b: float = 41.84027892146161
-    w1: float = 0.20058285315948782
-    d: float = 112.17636272246507
-    gamma: float = 0.4599945496035186
-    g: float = 50.67198262989024
-    r0: float = 1200.0
+    k: float = param(648.3147599935407, "positive")
+    c: float = param(3.8884120557511483, "nonnegative")
+    m: float = param(4.44015774770823, "positive_or_inf")
+    b: float = param(41.84027892146161, "finite")
+    w1: float = param(0.20058285315948782, "nonnegative")
+    d: float = param(112.17636272246507, "positive_or_inf")
+    gamma: float = param(0.4599945496035186, "nonnegative")
+    g: float = param(50.67198262989024, "finite")
+    r0: float = param(1200.0, "finite")
     t0_seconds: int | None = None
 
-    def __post_init__(self) -> None:
-        def number(name: str) -> float:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise ConfigError(f"{name} must be a number, got {v!r}")
-            return float(v)
+    newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("r0", "k")
 
-        for name in ("k", "c", "b", "w1", "gamma", "g", "r0"):
-            if not math.isfinite(number(name)):
-                raise ConfigError(f"{name} must be finite, got {getattr(self, name)!r}")
-        if not self.k > 0:
-            raise ConfigError(f"k must be positive, got {self.k!r}")
-        for name in ("c", "w1", "gamma"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        for name in ("m", "d"):
-            if not number(name) > 0:  # inf allowed, NaN rejected
-                raise ConfigError(f"{name} must be positive (math.inf allowed), "
-                                  f"got {getattr(self, name)!r}")
+    def __post_init__(self) -> None:
+        super().__post_init__()
         t0: Any = self.t0_seconds
         if t0 is not None:
             if isinstance(t0, float) and t0.is_integer():
@@ -237,7 +202,7 @@ class EloSRM(RatingSystem):
         """
         if contest is not None and self.t0_seconds is not None:
             return self.r_init(contest.time_seconds, self.t0_seconds), self.k
-        return self.r0, self.k
+        return super().newcomer(contest)
 
     def make_state(self) -> EloSRMState:
         return EloSRMState()

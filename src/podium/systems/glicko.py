@@ -40,49 +40,51 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems import _glicko_kernels as K
 from podium.systems.base import (
+    ELO_BETA,
     NoPlayerState,
+    PerformanceKind,
+    PerformanceModel,
     Preset,
     RatingSystem,
     RoundInput,
     RoundOutput,
     SystemState,
+    param,
 )
 
-__all__ = ["Glicko", "BAR", "AllPairsState", "DEFAULT_BETA", "PRESETS"]
+__all__ = ["Glicko", "BAR", "AllPairsState", "DEFAULT_BETA", "drift_performance_model", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 #: ``400 pi / (sqrt(3) ln 10)`` ~ 315.09: the logistic spread of Elo's 400-point scale.
-DEFAULT_BETA = 400.0 * TANH_MULTIPLIER / math.log(10.0)
+DEFAULT_BETA = ELO_BETA
+
+
+def drift_performance_model(
+    system: Any, sigma: FloatArray, weight: float, kind: PerformanceKind
+) -> PerformanceModel:
+    """``v = sigma^2 + sig_drift^2 + beta^2 / w`` of a system that widens every
+    participant by ``sig_drift`` and draws performances with spread ``beta / sqrt(w)``
+    (Glicko, BAR: logistic; TrueSkill: normal)."""
+    v = sigma**2 + system.sig_drift**2 + system.beta**2 / weight
+    return PerformanceModel(
+        kind, v, f"{type(system).__name__} ({kind}): v = sigma^2 + sig_drift^2 + beta^2 / w"
+    )
 
 
 class AllPairsState(NoPlayerState):
     """Glicko and BAR keep nothing beyond (mu, sigma), which the
     :class:`~podium.rater.Rater` already holds; this only counts players."""
-
-
-def _check_common(system: Glicko | BAR) -> None:
-    for name in ("beta", "sig_noob"):
-        v = getattr(system, name)
-        if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-            raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
-    drift = system.sig_drift
-    if not (isinstance(drift, int | float) and math.isfinite(drift) and drift >= 0):
-        raise ConfigError(f"sig_drift must be finite and >= 0, got {drift!r}")
-    mu0 = system.mu_noob
-    if not (isinstance(mu0, int | float) and math.isfinite(mu0)):
-        raise ConfigError(f"mu_noob must be finite, got {mu0!r}")
 
 
 def _better_worse(lo: IntArray, weights: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -115,19 +117,19 @@ class Glicko(RatingSystem):
 
     name: ClassVar[str] = "glicko"
 
-    beta: float = DEFAULT_BETA
-    sig_drift: float = 35.0
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-
-    def __post_init__(self) -> None:
-        _check_common(self)
-
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return float(self.mu_noob), float(self.sig_noob)
+    beta: float = param(DEFAULT_BETA, "positive")
+    sig_drift: float = param(35.0, "nonnegative")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
 
     def make_state(self) -> AllPairsState:
         return AllPairsState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: IntArray, weight: float
+    ) -> PerformanceModel:
+        """Logistic with ``v = sigma^2 + sig_drift^2 + beta^2 / w``."""
+        return drift_performance_model(self, sigma, weight, "logistic")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
@@ -167,22 +169,25 @@ class BAR(RatingSystem):
 
     name: ClassVar[str] = "bar"
 
-    beta: float = DEFAULT_BETA
-    sig_drift: float = 35.0
+    beta: float = param(DEFAULT_BETA, "positive")
+    sig_drift: float = param(35.0, "nonnegative")
     kappa: float = 1e-4
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
 
     def __post_init__(self) -> None:
-        _check_common(self)
+        super().__post_init__()
         if not (isinstance(self.kappa, int | float) and 0.0 < self.kappa <= 1.0):
             raise ConfigError(f"kappa must be a number in (0, 1], got {self.kappa!r}")
 
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return float(self.mu_noob), float(self.sig_noob)
-
     def make_state(self) -> AllPairsState:
         return AllPairsState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: IntArray, weight: float
+    ) -> PerformanceModel:
+        """Logistic with ``v = sigma^2 + sig_drift^2 + beta^2 / w``."""
+        return drift_performance_model(self, sigma, weight, "logistic")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)

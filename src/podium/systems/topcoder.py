@@ -39,16 +39,16 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri  # type: ignore[import-untyped]
 
-from podium.core.contest import Contest
-from podium.errors import ConfigError
 from podium.systems import _topcoder_kernels as K
 from podium.systems.base import (
     NoPlayerState,
+    PerformanceModel,
     Preset,
     RatingSystem,
     RoundInput,
     RoundOutput,
     SystemState,
+    param,
 )
 
 __all__ = ["TopCoder", "TopCoderState", "PRESETS"]
@@ -92,33 +92,24 @@ class TopCoder(RatingSystem):
 
     name: ClassVar[str] = "tcsys"
 
-    weight_noob: float = 0.6
-    weight_limit: float = 0.18
-    perf_ceiling: float | None = None
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-
-    def __post_init__(self) -> None:
-        for name in ("weight_noob", "weight_limit"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and 0.0 < v < 1.0):
-                raise ConfigError(f"{name} must be a number in (0, 1), got {v!r}")
-        if not (isinstance(self.mu_noob, int | float) and math.isfinite(self.mu_noob)):
-            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
-        if not (isinstance(self.sig_noob, int | float) and math.isfinite(self.sig_noob)
-                and self.sig_noob > 0):
-            raise ConfigError(f"sig_noob must be a finite positive number, got {self.sig_noob!r}")
-        if self.perf_ceiling is not None and (
-            not isinstance(self.perf_ceiling, int | float) or math.isnan(self.perf_ceiling)
-        ):
-            raise ConfigError(f"perf_ceiling must be a number or None, got {self.perf_ceiling!r}")
+    weight_noob: float = param(0.6, "open_unit")
+    weight_limit: float = param(0.18, "open_unit")
+    perf_ceiling: float | None = param(None, "number_or_none")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
 
     # ------------------------------------------------------------------ interface
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return float(self.mu_noob), float(self.sig_noob)
-
     def make_state(self) -> TopCoderState:
         return TopCoderState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
+    ) -> PerformanceModel:
+        """Normal with ``v = volatility^2 / w``: the expected-rank term
+        ``Phi(sqrt(w) (R_j - R_i) / sqrt(V_i^2 + V_j^2))``."""
+        return PerformanceModel(
+            "gaussian", sigma**2 / weight, "TopCoder (normal): v = volatility^2 / w"
+        )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         c = rnd.contest

@@ -56,11 +56,10 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest
-from podium.errors import ConfigError
 from podium.systems import _trueskill_kernels as K
 from podium.systems.base import (
     NoPlayerState,
+    PerformanceModel,
     Preset,
     RatingSystem,
     RoundBatch,
@@ -68,7 +67,9 @@ from podium.systems.base import (
     RoundOutput,
     RoundsOutput,
     SystemState,
+    param,
 )
+from podium.systems.glicko import drift_performance_model
 
 __all__ = ["TrueSkillSPb", "TrueSkillState", "PRESETS"]
 
@@ -123,39 +124,25 @@ class TrueSkillSPb(RatingSystem):
 
     name: ClassVar[str] = "trueskill"
 
-    eps: float = 1.0
-    beta: float = 175.0
-    sig_drift: float = 35.0
-    convergence_eps: float = 1e-4
-    max_rounds: int = 42
-    warn_unconverged: bool = False
-    mu_noob: float = 1500.0
-    sig_noob: float = 350.0
-
-    def __post_init__(self) -> None:
-        for name in ("eps", "beta", "convergence_eps", "sig_noob"):
-            v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a finite positive number, got {v!r}")
-        if not (isinstance(self.sig_drift, int | float) and math.isfinite(self.sig_drift)
-                and self.sig_drift >= 0):
-            raise ConfigError(f"sig_drift must be a finite number >= 0, got {self.sig_drift!r}")
-        if not (isinstance(self.mu_noob, int | float) and math.isfinite(self.mu_noob)):
-            raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
-        m = self.max_rounds
-        if not isinstance(m, int) or isinstance(m, bool) or m < 1:
-            raise ConfigError(f"max_rounds must be a positive integer, got {m!r}")
-        if not isinstance(self.warn_unconverged, bool):
-            raise ConfigError(
-                f"warn_unconverged must be True or False, got {self.warn_unconverged!r}"
-            )
+    eps: float = param(1.0, "positive")
+    beta: float = param(175.0, "positive")
+    sig_drift: float = param(35.0, "nonnegative")
+    convergence_eps: float = param(1e-4, "positive")
+    max_rounds: int = param(42, "positive_int")
+    warn_unconverged: bool = param(False, "bool")
+    mu_noob: float = param(1500.0, "finite")
+    sig_noob: float = param(350.0, "positive")
 
     # ------------------------------------------------------------------ interface
-    def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
-        return self.mu_noob, self.sig_noob
-
     def make_state(self) -> TrueSkillState:
         return TrueSkillState()
+
+    def performance_model(
+        self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
+    ) -> PerformanceModel:
+        """Normal with ``v = sigma^2 + sig_drift^2 + beta^2 / w`` (the model's own
+        performance variable ``t_k``)."""
+        return drift_performance_model(self, sigma, weight, "gaussian")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         lo = np.asarray(rnd.lo, dtype=np.int64)
@@ -191,7 +178,8 @@ class TrueSkillSPb(RatingSystem):
         cls = type(self)
         if (batch.first_index + n_rounds < _BATCH_AFTER
                 or cls.round_update is not TrueSkillSPb.round_update
-                or cls.display_rating is not TrueSkillSPb.display_rating):
+                or cls.display_rating is not TrueSkillSPb.display_rating
+                or cls.display_center is not None):
             return super().rate_rounds(state, batch)
         from podium.systems import _rounds_kernels as RK
 

@@ -31,7 +31,7 @@ player-rounds.  Kendall's tau-b and Spearman's rho between the order of the
 ratings and the result complete it (seed 003 Sec. 2.5, per round over the
 returning players).
 
-Every per-round computation is ``O(n log n)``; see :mod:`podium._metrics_kernels`.
+Every per-round computation is ``O(n log n)``; see :mod:`podium.evaluation._metrics_kernels`.
 
 Examples
 --------
@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from podium import _metrics_kernels as _k
+from podium.evaluation import _metrics_kernels as _k
 
 __all__ = [
     "COUNT_KEYS",

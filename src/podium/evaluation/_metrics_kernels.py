@@ -1,4 +1,4 @@
-"""Numba kernels of :mod:`podium.metrics` (prediction accuracy of ratings).
+"""Numba kernels of :mod:`podium.evaluation.metrics` (prediction accuracy of ratings).
 
 Every kernel works on one round in standings order (``lo`` non-decreasing; the
 Python layer checks this) and costs ``O(n log n)``: pair counts and Kendall's

@@ -1,0 +1,116 @@
+"""Write a benchmark's table into a Markdown document, with where and how it was measured.
+
+Every benchmark script ends with :func:`write_section`: the document keeps one
+block per benchmark between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``
+markers, and a new run replaces that block only.  The block starts with the
+date, the git commit (``+dirty`` when the tree had uncommitted changes), the
+machine (CPU count, memory, Python and library versions, load average at the
+start and at the end of the run) and the exact command, so that every figure in
+the docs names the script run that produced it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+__all__ = ["ROOT", "data_dir", "load_average", "machine_line", "write_section"]
+
+
+def data_dir() -> Path:
+    """The shared datasets: ``PODIUM_DATA_DIR``, else ``../shared/datasets`` from the checkout."""
+    env = os.environ.get("PODIUM_DATA_DIR")
+    return Path(env) if env else ROOT.parent / "shared" / "datasets"
+
+
+def load_average() -> str:
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover - not on Linux
+        return "n/a"
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    sha = git("rev-parse", "--short=10", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{sha}+dirty" if dirty else sha
+
+
+def _versions() -> str:
+    parts = [f"Python {platform.python_version()}"]
+    for mod in ("numpy", "numba", "pyarrow", "elo_mmr_py", "openskill"):
+        try:
+            m = __import__(mod)
+        except ImportError:
+            continue
+        v = getattr(m, "__version__", None)
+        if v is None and mod == "elo_mmr_py":
+            from importlib.metadata import version
+
+            v = version("elo-mmr-py")
+        parts.append(f"{mod} {v}")
+    return ", ".join(parts)
+
+
+def machine_line(load_at_start: str | None = None) -> str:
+    """One line: cores, memory, versions, load average (1/5/15 min) at start and end."""
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        mem_s = f"{mem:.0f} GiB"
+    except (ValueError, OSError):  # pragma: no cover
+        mem_s = "? GiB"
+    load = f"load {load_at_start} at the start, {load_average()} at the end" \
+        if load_at_start else f"load {load_average()}"
+    return f"{os.cpu_count()} CPUs, {mem_s}, {_versions()}; {load}"
+
+
+def write_section(
+    doc: str | Path, name: str, body: str, *, load_at_start: str | None = None,
+    command: str | None = None,
+) -> Path:
+    """Replace (or append) the block ``name`` of ``doc`` with ``body`` and its provenance.
+
+    Parameters
+    ----------
+    doc : path
+        The Markdown file, relative to the repository root unless absolute.
+    name : str
+        The block's marker name (``<!-- bench:name -->``).
+    body : str
+        The Markdown produced by the run (tables, notes).
+    load_at_start : str, optional
+        :func:`load_average` taken before the measurements.
+    command : str, optional
+        The command line; by default the one that runs this process.
+    """
+    path = Path(doc)
+    if not path.is_absolute():
+        path = ROOT / path
+    cmd = command or "python " + " ".join(
+        shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]
+    )
+    header = (
+        f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, commit `{_commit()}`, "
+        f"{machine_line(load_at_start)}.\n\n```bash\n{cmd}\n```\n"
+    )
+    block = f"<!-- bench:{name} -->\n{header}\n{body.strip()}\n<!-- /bench:{name} -->"
+    text = path.read_text() if path.exists() else ""
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    i, j = text.find(start), text.find(end)
+    if i >= 0 and j > i:
+        text = text[:i] + block + text[j + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+    return path
