@@ -23,7 +23,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podium import Contest, Rater, RoundReport
-from podium.checkpoint import rater_arrays
 from podium.core.state import ContestRecord
 from podium.systems import SYSTEMS, RoundInput, RoundOutput, SystemState
 from podium.systems import elo_mmr as elo_mmr_module
@@ -122,8 +121,8 @@ def _live_pool(image: dict[str, Any]) -> None:
 
 def assert_same(a: Rater, b: Rater) -> None:
     """Ratings, events, contest records and the checkpoint image, bit for bit."""
-    ia = rater_arrays(a, fmt="t", version=1)
-    ib = rater_arrays(b, fmt="t", version=1)
+    ia = a.to_arrays()
+    ib = b.to_arrays()
     _live_pool(ia)
     _live_pool(ib)
     assert sorted(ia) == sorted(ib)
@@ -339,9 +338,9 @@ def _failing_history(big: bool) -> list[Contest]:
 
 def assert_same_table(a: Rater, b: Rater) -> None:
     """Everything but the system's state: players, ratings, events, contests."""
-    ia = {k: v for k, v in rater_arrays(a, fmt="t", version=1).items()
+    ia = {k: v for k, v in a.to_arrays().items()
           if not k.startswith("state.")}
-    ib = {k: v for k, v in rater_arrays(b, fmt="t", version=1).items()
+    ib = {k: v for k, v in b.to_arrays().items()
           if not k.startswith("state.")}
     assert sorted(ia) == sorted(ib)
     for k in ia:
