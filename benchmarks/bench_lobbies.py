@@ -115,11 +115,11 @@ from bench_lobbies import lobbies
 from podium import Rater
 out = []
 for system in {systems!r}:
-    h = lobbies(40, 200, seed=1)
+    h = lobbies(60, 200, seed=1)
     r = Rater(system)
-    r.extend(h[:32])            # below the batch threshold: round_update's kernels
-    t = time.perf_counter(); r.extend(h[32:36]); first = time.perf_counter() - t
-    t = time.perf_counter(); r.extend(h[36:40]); warm = time.perf_counter() - t
+    r.extend(h[:20])            # below the batch threshold (32): round_update's kernels
+    t = time.perf_counter(); r.extend(h[20:40]); first = time.perf_counter() - t
+    t = time.perf_counter(); r.extend(h[40:60]); warm = time.perf_counter() - t
     out.append(first - warm)
 print(" ".join(f"{{x:.3f}}" for x in out))
 """
@@ -239,7 +239,8 @@ in one compiled loop; the `add` loop uses the same loop one round at a time.
 {_table(out)}
 
 Compile time of the batched kernels, once per machine (measured in child processes,
-first batch minus a warm one): {comp_lines}.
+the systems in the order above, first batch minus a warm one; the Elo-MMR variants
+share one kernel, compiled by the first of them): {comp_lines}.
 """
 
 
