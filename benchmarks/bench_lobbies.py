@@ -271,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     systems = [s for s in args.systems.split(",") if s]
     out = run(sizes, systems, args.repeat)
     if args.no_compile:
-        comp: dict[str, list[float]] = {"compile_s": [math_nan()] * len(systems),
-                                        "load_s": [math_nan()] * len(systems)}
+        nan = float("nan")
+        comp: dict[str, list[float]] = {"compile_s": [nan] * len(systems),
+                                        "load_s": [nan] * len(systems)}
     else:
         c, w = compile_seconds(systems)
         comp = {"compile_s": c, "load_s": w}
@@ -291,10 +292,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0
-
-
-def math_nan() -> float:
-    return float("nan")
 
 
 if __name__ == "__main__":
