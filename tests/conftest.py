@@ -1,12 +1,76 @@
-"""Shared pytest configuration of Podium's tests."""
+"""Shared pytest configuration of Podium's tests.
+
+* The ``slow`` marker: longer tests on real data.  They run by default (and in CI);
+  ``python -m pytest -m "not slow"`` deselects them.
+* ``$PODIUM_CI`` (``.ci/run`` sets it): every test that needs PostgreSQL, Chromium,
+  the shared data sets or the test oracle fails instead of skipping when that is
+  missing (see ``tests/_require.py``), and the run stops at once when a module of the
+  test extra is not installed.
+* At the end of a run: the largest deviations from the reference seen by
+  ``tests/_agreement.py``, and the official Codeforces contests replayed.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Iterator
+
+import _agreement
+import _require
 import pytest
+
+from podium import Contest
+
+#: Modules of the ``test`` extra that some tests import (and would skip without).
+TEST_EXTRA_MODULES = ("elo_mmr_py", "hypothesis", "fastapi", "httpx", "sqlalchemy",
+                      "psycopg", "optuna", "matplotlib", "playwright", "PIL", "mypy",
+                      "ruff", "uvicorn", "jinja2")
+
+#: (file name, matched, total) of each official Codeforces contest replayed.
+REPLAYED: list[tuple[str, int, int]] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "slow: longer tests on real data (run by default; deselect with -m 'not slow')",
+        "slow: longer tests on real data (run by default and in CI; "
+        "deselect with -m 'not slow')",
     )
+    if _require.in_ci():
+        missing = [m for m in TEST_EXTRA_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(
+                f"{_require.CI_ENV} is set but the test extra is incomplete: "
+                f"{', '.join(missing)} cannot be imported; run {_require.ENABLE_TEST_EXTRA}"
+            )
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    mode = ("missing services/data FAIL" if _require.in_ci()
+            else f"missing services/data skip (set {_require.CI_ENV}=1 to fail instead)")
+    return [f"podium: {mode}; shared data: {_require.data_dir()}"]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    lines = _agreement.summary_lines()
+    if lines:
+        terminalreporter.section("largest deviations from elo-mmr-py observed")
+        for line in lines:
+            terminalreporter.write_line(line)
+    if REPLAYED:
+        terminalreporter.section("official Codeforces contests replayed")
+        for name, matched, total in REPLAYED:
+            terminalreporter.write_line(f"{name}: {matched} of {total} new ratings match")
+        terminalreporter.write_line(
+            f"{len(REPLAYED)} contest file(s): {sum(m for _, m, _ in REPLAYED)} of "
+            f"{sum(t for _, _, t in REPLAYED)} match")
+
+
+@pytest.fixture(scope="session")
+def codeforces_first_100() -> Iterator[list[Contest]]:
+    """The first 100 contests of the shared Codeforces history, by start time."""
+    from podium.io import load_contests
+
+    loaded = load_contests(str(_require.require_codeforces()), limit=100, sort_by_time=True)
+    assert len(loaded.contests) == 100
+    yield loaded.contests
