@@ -39,6 +39,10 @@ TOLERANCE: dict[str, float] = {
 #: (system, case) -> [largest |dmu|, largest |dsigma|, comparisons, players compared]
 OBSERVED: dict[tuple[str, str], list[float]] = {}
 
+#: (file name, matched, total) of each official Codeforces contest replayed
+#: (tests/test_replay.py); printed at the end of the run as well.
+REPLAYED: list[tuple[str, int, int]] = []
+
 
 def _record(system: str, case: str, dmu: np.ndarray, dsig: np.ndarray) -> None:
     row = OBSERVED.setdefault((system, case), [0.0, 0.0, 0, 0])

@@ -26,9 +26,6 @@ TEST_EXTRA_MODULES = ("elo_mmr_py", "hypothesis", "fastapi", "httpx", "sqlalchem
                       "psycopg", "optuna", "matplotlib", "playwright", "PIL", "mypy",
                       "ruff", "uvicorn", "jinja2")
 
-#: (file name, matched, total) of each official Codeforces contest replayed.
-REPLAYED: list[tuple[str, int, int]] = []
-
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -57,13 +54,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("largest deviations from elo-mmr-py observed")
         for line in lines:
             terminalreporter.write_line(line)
-    if REPLAYED:
+    replayed = _agreement.REPLAYED
+    if replayed:
         terminalreporter.section("official Codeforces contests replayed")
-        for name, matched, total in REPLAYED:
+        for name, matched, total in replayed:
             terminalreporter.write_line(f"{name}: {matched} of {total} new ratings match")
         terminalreporter.write_line(
-            f"{len(REPLAYED)} contest file(s): {sum(m for _, m, _ in REPLAYED)} of "
-            f"{sum(t for _, _, t in REPLAYED)} match")
+            f"{len(replayed)} contest file(s): {sum(m for _, m, _ in replayed)} of "
+            f"{sum(t for _, _, t in replayed)} match")
 
 
 @pytest.fixture(scope="session")
