@@ -18,6 +18,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
@@ -30,8 +33,8 @@ CI_ENV = "PODIUM_CI"
 POSTGRES_ENV = "PODIUM_TEST_POSTGRES_URL"
 CHROMIUM_ENV = "PODIUM_CHROMIUM"
 
-ENABLE_DATA = (f"put the shared data sets in ../shared/datasets next to the checkout, "
-               f"or export {DATA_ENV}=/path/to/datasets")
+ENABLE_DATA = (f"export {DATA_ENV}=/path/to/datasets (the folder of codeforces/ and "
+               f"codeforces-official/; default ../shared/datasets next to the checkout)")
 ENABLE_POSTGRES = f'export {POSTGRES_ENV}="$(.ci/postgres.sh)"'
 ENABLE_CHROMIUM = "apt-get install -y chromium"
 ENABLE_TEST_EXTRA = "pip install -e '.[test]'"
@@ -121,6 +124,36 @@ def require_postgres() -> str:
     if problem is not None:
         unavailable(problem, ENABLE_POSTGRES)
     return url
+
+
+@contextmanager
+def postgres_database(prefix: str = "podium_t", options: str = "") -> Iterator[str]:
+    """A new, empty database (``CREATE DATABASE name options``) on the server of
+    :func:`require_postgres`, yielded as a URL and dropped afterwards.  When it cannot
+    be created (no CREATEDB privilege, an unknown option): skip or fail."""
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    from podium.store.engine import make_engine, normalize_url
+
+    base = require_postgres()
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{name}" {options}'))
+        except Exception as exc:  # noqa: BLE001 - reported as the reason
+            unavailable(f"cannot create a database {options} on {POSTGRES_ENV}: {exc}",
+                        ENABLE_POSTGRES)
+        try:
+            yield make_url(normalize_url(base)).set(database=name).render_as_string(
+                hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
 
 
 # ---------------------------------------------------------------------- Chromium

@@ -64,6 +64,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{sum(t for _, _, t in replayed)} match")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A skip raised by a ``tests/_require.py`` helper is reported at the test that
+    needed it (not at the helper), so that ``-ra`` says which test did not run."""
+    outcome = yield
+    rep = outcome.get_result()  # type: ignore[attr-defined]
+    longrepr = rep.longrepr
+    if rep.skipped and isinstance(longrepr, tuple) and longrepr[0].endswith("_require.py"):
+        path, line, _ = item.reportinfo()
+        rep.longrepr = (str(path), (line or 0) + 1, longrepr[2])
+
+
 @pytest.fixture(scope="session")
 def codeforces_first_100() -> Iterator[list[Contest]]:
     """The first 100 contests of the shared Codeforces history, by start time."""

@@ -186,14 +186,11 @@ def test_two_processes_share_one_study_sqlite(history_dir, tmp_path) -> None:
 
 
 def test_two_processes_share_one_study_postgres(history_dir, tmp_path) -> None:
-    import os
     import uuid
 
-    url = os.environ.get("PODIUM_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("PODIUM_TEST_POSTGRES_URL is not set: no PostgreSQL server to test "
-                    "against (.ci/run starts one; locally: "
-                    "export PODIUM_TEST_POSTGRES_URL=$(.ci/postgres.sh))")
+    from _require import require_postgres
+
+    url = require_postgres()
     import sqlalchemy as sa
 
     from podium.evaluation.tuning import storage_url
