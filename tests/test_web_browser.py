@@ -21,12 +21,13 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from _require import require_chromium
+from _require import in_ci, require_chromium
 
 from podium.core.contest import Contest
 from podium.io import synthetic_contests
 
-CHROMIUM = str(require_chromium())
+if not in_ci():  # skip the module at once; under PODIUM_CI each test fails (below)
+    require_chromium()
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -72,8 +73,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, S
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    chromium = str(require_chromium())  # under PODIUM_CI: the reason each test fails
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        b = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
         try:
             yield b
         finally:
