@@ -181,10 +181,12 @@ def _shared_study_check(history_dir, storage: str, tmp_path) -> None:  # type: i
     assert max(d["tuning"]["train_value"] for d in docs) == pytest.approx(study.best_value)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_study_sqlite(history_dir, tmp_path) -> None:
     _shared_study_check(history_dir, str(tmp_path / "shared.db"), tmp_path)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_study_postgres(history_dir, tmp_path) -> None:
     import uuid
 

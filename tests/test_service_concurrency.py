@@ -163,6 +163,7 @@ def _assert_same_as_batch(srv: Server, ordered: list[Contest]) -> None:
     assert [x["contests"] for x in rows] == want["contests"].tolist()
 
 
+@pytest.mark.slow
 def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     contests = synthetic_contests(60, 16, seed=21, participation=0.6)
     handles = sorted({h for c in contests for h in c.handles})
@@ -193,6 +194,7 @@ def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     assert "Traceback" not in log, log
 
 
+@pytest.mark.slow
 def test_distinct_writers_two_workers(tmp_path: Path) -> None:
     _distinct_writers(f"sqlite:///{tmp_path / 'distinct.db'}", tmp_path, workers=2)
 
@@ -204,6 +206,7 @@ def pg_url() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 def test_distinct_writers_postgres_three_workers(pg_url: str, tmp_path: Path) -> None:
     _distinct_writers(pg_url, tmp_path, workers=3)
 

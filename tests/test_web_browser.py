@@ -28,6 +28,7 @@ from podium.io import synthetic_contests
 
 if not in_ci():  # skip the module at once; under PODIUM_CI each test fails (below)
     require_chromium()
+pytestmark = pytest.mark.slow  # a browser and a server: seconds per test
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
