@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Iterator
 
 import _agreement
@@ -77,26 +78,41 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{sum(t for _, _, t in replayed)} match")
 
 
+#: Under ``$PODIUM_CI`` a skip whose reason names one of these fails instead: the net
+#: under tests that skip on their own rather than through ``tests/_require.py``.
+CI_REQUIRED = re.compile(r"PODIUM_TEST_POSTGRES_URL|PostgreSQL|chromium|playwright|"
+                         r"elo.mmr.py|shared data|datasets|PODIUM_DATA_DIR", re.IGNORECASE)
+
+
+def _relocate_or_fail(rep: pytest.CollectReport | pytest.TestReport, where: str,
+                      line: int) -> None:
+    """Report a skip raised inside ``tests/_require.py`` at the test (or module) that
+    needed it, so that ``-ra`` says which test did not run; under ``$PODIUM_CI`` turn
+    a skip for a required service, data set or oracle into a failure."""
+    longrepr = rep.longrepr
+    if not (rep.skipped and isinstance(longrepr, tuple)):
+        return
+    path, lineno, reason = longrepr
+    if path.endswith("_require.py"):
+        path, lineno = where, line
+    rep.longrepr = (path, lineno, reason)
+    if _require.in_ci() and CI_REQUIRED.search(reason):
+        rep.outcome = "failed"
+        rep.longrepr = (f"{path}:{lineno + 1}: skipped, but {_require.CI_ENV} is set and "
+                        f"this is required: {reason}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """A skip raised by a ``tests/_require.py`` helper is reported at the test that
-    needed it (not at the helper), so that ``-ra`` says which test did not run."""
     outcome = yield
-    rep = outcome.get_result()  # type: ignore[attr-defined]
-    longrepr = rep.longrepr
-    if rep.skipped and isinstance(longrepr, tuple) and longrepr[0].endswith("_require.py"):
-        path, line, _ = item.reportinfo()
-        rep.longrepr = (str(path), (line or 0) + 1, longrepr[2])
+    path, line, _ = item.reportinfo()
+    _relocate_or_fail(outcome.get_result(), str(path), (line or 0) + 1)  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
-    """The same for a module skipped at import by a ``tests/_require.py`` helper."""
     outcome = yield
-    rep = outcome.get_result()  # type: ignore[attr-defined]
-    longrepr = rep.longrepr
-    if rep.skipped and isinstance(longrepr, tuple) and longrepr[0].endswith("_require.py"):
-        rep.longrepr = (str(collector.path), 0, longrepr[2])
+    _relocate_or_fail(outcome.get_result(), str(collector.path), 0)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")
