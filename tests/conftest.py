@@ -7,13 +7,17 @@
   missing (see ``tests/_require.py``), and the run stops at once when a module of the
   test extra is not installed.
 * At the end of a run: the largest deviations from the reference seen by
-  ``tests/_agreement.py``, and the official Codeforces contests replayed.
+  ``tests/_agreement.py``, the official Codeforces contests replayed, and the run's
+  time against the suite's budget (10 minutes on 2 cores, slow tests included).
+* Skips raised by a ``tests/_require.py`` helper are reported at the test that needed
+  it (``-ra`` lists every skip with its reason).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import time
 from collections.abc import Iterator
 
 import _agreement
@@ -62,6 +66,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"podium: {mode}; shared data: {_require.data_dir()}"]
 
 
+#: The whole suite's time budget on a 2-core machine, slow tests included (seconds).
+TIME_BUDGET_S = 600.0
+_SESSION: dict[str, float] = {}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _SESSION["start"] = time.monotonic()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _SESSION["slow"] = sum(1 for item in session.items if item.get_closest_marker("slow"))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     lines = _agreement.summary_lines()
     if lines:
@@ -76,6 +93,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"{len(replayed)} contest file(s): {sum(m for _, m, _ in replayed)} of "
             f"{sum(t for _, _, t in replayed)} match")
+    if "start" in _SESSION:
+        elapsed = time.monotonic() - _SESSION["start"]
+        terminalreporter.write_line(
+            f"podium: {elapsed:.0f} s (the whole suite's budget: {TIME_BUDGET_S:.0f} s on 2 "
+            f"cores); {int(_SESSION.get('slow', 0))} slow test(s) selected "
+            f"(deselect them with -m 'not slow')")
 
 
 #: Under ``$PODIUM_CI`` a skip whose reason names one of these fails instead: the net
