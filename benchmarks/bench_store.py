@@ -1,7 +1,7 @@
 """Ingest a whole history into a store, contest by contest, and time it.
 
     python benchmarks/bench_store.py \\
-        /work/shared/datasets/codeforces/cache_codeforces.tar.gz \\
+        ../shared/datasets/codeforces/cache_codeforces.tar.gz \\
         --db /tmp/cf-bench.db --system mmr --json /tmp/store-bench.json
 
 The history is loaded with ``load_contests(..., dedupe_urls=True,

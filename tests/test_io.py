@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _require import require_codeforces
 
 import podium.io.contests as contests_module
 from podium.core.contest import Contest
@@ -29,8 +30,6 @@ from podium.io import (
     write_contest_json,
     write_contests_csv,
 )
-
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -523,10 +522,8 @@ def test_unsupported_and_missing_paths(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- real data
-@pytest.mark.skipif(not CODEFORCES_TAR.exists(),
-                    reason=f"real Codeforces history not present at {CODEFORCES_TAR}")
 def test_codeforces_first_five() -> None:
-    loaded = load_contests(CODEFORCES_TAR, limit=5)
+    loaded = load_contests(require_codeforces(), limit=5)
     assert loaded.indices == [0, 1, 2, 3, 4]
     assert loaded.changes == []
     first = loaded.contests[0]

@@ -15,7 +15,8 @@ bounded in time (the writers must finish within ``WRITE_TIMEOUT`` seconds):
   (no update lost), the stored indexes must be 0..15, and the end state must equal
   the Rater over the contests in the order the server applied them.  The same runs
   against PostgreSQL with 3 workers when ``PODIUM_TEST_POSTGRES_URL`` is set
-  (``.ci/postgres.sh`` starts a server); skipped otherwise.
+  (``.ci/postgres.sh`` starts a server); skipped otherwise, failed under ``PODIUM_CI``
+  (tests/_require.py).
 
 Meanwhile reader threads hammer the GET routes: every answer must be 200 (or 404
 for a player or contest not written yet), and no read may see half a contest (a
@@ -24,11 +25,9 @@ contest's changes cover all its players; a player's history has ``contests`` row
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,6 +39,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 httpx = pytest.importorskip("httpx")
 
+from _require import postgres_database  # noqa: E402
 from _service import Server, running_server  # noqa: E402
 
 from podium import Rater  # noqa: E402
@@ -163,6 +163,7 @@ def _assert_same_as_batch(srv: Server, ordered: list[Contest]) -> None:
     assert [x["contests"] for x in rows] == want["contests"].tolist()
 
 
+@pytest.mark.slow
 def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     contests = synthetic_contests(60, 16, seed=21, participation=0.6)
     handles = sorted({h for c in contests for h in c.handles})
@@ -193,41 +194,19 @@ def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     assert "Traceback" not in log, log
 
 
+@pytest.mark.slow
 def test_distinct_writers_two_workers(tmp_path: Path) -> None:
     _distinct_writers(f"sqlite:///{tmp_path / 'distinct.db'}", tmp_path, workers=2)
-
-
-PG_ENV = "PODIUM_TEST_POSTGRES_URL"
 
 
 @pytest.fixture()
 def pg_url() -> Iterator[str]:
     """A fresh database on the server of ``$PODIUM_TEST_POSTGRES_URL`` (dropped afterwards)."""
-    base = os.environ.get(PG_ENV)
-    if not base:
-        pytest.skip(f"{PG_ENV} is not set: no PostgreSQL server (see .ci/postgres.sh)")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    from podium.store import normalize_url
-
-    u = make_url(normalize_url(base))
-    name = f"podium_svc_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(u, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:
-        admin.dispose()
-        pytest.skip(f"cannot create a database on {u.render_as_string()}: {exc}")
-    try:
-        yield u.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with postgres_database("podium_svc") as url:
+        yield url
 
 
+@pytest.mark.slow
 def test_distinct_writers_postgres_three_workers(pg_url: str, tmp_path: Path) -> None:
     _distinct_writers(pg_url, tmp_path, workers=3)
 
