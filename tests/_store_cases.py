@@ -360,8 +360,19 @@ from podium.io import load_contests
 from podium.store import Store
 url, path, recompute = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 go = os.environ.get("PODIUM_TEST_GO")
+# The crash tests' hook: with PODIUM_STORE_TEST_HOOK=stage:FILE, reaching that stage of
+# a write transaction creates FILE and sleeps, so that the test can kill the process there.
+spec = os.environ.get("PODIUM_STORE_TEST_HOOK")
+hooks = None
+if spec:
+    want, _, marker = spec.partition(":")
+    def hooks(stage):
+        if stage == want:
+            with open(marker, "w") as fh:
+                fh.write(str(os.getpid()))
+            time.sleep(float(os.environ.get("PODIUM_STORE_TEST_SLEEP", "60")))
 contests = load_contests(path).contests
-with Store.open(url, snapshot_every=int(sys.argv[4])) as store:
+with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks) as store:
     if go:  # start together with the other writer
         open(go + "." + str(os.getpid()), "w").close()
         while not os.path.exists(go):
@@ -446,7 +457,8 @@ def case_two_stores_interleaved(url: str) -> None:
 def run_killed(url: str, path: Path, stage: str, tmp: Path, *, recompute: bool = False,
                timeout: float = 120.0) -> None:
     """Start a process ingesting ``path``, kill -9 it when it reaches ``stage`` of its
-    first transaction (see ``Store._hook``), and wait for it to die."""
+    first transaction (the ``hooks`` the driver script gives the Store), and wait for
+    it to die."""
     marker = tmp / f"reached-{stage}-{random.random()}"
     proc = subprocess.Popen(
         [sys.executable, "-c", INGEST_SCRIPT, url, str(path), "1" if recompute else "0", "2"],

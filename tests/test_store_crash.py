@@ -1,7 +1,7 @@
 """Crash safety and concurrency of the store on SQLite, with real processes.
 
 * kill -9 of a process in the middle of a contest's transaction -- at every stage,
-  found reliably through the ``PODIUM_STORE_TEST_HOOK`` test hook -- leaves the
+  found reliably through the Store's ``hooks`` (injected by the test's driver script) -- leaves the
   database exactly at the previous contest (every table compared row by row);
 * kill -9 at an arbitrary moment of a long ``podium ingest`` leaves a prefix of
   the history, equal to rating that prefix with a Rater;

@@ -84,7 +84,8 @@ def _need_sqlalchemy() -> None:
 def _preflight_batch(contests: list[Any], indices: list[int], path: str,
                      recompute: bool) -> tuple[list[str], list[str]]:
     """Ids and content hashes of the batch; errors for conflicts within the batch."""
-    from podium.store.store import _fmt_time, content_hash, default_contest_id
+    from podium.store.store import content_hash, default_contest_id
+    from podium.store.store import fmt_time as _fmt_time
 
     ids: list[str] = []
     hashes: list[str] = []
@@ -124,7 +125,7 @@ def _preflight_batch(contests: list[Any], indices: list[int], path: str,
 def _preflight_store(store: Any, contests: list[Any], indices: list[int], ids: list[str],
                      hashes: list[str], path: str, recompute: bool) -> None:
     """Errors for contests that conflict with what the store holds."""
-    from podium.store.store import _fmt_time
+    from podium.store.store import fmt_time as _fmt_time
 
     stored = store.lookup_contests(ids)
     first_new: int | None = None
@@ -175,7 +176,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     _need_sqlalchemy()
     from podium.store.engine import display_url
-    from podium.store.store import Store, _resolve
+    from podium.store.store import Store
+    from podium.store.store import resolve_system as _resolve
 
     err = sys.stderr
     file_system, params = _load_params(args.params, args.set or [])
@@ -242,7 +244,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- info / upgrade
 def _cmd_info(args: argparse.Namespace) -> int:
     _need_sqlalchemy()
-    from podium.store.store import Store, _fmt_time
+    from podium.store.store import Store
+    from podium.store.store import fmt_time as _fmt_time
 
     with Store.open(args.db) as store:
         st = store.stats()
