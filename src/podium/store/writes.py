@@ -35,21 +35,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, TypeVar
 
-import numpy as np
 from sqlalchemy import Connection, delete, func, select, update
 
 from podium.core.contest import Contest
 from podium.errors import CheckpointError
 from podium.rater import Rater
 from podium.store import schema as S
-from podium.store.bulk import insert_rows, update_rows
+from podium.store.bulk import insert_rows
 from podium.store.common import (
     Meta,
-    StoreBase,
     chunks,
     content_hash,
     default_contest_id,
@@ -61,15 +60,12 @@ from podium.store.engine import db_errors, write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
 from podium.store.rating import (
-    PLAYER_COLS,
     RatedRun,
-    handle_of,
-    player_values,
     rate_run,
-    rated_indices,
     replay,
 )
-from podium.store.snapshot import new_rater, rater_from_bytes, rater_to_bytes
+from podium.store.rows import CONTEST_COLS, Item, StoreRows
+from podium.store.snapshot import new_rater, rater_from_bytes
 
 __all__ = ["StoreWrites"]
 
@@ -77,10 +73,6 @@ log = logging.getLogger("podium.store")
 _T = TypeVar("_T")
 
 _INT64 = 2**63
-_CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "perf_ceiling",
-                 "players", "new_players", "rated", "content_hash", "ingested_at")
-_EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf", "place",
-               "prev_display", "change", "debut")
 
 
 @dataclass
@@ -94,19 +86,6 @@ class _Cache:
 
 
 @dataclass(frozen=True)
-class _Item:
-    """One contest of a write, checked before the transaction.
-
-    ``where`` prefixes its error messages (empty for :meth:`StoreWrites.ingest`).
-    """
-
-    contest: Contest
-    cid: str
-    chash: str
-    where: str
-
-
-@dataclass(frozen=True)
 class _Head:
     """The stored contests' extent: their number, the next free key, the latest one."""
 
@@ -117,15 +96,12 @@ class _Head:
     latest_name: str | None
 
 
-class StoreWrites(StoreBase):
+class StoreWrites(StoreRows):
     """Ingestion and snapshots; see :class:`~podium.store.Store`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cache: _Cache | None = None
-        self._handles: dict[str, int] = {}
-        self._handles_store: str | None = None
-        self._max_player_pk = -1
         self._pending: _Cache | None = None
         self._pending_handles: dict[str, int] = {}
 
@@ -233,7 +209,7 @@ class StoreWrites(StoreBase):
         return self._run_write("cannot write a snapshot", write)
 
     # ------------------------------------------------------------------ transactions
-    def _item(self, contest: Contest, contest_id: str | None, where: str) -> _Item:
+    def _item(self, contest: Contest, contest_id: str | None, where: str) -> Item:
         if not isinstance(contest, Contest):
             raise TypeError(f"{where}expected a Contest, got {type(contest).__name__}")
         try:
@@ -246,7 +222,7 @@ class StoreWrites(StoreBase):
         if not -_INT64 <= contest.time_seconds < _INT64:
             raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
                              f"{contest.time_seconds} does not fit a 64-bit integer")
-        return _Item(contest, cid, content_hash(contest), where)
+        return Item(contest, cid, content_hash(contest), where)
 
     def _run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
         """Run ``body`` in a write transaction (database failures reported as ``what``).
@@ -278,7 +254,7 @@ class StoreWrites(StoreBase):
         """Keep the Rater of the state being written, once it is committed."""
         self._pending = cache
 
-    def _ingest_locked(self, conn: Connection, item: _Item,
+    def _ingest_locked(self, conn: Connection, item: Item,
                        recompute_from: bool) -> IngestResult:
         m = self._read_meta(conn)
         self._hook("locked")
@@ -309,7 +285,7 @@ class StoreWrites(StoreBase):
             )
         return self._recompute_locked(conn, m, item, pos, head)
 
-    def _ingest_many_locked(self, conn: Connection, items: list[_Item]) -> list[IngestResult]:
+    def _ingest_many_locked(self, conn: Connection, items: list[Item]) -> list[IngestResult]:
         m = self._read_meta(conn)
         self._hook("locked")
         c = S.contests
@@ -326,8 +302,8 @@ class StoreWrites(StoreBase):
         # None for a new contest (its result comes from _append_locked)
         results: list[IngestResult | int | None] = []
         first: dict[str, int] = {}
-        new: list[_Item] = []
-        prev: _Item | None = None
+        new: list[Item] = []
+        prev: Item | None = None
         for k, it in enumerate(items):
             cont = it.contest
             row = stored.get(it.cid)
@@ -376,42 +352,75 @@ class StoreWrites(StoreBase):
                                         (), items[k].contest.name))
         return out
 
-    def _append_locked(self, conn: Connection, m: Meta, items: list[_Item],
+    def _append_locked(self, conn: Connection, m: Meta, items: list[Item],
                        head: _Head) -> list[IngestResult]:
-        """Rate ``items`` after the stored contests and write them."""
+        """Rate ``items`` after the stored contests and write them.
+
+        The snapshot policy is applied contest by contest, as if they were ingested one
+        at a time: the items are rated and written in segments that end where a
+        snapshot is due (one ``Rater.extend`` per segment), so that a batch leaves the
+        same snapshots as single ingestions.
+        """
         self._refresh_handles(conn, m)
         rater = self._rater_at(conn, m, head.count)
-        contests = [it.contest for it in items]
-        run = self._rate(rater, contests, items)
-        self._hook("rated")
-        new_handles: dict[str, int] = {}
-        pks = [self._player_pks(cont.handles, new_handles) for cont in contests]
-        self._insert_new_players(conn, rater, new_handles)
+        since, events = self._since_snapshot(conn)
+        all_new: dict[str, int] = {}
+        out: list[IngestResult] = []
         now = int(time.time())
-        cpks = list(range(head.next_pk, head.next_pk + len(items)))
-        insert_rows(conn, S.contests, _CONTEST_COLS, [
-            self._contest_row(cpk, it, head.count + k, rep.new_players, not rep.skipped, now)
-            for k, (cpk, it, rep) in enumerate(zip(cpks, items, run.reports, strict=True))
-        ])
-        self._insert_standings(conn, cpks, contests, pks)
-        self._hook("standings")
-        self._insert_events(conn, run, range(len(items)), cpks, pks)
-        self._hook("events")
-        self._update_players(conn, rater, run.player, new_handles)
-        self._hook("players")
+        start = 0
+        for stop, snap in self._segments(items, since, events):
+            seg = items[start:stop]
+            contests = [it.contest for it in seg]
+            run = self._rate(rater, contests, seg)
+            self._hook("rated")
+            n_known = len(all_new)
+            pks = [self._player_pks(cont.handles, all_new) for cont in contests]
+            seg_new = dict(islice(all_new.items(), n_known, None))
+            self._insert_new_players(conn, rater, seg_new)
+            cpks = list(range(head.next_pk + start, head.next_pk + stop))
+            seqs = range(head.count + start, head.count + stop)
+            insert_rows(conn, S.contests, CONTEST_COLS, [
+                self._contest_row(cpk, it, seq, rep.new_players, not rep.skipped, now)
+                for cpk, it, seq, rep in zip(cpks, seg, seqs, run.reports, strict=True)
+            ])
+            self._insert_standings(conn, cpks, contests, pks)
+            self._hook("standings")
+            self._insert_events(conn, run, range(len(seg)), cpks, pks)
+            self._hook("events")
+            self._update_players(conn, rater, run.player, seg_new, all_new)
+            self._hook("players")
+            if snap:
+                self._write_snapshot(conn, rater, head.count + stop, m.epoch)
+            out.extend(
+                IngestResult("applied", it.cid, seq, len(it.contest), rep.new_players, 0,
+                             rep.warnings, it.contest.name)
+                for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
+            start = stop
         set_meta(conn, "revision", str(m.revision + 1))
-        new_head = head.count + len(items)
-        self._maybe_snapshot(conn, rater, new_head, m.epoch)
         self._hook("commit")
-        self._keep_handles(new_handles)
-        self._keep(_Cache(rater, new_head, m.store_id, m.epoch))
-        return [
-            IngestResult("applied", it.cid, head.count + k, len(it.contest), rep.new_players, 0,
-                         rep.warnings, it.contest.name)
-            for k, (it, rep) in enumerate(zip(items, run.reports, strict=True))
-        ]
+        self._keep_handles(all_new)
+        self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
+        return out
 
-    def _recompute_locked(self, conn: Connection, m: Meta, item: _Item, pos: int,
+    def _segments(self, items: list[Item], since: int,
+                  events: int) -> list[tuple[int, bool]]:
+        """``(stop, snapshot)`` of each segment of ``items``: a snapshot is due after
+        contest ``stop - 1`` when ``snapshot_every`` contests or ``snapshot_events``
+        player-rounds (of rated contests) will then have been applied since the newest
+        snapshot, ``since`` and ``events`` being those counts before ``items``."""
+        out: list[tuple[int, bool]] = []
+        for k, it in enumerate(items):
+            since += 1
+            if not it.contest.is_outcome_free:
+                events += len(it.contest)
+            if since >= self.snapshot_every or events >= self.snapshot_events:
+                out.append((k + 1, True))
+                since = events = 0
+        if not out or out[-1][0] < len(items):
+            out.append((len(items), False))
+        return out
+
+    def _recompute_locked(self, conn: Connection, m: Meta, item: Item, pos: int,
                           head: _Head) -> IngestResult:
         """Insert ``item`` at chronological position ``pos`` and re-rate the later contests."""
         c = S.contests
@@ -439,7 +448,7 @@ class StoreWrites(StoreBase):
         self._insert_new_players(conn, rater, new_handles)
         rep = run.reports[0]
         cpk = head.next_pk
-        insert_rows(conn, S.contests, _CONTEST_COLS, [
+        insert_rows(conn, S.contests, CONTEST_COLS, [
             self._contest_row(cpk, item, pos, rep.new_players, not rep.skipped, int(time.time()))
         ])
         self._insert_standings(conn, [cpk], [item.contest], pks[:1])
@@ -466,7 +475,7 @@ class StoreWrites(StoreBase):
 
     # ------------------------------------------------------------------ rating
     @staticmethod
-    def _rate(rater: Rater, contests: list[Contest], items: Sequence[_Item]) -> RatedRun:
+    def _rate(rater: Rater, contests: list[Contest], items: Sequence[Item]) -> RatedRun:
         """:func:`rate_run`, with a failure of the rating system naming the batch."""
         try:
             return rate_run(rater, contests)
@@ -528,189 +537,6 @@ class StoreWrites(StoreBase):
             return _Head(0, 0, None, None, None)
         return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
 
-    def _stored_contest(self, conn: Connection, row: Any) -> Contest:
-        st, p = S.standings, S.players
-        rows = conn.execute(
-            select(p.c.handle, st.c.lo, st.c.hi)
-            .join(p, p.c.pk == st.c.player_pk)
-            .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
-        ).all()
-        handles = [r[0] for r in rows]
-        lo = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        hi = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
-        return Contest.from_arrays(
-            handles, lo, hi, name=row.name, time_seconds=int(row.time_seconds),
-            weight=float(row.weight),
-            perf_ceiling=None if row.perf_ceiling is None else float(row.perf_ceiling),
-            url=row.url,
-        )
-
-    def _stored_contests(self, conn: Connection, start: int, stop: int) -> Iterator[Contest]:
-        if start >= stop:
-            return
-        c = S.contests
-        rows = conn.execute(
-            select(c.c.pk, c.c.name, c.c.url, c.c.time_seconds, c.c.weight, c.c.perf_ceiling)
-            .where(c.c.seq >= start, c.c.seq < stop).order_by(c.c.seq)
-        ).all()
-        for row in rows:
-            yield self._stored_contest(conn, row)
-
-    def _describe_conflict(self, conn: Connection, row: Any, contest: Contest, cid: str) -> str:
-        diffs = []
-        if row.name != contest.name:
-            diffs.append(f"name {row.name!r} vs {contest.name!r}")
-        if row.url != contest.url:
-            diffs.append(f"url {row.url!r} vs {contest.url!r}")
-        if int(row.time_seconds) != contest.time_seconds:
-            diffs.append(f"time_seconds {row.time_seconds} vs {contest.time_seconds}")
-        if float(row.weight) != contest.weight:
-            diffs.append(f"weight {row.weight} vs {contest.weight}")
-        if row.perf_ceiling != contest.perf_ceiling:
-            diffs.append(f"perf_ceiling {row.perf_ceiling} vs {contest.perf_ceiling}")
-        stored = self._stored_contest(conn, row).standings
-        given = contest.standings
-        if len(stored) != len(given):
-            diffs.append(f"standings of {len(stored)} players stored, {len(given)} given")
-        else:
-            for i, (a, b) in enumerate(zip(stored, given, strict=True)):
-                if a != b:
-                    diffs.append(f"standings differ first at position {i}: stored {a!r}, "
-                                 f"given {b!r}")
-                    break
-        what = "; ".join(diffs) or "content differs"
-        return (
-            f"contest id {cid!r} is already stored (#{row.seq} {row.name!r}) with different "
-            f"content ({what} [stored vs given]); a stored contest is never replaced: give this "
-            "one another id or leave it out"
-        )
-
-    # ------------------------------------------------------------------ players
-    def _refresh_handles(self, conn: Connection, m: Meta) -> None:
-        if self._handles_store != m.store_id:
-            self._handles = {}
-            self._max_player_pk = -1
-            self._handles_store = m.store_id
-        p = S.players
-        rows = conn.execute(
-            select(p.c.pk, p.c.handle).where(p.c.pk > self._max_player_pk)
-        ).all()
-        for pk, h in rows:
-            self._handles[h] = pk
-            if pk > self._max_player_pk:
-                self._max_player_pk = pk
-
-    def _player_pks(self, handles: Sequence[str], new_handles: dict[str, int]) -> list[int]:
-        """Player keys of ``handles``; unknown handles get new keys (added to ``new_handles``)."""
-        out = []
-        known = self._handles
-        nxt = self._max_player_pk + 1 + len(new_handles)
-        for h in handles:
-            pk = known.get(h)
-            if pk is None:
-                pk = new_handles.get(h)
-                if pk is None:
-                    pk = nxt
-                    nxt += 1
-                    new_handles[h] = pk
-            out.append(pk)
-        return out
-
     def _keep_handles(self, new_handles: dict[str, int]) -> None:
         """Keep the keys of the players being inserted, once they are committed."""
         self._pending_handles = new_handles
-
-    # ------------------------------------------------------------------ rows
-    @staticmethod
-    def _contest_row(pk: int, it: _Item, seq: int, new_players: int, rated: bool,
-                     now: int) -> tuple[Any, ...]:
-        c = it.contest
-        return (pk, it.cid, seq, c.name, c.url, c.time_seconds, c.weight, c.perf_ceiling,
-                len(c), new_players, rated, it.chash, now)
-
-    @staticmethod
-    def _insert_standings(conn: Connection, cpks: Sequence[int], contests: Sequence[Contest],
-                          pks: Sequence[list[int]]) -> None:
-        rows: list[tuple[int, int, int, int, int]] = []
-        for cpk, cont, ppk in zip(cpks, contests, pks, strict=True):
-            rows.extend(zip([cpk] * len(ppk), range(len(ppk)), ppk, cont.lo.tolist(),
-                            cont.hi.tolist(), strict=True))
-        insert_rows(conn, S.standings, ("contest_pk", "pos", "player_pk", "lo", "hi"), rows)
-
-    @staticmethod
-    def _insert_events(conn: Connection, run: RatedRun, which: Sequence[int],
-                       cpks: Sequence[int], pks: Sequence[list[int]]) -> None:
-        """The events of contests ``which`` (positions in the run)."""
-        rows: list[tuple[Any, ...]] = []
-        for k in which:
-            a, b = int(run.offsets[k]), int(run.offsets[k + 1])
-            if a == b:
-                continue
-            rows.extend(zip([cpks[k]] * (b - a), pks[k], run.mu[a:b].tolist(),
-                            run.sigma[a:b].tolist(), run.display[a:b].tolist(),
-                            run.perf[a:b].tolist(), run.place[a:b].tolist(),
-                            run.prev_display[a:b].tolist(), run.change[a:b].tolist(),
-                            run.debut[a:b].tolist(), strict=True))
-        insert_rows(conn, S.events, _EVENT_COLS, rows)
-
-    def _insert_new_players(self, conn: Connection, rater: Rater,
-                            new_handles: dict[str, int]) -> None:
-        """Insert the players first seen in this write, with their current ratings (NULL
-        for those only seen in contests in which everybody tied)."""
-        if not new_handles:
-            return
-        handles = list(new_handles)
-        idx = rated_indices(rater, handles)
-        rated = idx >= 0
-        vals = iter(player_values(rater, idx[rated]))
-        empty = (None, None, None, 0, None, None, None)
-        rows = [(new_handles[h], h, h.casefold(), *(next(vals) if r else empty))
-                for h, r in zip(handles, rated.tolist(), strict=True)]
-        insert_rows(conn, S.players, ("pk", "handle", "handle_key", *PLAYER_COLS), rows)
-
-    def _update_players(self, conn: Connection, rater: Rater, touched: np.ndarray,
-                        new_handles: dict[str, int]) -> None:
-        """Write the Rater's current values of the players ``touched`` (Rater indices,
-        repeats allowed) that were stored before this write."""
-        if not len(touched):
-            return
-        known = self._handles
-        idx: list[int] = []
-        pks: list[int] = []
-        for i in np.unique(touched).tolist():
-            h = handle_of(rater, i)
-            if h not in new_handles:
-                idx.append(i)
-                pks.append(known[h])
-        if not idx:
-            return
-        vals = player_values(rater, np.asarray(idx, dtype=np.int64))
-        update_rows(conn, S.players, "pk", PLAYER_COLS,
-                    [(pk, *v) for pk, v in zip(pks, vals, strict=True)])
-
-    # ------------------------------------------------------------------ snapshots
-    def _maybe_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
-        c, sn = S.contests, S.snapshots
-        base = select(func.coalesce(func.max(sn.c.head_count), 0)).scalar_subquery()
-        since, events = conn.execute(
-            select(func.count(),
-                   func.coalesce(func.sum(c.c.players).filter(c.c.rated.is_(True)), 0))
-            .where(c.c.seq >= base)
-        ).one()
-        if int(since) <= 0:
-            return
-        if int(since) >= self.snapshot_every or int(events) >= self.snapshot_events:
-            self._write_snapshot(conn, rater, head, epoch)
-
-    def _write_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
-        data = rater_to_bytes(rater)
-        sn = S.snapshots
-        pk = int(conn.execute(select(func.coalesce(func.max(sn.c.pk), -1))).scalar_one()) + 1
-        conn.execute(sn.insert().values(pk=pk, head_count=head, epoch=epoch,
-                                        created_at=int(time.time()), size=len(data), data=data))
-        keep = [r[0] for r in conn.execute(
-            select(sn.c.pk).order_by(sn.c.head_count.desc(), sn.c.pk.desc())
-            .limit(self.keep_snapshots)
-        ).all()]
-        conn.execute(delete(sn).where(sn.c.pk.not_in(keep)))
-        self._hook("snapshot")
