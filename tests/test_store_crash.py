@@ -3,8 +3,9 @@
 * kill -9 of a process in the middle of a contest's transaction -- at every stage,
   found reliably through the Store's ``hooks`` (injected by the test's driver script) -- leaves the
   database exactly at the previous contest (every table compared row by row);
-* kill -9 at an arbitrary moment of a long ``podium ingest`` leaves a prefix of
-  the history, equal to rating that prefix with a Rater;
+* kill -9 at an arbitrary moment of a long ``podium ingest`` (in batches of 3
+  contests, one transaction each) leaves a prefix of the history, equal to rating
+  that prefix with a Rater;
 * two processes ingesting distinct contests at once lose nothing.
 """
 
@@ -43,7 +44,7 @@ def test_kill_at_random_moment_of_long_ingest(tmp_path):
     env = cases._env()
     proc = subprocess.Popen(
         [sys.executable, "-c", "from podium.cli import main; raise SystemExit(main())",
-         "ingest", str(data), "--db", str(db), "--no-progress"],
+         "ingest", str(data), "--db", str(db), "--no-progress", "--batch", "3"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     # wait until a few contests are in, then kill at once
