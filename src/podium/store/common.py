@@ -37,6 +37,8 @@ __all__ = ["StoreBase", "StoreHooks", "default_contest_id", "content_hash",
 #: stops the process there so that it can be killed mid-transaction.
 StoreHooks = Callable[[str], None]
 
+_META_Q = select(S.meta.c.key, S.meta.c.value)
+
 #: Rows per ``IN (...)`` list (SQLite's historical limit on bound parameters is 999).
 IN_CHUNK = 500
 
@@ -183,7 +185,7 @@ class StoreBase:
 
     @staticmethod
     def _meta_map(conn: Connection) -> dict[str, str]:
-        return {k: v for k, v in conn.execute(select(S.meta.c.key, S.meta.c.value)).all()}
+        return {k: v for k, v in conn.execute(_META_Q).all()}
 
     def _read_meta(self, conn: Connection) -> Meta:
         """The store's id, epoch and revision; checks that the store is still the one

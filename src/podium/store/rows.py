@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, delete, func, select
+from sqlalchemy import Connection, bindparam, delete, func, select
 
 from podium.core.contest import Contest
 from podium.rater import Rater
@@ -36,6 +36,16 @@ CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "pe
                 "players", "new_players", "rated", "content_hash", "ingested_at")
 EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf", "place",
               "prev_display", "change", "debut")
+
+
+# The statements of every write, built once (building one costs more than running it).
+_NEW_PLAYERS_Q = select(S.players.c.pk, S.players.c.handle).where(
+    S.players.c.pk > bindparam("after"))
+_SINCE_SNAPSHOT_Q = select(
+    func.count(),
+    func.coalesce(func.sum(S.contests.c.players).filter(S.contests.c.rated.is_(True)), 0),
+).where(S.contests.c.seq >= select(
+    func.coalesce(func.max(S.snapshots.c.head_count), 0)).scalar_subquery())
 
 
 @dataclass(frozen=True)
@@ -66,10 +76,7 @@ class StoreRows(StoreBase):
             self._handles = {}
             self._max_player_pk = -1
             self._handles_store = m.store_id
-        p = S.players
-        rows = conn.execute(
-            select(p.c.pk, p.c.handle).where(p.c.pk > self._max_player_pk)
-        ).all()
+        rows = conn.execute(_NEW_PLAYERS_Q, {"after": self._max_player_pk}).all()
         for pk, h in rows:
             self._handles[h] = pk
             if pk > self._max_player_pk:
@@ -166,13 +173,7 @@ class StoreRows(StoreBase):
     @staticmethod
     def _since_snapshot(conn: Connection) -> tuple[int, int]:
         """Contests, and player-rounds of rated contests, stored after the newest snapshot."""
-        c, sn = S.contests, S.snapshots
-        base = select(func.coalesce(func.max(sn.c.head_count), 0)).scalar_subquery()
-        since, events = conn.execute(
-            select(func.count(),
-                   func.coalesce(func.sum(c.c.players).filter(c.c.rated.is_(True)), 0))
-            .where(c.c.seq >= base)
-        ).one()
+        since, events = conn.execute(_SINCE_SNAPSHOT_Q).one()
         return int(since), int(events)
 
     def _maybe_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from podium.core.contest import Contest
 from podium.errors import CheckpointError
@@ -73,6 +73,17 @@ log = logging.getLogger("podium.store")
 _T = TypeVar("_T")
 
 _INT64 = 2**63
+
+
+# The statements of every write, built once (building one costs more than running it).
+_C = S.contests
+_STORED_Q = select(_C.c.pk, _C.c.seq, _C.c.name, _C.c.url, _C.c.time_seconds, _C.c.weight,
+                   _C.c.perf_ceiling, _C.c.players, _C.c.content_hash).where(
+    _C.c.cid == bindparam("cid"))
+_HEAD_Q = select(_C.c.seq, _C.c.time_seconds, _C.c.cid, _C.c.name,
+                 select(func.coalesce(func.max(_C.c.pk), -1)).scalar_subquery(),
+                 ).order_by(_C.c.seq.desc()).limit(1)
+_REVISION_U = S.meta.update().where(S.meta.c.key == "revision").values(value=bindparam("v"))
 
 
 @dataclass
@@ -260,10 +271,7 @@ class StoreWrites(StoreRows):
         self._hook("locked")
         c = S.contests
         contest = item.contest
-        row = conn.execute(
-            select(c.c.pk, c.c.seq, c.c.name, c.c.url, c.c.time_seconds, c.c.weight,
-                   c.c.perf_ceiling, c.c.players, c.c.content_hash).where(c.c.cid == item.cid)
-        ).first()
+        row = conn.execute(_STORED_Q, {"cid": item.cid}).first()
         if row is not None:
             if row.content_hash == item.chash:
                 return IngestResult("duplicate", item.cid, int(row.seq), int(row.players), 0, 0,
@@ -396,7 +404,7 @@ class StoreWrites(StoreRows):
                              rep.warnings, it.contest.name)
                 for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
             start = stop
-        set_meta(conn, "revision", str(m.revision + 1))
+        conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
         self._hook("commit")
         self._keep_handles(all_new)
         self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
@@ -527,12 +535,7 @@ class StoreWrites(StoreRows):
     def _head(conn: Connection) -> _Head:
         """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
         contest is the one of the largest ``seq``; both lookups use an index)."""
-        c = S.contests
-        max_pk = select(func.coalesce(func.max(c.c.pk), -1)).scalar_subquery()
-        row = conn.execute(
-            select(c.c.seq, c.c.time_seconds, c.c.cid, c.c.name, max_pk)
-            .order_by(c.c.seq.desc()).limit(1)
-        ).first()
+        row = conn.execute(_HEAD_Q).first()
         if row is None:
             return _Head(0, 0, None, None, None)
         return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
