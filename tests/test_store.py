@@ -561,6 +561,32 @@ def test_batch_is_all_or_nothing(store_url):
                                       check_exact=True)
 
 
+def test_rating_failure_in_a_batch_names_it_and_changes_nothing(store_url, monkeypatch):
+    import podium.store.writes as writes
+
+    contests = cases.tied_history()
+    with Store.create(store_url, "mmr") as store:
+        store.ingest_many(contests[:2])
+        before = cases.dump(store_url)
+        real = writes.rate_run
+
+        def failing(rater: Any, batch: Any) -> Any:
+            real(rater, batch)  # the cached Rater has moved on: it must not be reused
+            raise FloatingPointError("the system diverged")
+
+        with monkeypatch.context() as m:
+            m.setattr(writes, "rate_run", failing)
+            with pytest.raises(StoreError, match=r"rating the batch of contests "
+                               rf"{contests[2].name!r}, {contests[3].name!r}, "
+                               rf"{contests[4].name!r} and 1 more failed: FloatingPointError"):
+                store.ingest_many(contests[2:6])
+            with pytest.raises(FloatingPointError, match="diverged"):
+                store.ingest(contests[2])  # one contest: the error as it is
+        assert cases.dump(store_url) == before
+        store.ingest_many(contests[2:])
+        cases.assert_store_equals_rater(store, cases._reference(contests, "mmr"))
+
+
 def test_hooks_see_every_stage_and_can_abort(store_url):
     """The hooks are called inside the transaction; one that raises rolls it back."""
     contests = cases.tied_history()

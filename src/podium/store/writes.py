@@ -484,7 +484,8 @@ class StoreWrites(StoreRows):
     # ------------------------------------------------------------------ rating
     @staticmethod
     def _rate(rater: Rater, contests: list[Contest], items: Sequence[Item]) -> RatedRun:
-        """:func:`rate_run`, with a failure of the rating system naming the batch."""
+        """:func:`rate_run`; a failure of the rating system in a batch names the batch
+        (for a single contest it is raised as it is)."""
         try:
             return rate_run(rater, contests)
         except StoreError:
@@ -494,7 +495,8 @@ class StoreWrites(StoreRows):
                 raise
             labels = ", ".join(f"{it.contest.label!r}" for it in items[:3])
             more = f" and {len(items) - 3} more" if len(items) > 3 else ""
-            raise type(exc)(f"rating the batch of contests {labels}{more}: {exc}") from exc
+            raise StoreError(f"rating the batch of contests {labels}{more} failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
     def _rater_at(self, conn: Connection, m: Meta, pos: int) -> Rater:
         """A Rater that has rated exactly the first ``pos`` stored contests."""
