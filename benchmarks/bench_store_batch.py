@@ -22,7 +22,8 @@ previous one, is written into new SQLite stores (``mmr``, default snapshot polic
 
 The first match of each one-by-one and HTTP run is ingested untimed (the process
 loads its kernels then).  Each line gives the wall time, the CPU time of this
-process, matches per second (wall), and the overhead per match beyond rating:
+process (for HTTP: of the server process plus this client), matches per second
+(wall), and the overhead per match beyond rating:
 (time - rating time) / matches, the rating time being the median of three runs of
 ``Rater.extend`` over the same matches in the same pieces.  Every store is
 checked to equal the Rater bit for bit.  ``--write-docs`` puts the table into
@@ -70,6 +71,12 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, float]:
     w, c = time.perf_counter(), time.process_time()
     fn()
     return time.perf_counter() - w, time.process_time() - c
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _fresh(tmp: Path, name: str) -> str:
@@ -143,14 +150,17 @@ def main(argv: list[str] | None = None) -> int:
         runs.sort()
         return runs[1]
 
-    def add(what: str, k: int, wall: float, cpu: float, rating: tuple[float, float]) -> None:
-        rows.append({"what": what, "matches": k, "wall_s": wall, "cpu_s": cpu,
+    def add(what: str, k: int, wall: float, cpu: float, rating: tuple[float, float],
+            server_cpu: float | None = None) -> None:
+        cpu_all = cpu + (server_cpu or 0.0)
+        rows.append({"what": what, "matches": k, "wall_s": wall, "cpu_s": cpu_all,
+                     "client_cpu_s": cpu, "server_cpu_s": server_cpu,
                      "per_s": k / wall, "rating_wall_s": rating[0], "rating_cpu_s": rating[1],
                      "overhead_ms": 1000 * (wall - rating[0]) / k,
-                     "overhead_cpu_ms": 1000 * (cpu - rating[1]) / k})
+                     "overhead_cpu_ms": 1000 * (cpu_all - rating[1]) / k})
         r = rows[-1]
         print(f"{what:44s} {r['per_s']:8.0f}/s  wall {wall:6.2f} s  cpu {cpu:6.2f} s  "
-              f"store overhead {r['overhead_ms']:.3f} ms/match (cpu {r['overhead_cpu_ms']:.3f})",
+              f"overhead {r['overhead_ms']:.3f} ms/match (cpu {r['overhead_cpu_ms']:.3f})",
               file=sys.stderr)
 
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -208,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
                         if r.status_code != 201:
                             raise RuntimeError(f"POST answered {r.status_code}: {r.text}")
 
+                server0 = _proc_cpu(srv.pid)
                 wall, cpu = _timed(post_all)
-            add(what, k, wall, cpu, rating_time(sizes, 1))
+                server = _proc_cpu(srv.pid) - server0
+            add(what, k, wall, cpu, rating_time(sizes, 1), server)
             _check(url, contests[:k + 1])
 
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -251,15 +263,17 @@ def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"$ {meta['command']}",
         "```",
         "",
-        "| how | matches/s (wall) | wall (s) | CPU here (s) | rating alone (s) "
-        "| overhead beyond rating, per match (ms, wall / CPU here) |",
+        "| how | matches/s (wall) | wall (s) | CPU (s) | rating alone (s) "
+        "| overhead beyond rating, per match (ms, wall / CPU) |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
         rating = "--" if r["what"].startswith("rating") else f"{r['rating_wall_s']:.2f}"
         over = ("--" if r["what"].startswith("rating")
                 else f"{r['overhead_ms']:.3f} / {r['overhead_cpu_ms']:.3f}")
-        cpu = f"{r['cpu_s']:.2f}" + (" (client)" if r["what"].startswith("HTTP") else "")
+        cpu = f"{r['cpu_s']:.2f}"
+        if r["server_cpu_s"] is not None:
+            cpu += f" (server {r['server_cpu_s']:.2f} + client {r['client_cpu_s']:.2f})"
         lines.append(f"| {r['what']} | **{r['per_s']:,.0f}** | {r['wall_s']:.2f} | {cpu} | "
                      f"{rating} | {over} |")
     return "\n".join(lines) + "\n"
