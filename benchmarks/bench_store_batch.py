@@ -167,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmpdir)
         ones = rating_time([1] * n)
         add("rating alone: Rater.extend per match", n, *ones, ones)
+        batch_rating = {}
         for b in args.batch:
-            rb = rating_time([min(b, n - i) for i in range(0, n, b)])
+            rb = batch_rating[b] = rating_time([min(b, n - i) for i in range(0, n, b)])
             add(f"rating alone: Rater.extend of {b} matches", n, *rb, rb)
         if args.before_src:
             data = tmp / "contests.json"
@@ -187,12 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         add("Store.ingest one by one", n - 1, wall, cpu, rating_time([1] * (n - 1), 1))
         _check(url, contests)
         for b in args.batch:
-            sizes = [min(b, n - i) for i in range(0, n, b)]
             url = _fresh(tmp, f"batch{b}.db")
             with Store.create(url, "mmr") as store:
                 parts = [contests[i:i + b] for i in range(0, n, b)]
                 wall, cpu = _timed(lambda: [store.ingest_many(p) for p in parts])  # noqa: B023
-            add(f"Store.ingest_many, batches of {b}", n, wall, cpu, rating_time(sizes))
+            add(f"Store.ingest_many, batches of {b}", n, wall, cpu, batch_rating[b])
             _check(url, contests)
 
         # over HTTP: the first match is posted untimed (the server loads its kernels)
