@@ -19,6 +19,7 @@ import importlib.util
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import _agreement
 import _require
@@ -156,3 +157,15 @@ def elo_mmr_py():  # type: ignore[no-untyped-def]
     skipped when the bindings are not installed (the hand-worked tests still run).
     """
     return _require.require_reference()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database for a store: a SQLite file, or a fresh PostgreSQL database
+    (skipped with the reason when ``PODIUM_TEST_POSTGRES_URL`` is unset or the server
+    cannot be reached; failed instead under ``PODIUM_CI``; see ``tests/_require.py``)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    with _require.postgres_database() as url:
+        yield url

@@ -11,12 +11,12 @@ bounded in time (the writers must finish within ``WRITE_TIMEOUT`` seconds):
   per contest; the end state must equal the batch :class:`~podium.rater.Rater`.
 * **distinct contests at one time** -- 4 writers post 4 different contests each, all
   with the same ``time_seconds`` (so none is older than another and any order is
-  valid), to a server with 2 worker processes.  Every contest must be applied once
-  (no update lost), the stored indexes must be 0..15, and the end state must equal
-  the Rater over the contests in the order the server applied them.  The same runs
-  against PostgreSQL with 3 workers when ``PODIUM_TEST_POSTGRES_URL`` is set
-  (``.ci/postgres.sh`` starts a server); skipped otherwise, failed under ``PODIUM_CI``
-  (tests/_require.py).
+  valid), to a server with 2 worker processes (3 on PostgreSQL).  Every contest must
+  be applied once (no update lost), the stored indexes must be 0..15, and the end state must equal
+  the Rater over the contests in the order the server applied them.  It runs on
+  SQLite and, when ``PODIUM_TEST_POSTGRES_URL`` is set (``.ci/postgres.sh`` starts a
+  server), on PostgreSQL (the ``store_url`` fixture of ``tests/conftest.py``; failed
+  under ``PODIUM_CI`` when the server is missing).
 
 Meanwhile reader threads hammer the GET routes: every answer must be 200 (or 404
 for a player or contest not written yet), and no read may see half a contest (a
@@ -29,7 +29,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -39,7 +39,6 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 httpx = pytest.importorskip("httpx")
 
-from _require import postgres_database  # noqa: E402
 from _service import Server, running_server  # noqa: E402
 
 from podium import Rater  # noqa: E402
@@ -195,20 +194,10 @@ def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_distinct_writers_two_workers(tmp_path: Path) -> None:
-    _distinct_writers(f"sqlite:///{tmp_path / 'distinct.db'}", tmp_path, workers=2)
-
-
-@pytest.fixture()
-def pg_url() -> Iterator[str]:
-    """A fresh database on the server of ``$PODIUM_TEST_POSTGRES_URL`` (dropped afterwards)."""
-    with postgres_database("podium_svc") as url:
-        yield url
-
-
-@pytest.mark.slow
-def test_distinct_writers_postgres_three_workers(pg_url: str, tmp_path: Path) -> None:
-    _distinct_writers(pg_url, tmp_path, workers=3)
+def test_distinct_writers(store_url: str, tmp_path: Path) -> None:
+    """2 worker processes on SQLite, 3 on PostgreSQL."""
+    workers = 2 if store_url.startswith("sqlite") else 3
+    _distinct_writers(store_url, tmp_path, workers=workers)
 
 
 def _distinct_writers(url: str, tmp_path: Path, *, workers: int) -> None:
