@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import podium.io.contests as contests_module
+import podium.io.json_contests as json_contests_module
 from podium.core.contest import Contest
 from podium.errors import ContestError, DataFormatError
 from podium.io import (
@@ -476,7 +476,7 @@ def test_csv_not_utf8(tmp_path: Path) -> None:
 def test_json_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, pattern: str,
                      parser: str) -> None:
     if parser == "stdlib":  # the optional orjson fast path must not change the outcome
-        monkeypatch.setattr(contests_module, "_orjson", None)
+        monkeypatch.setattr(json_contests_module, "_orjson", None)
     path = tmp_path / "x.json"
     path.write_text(text)
     with pytest.raises(DataFormatError, match=pattern):

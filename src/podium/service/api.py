@@ -398,7 +398,7 @@ def build_router() -> APIRouter:
         answers 200 with ``status: duplicate`` and changes nothing.
         """
         _check_token(request)
-        from podium.io.contests import contest_from_json_dict
+        from podium.io.json_contests import contest_from_json_dict
 
         doc = _parse_json_body(await request.body())
         try:
