@@ -30,7 +30,8 @@ from podium.io import (
     write_contests_csv,
 )
 
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
+CODEFORCES_TAR = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "codeforces"
+                  / "cache_codeforces.tar.gz")
 
 
 # ---------------------------------------------------------------------- helpers
