@@ -125,7 +125,7 @@ def _iter_indexed(
     elif kind == "tar":
         yield from _iter_tar(p, limit, interner)
     elif kind == "json":
-        yield 0, read_contest_json(p, interner=interner)
+        yield 0, read_contest_json(p)  # one contest: nothing to share between contests
     else:
         yield from enumerate(read_contests_csv(p, limit=limit, interner=interner))
 

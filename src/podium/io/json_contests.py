@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -37,6 +38,70 @@ except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
 __all__ = ["contest_from_json_dict", "read_contest_json"]
+
+
+class _ContestDoc(msgspec.Struct):
+    """The Elo-MMR contest object as typed JSON: decoding it checks every type in C."""
+
+    name: str
+    time_seconds: int | float
+    standings: list[tuple[str, int, int]]
+    url: str | None = None
+    weight: int | float = 1.0
+    perf_ceiling: int | float | None = None
+
+
+_DECODER = msgspec.json.Decoder(_ContestDoc)
+
+
+def _decode_fast(
+    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+) -> Contest | _EmptyContest | None:
+    """The contest of well-formed JSON text, decoded straight into typed values.
+
+    Returns ``None`` when the text is not a well-typed contest object (bad syntax, a
+    wrong type, a missing key, ``Infinity``, a time given as a float, an index beyond
+    64 bits): the checking path (:func:`_parse_json_bytes` then
+    :func:`contest_from_json_dict`) then reads it again and names the problem.
+    """
+    try:
+        doc = _DECODER.decode(data)
+    except msgspec.DecodeError:  # also ValidationError
+        return None
+    standings = doc.standings
+    n = len(standings)
+    if n == 0:
+        return _EmptyContest(doc.name, source) if allow_empty else None
+    if isinstance(doc.time_seconds, float):
+        return None  # keep the checking path's exact handling of float times
+    handles, los, his = zip(*standings, strict=True)
+    try:
+        lo = np.fromiter(los, dtype=np.int64, count=n)
+        hi = np.fromiter(his, dtype=np.int64, count=n)
+    except OverflowError:
+        return None
+    if interner is not None:
+        handles = tuple(map(interner.setdefault, handles, handles))
+    try:
+        return Contest.from_arrays(
+            handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds, weight=doc.weight,
+            perf_ceiling=doc.perf_ceiling, url=doc.url,
+        )
+    except ContestError as exc:
+        raise _contest_error_at(exc, source) from exc
+
+
+def _decode_contest(
+    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+) -> Contest | _EmptyContest:
+    """A contest from JSON text: the typed fast path, else the checking path."""
+    found = _decode_fast(data, source, interner, allow_empty=allow_empty)
+    if found is not None:
+        return found
+    d = _parse_json_bytes(data, source)
+    if allow_empty:
+        return _history_member(d, source, interner)
+    return contest_from_json_dict(d, source=source, interner=interner)
 
 
 def _parse_json_bytes(data: bytes, source: str) -> Any:
@@ -211,9 +276,10 @@ def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) 
         When the contest model rejects the contest; the message names the file.
     """
     p = Path(path)
-    return contest_from_json_dict(
-        _parse_json_bytes(_read_bytes(p), str(p)), source=str(p), interner=interner
-    )
+    found = _decode_contest(_read_bytes(p), str(p), interner, allow_empty=False)
+    if not isinstance(found, Contest):  # pragma: no cover - allow_empty=False never skips
+        raise DataFormatError(f"{p}: standings are empty")
+    return found
 
 
 @dataclass(frozen=True)
@@ -226,7 +292,7 @@ class _EmptyContest:
 
 
 def _history_member(
-    d: Any, source: str, interner: dict[str, str]
+    d: Any, source: str, interner: dict[str, str] | None
 ) -> Contest | _EmptyContest:
     if isinstance(d, dict) and d.get("standings") == [] and isinstance(d.get("name"), str):
         return _EmptyContest(d["name"], source)

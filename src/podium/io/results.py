@@ -120,6 +120,21 @@ def _stable_argsort(key: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
     return first[np.argsort(high, kind="stable")]
 
 
+class _Handles:
+    """The players' handles as Arrow text, and their sort ranks (computed once:
+    sorting a million handles takes about half a second)."""
+
+    def __init__(self, handles: Sequence[str]) -> None:
+        self.array = _handle_array(handles)
+        self._ranks: npt.NDArray[np.int64] | None = None
+
+    @property
+    def ranks(self) -> npt.NDArray[np.int64]:
+        if self._ranks is None:
+            self._ranks = _handle_ranks(self.array)
+        return self._ranks
+
+
 def ratings_table(rater: Rater, *, sort: bool = True) -> pa.Table:
     """The current ratings, one row per player (the columns of :data:`RATINGS_COLUMNS`).
 
@@ -136,16 +151,20 @@ def ratings_table(rater: Rater, *, sort: bool = True) -> pa.Table:
         ``display_rating`` is the system's public rating of ``(mu, sigma)`` (for
         Elo-MMR, ``mu - 2 sigma``: Sec. 3.3 of Ebtekar & Liu).
     """
+    return _ratings_table(rater, sort, _Handles(rater.players.handles))
+
+
+def _ratings_table(rater: Rater, sort: bool, names: _Handles) -> pa.Table:
     t = rater.players
     n = t.n
     mu = t.mu[:n]
     sigma = t.sigma[:n]
     display = np.asarray(rater.system.display_rating(mu, sigma), dtype=np.float64)
-    handles = _handle_array(t.handles)
+    handles = names.array
     values: list[npt.NDArray[Any]] = [mu, sigma, display, t.contests[:n], t.last_time[:n],
                                       t.max_display[:n], t.last_change[:n]]
     if sort and n:
-        order = np.lexsort((_handle_ranks(handles), -display))
+        order = np.lexsort((names.ranks, -display))
         handles = handles.take(pa.array(order))
         values = [v[order] for v in values]
     return pa.table([handles, *map(pa.array, values)], names=list(RATINGS_COLUMNS))
@@ -166,14 +185,18 @@ def histories_table(rater: Rater) -> pa.Table:
         (Eq. 5 of Ebtekar & Liu for Elo-MMR) and ``place`` the 0-based ``lo`` of the
         player's tie range.
     """
+    return _histories_table(rater, _Handles(rater.players.handles))
+
+
+def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
     ev = rater.events.arrays()
     player = ev["player"]
     contest = ev["contest"]
     # computed in event order, as the rater's own frames do, then permuted
     display = np.asarray(rater.system.display_rating(ev["mu"], ev["sigma"]), dtype=np.float64)
-    handles = _handle_array(rater.players.handles)
+    handles = names.array
     if player.size:
-        key = _handle_ranks(handles)[player]
+        key = names.ranks[player]
         if np.all(contest[1:] >= contest[:-1]):
             order = _stable_argsort(key)  # events are stored contest by contest
         else:
@@ -358,17 +381,19 @@ def write_results(
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     directory = Path(out)
     check_output_dir(directory)
-    tables: list[tuple[str, Callable[[Rater], pa.Table]]] = [
-        ("ratings", ratings_table), ("contests", contests_table)
+    names = _Handles(rater.players.handles)
+    tables: list[tuple[str, Callable[[], pa.Table]]] = [
+        ("ratings", lambda: _ratings_table(rater, True, names)),
+        ("contests", lambda: contests_table(rater)),
     ]
     if histories:
-        tables.append(("histories", histories_table))
+        tables.append(("histories", lambda: _histories_table(rater, names)))
     written: list[Path] = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for name, build in tables:
             path = directory / f"{name}.{fmt}"
-            write_table(build(rater), path, fmt)
+            write_table(build(), path, fmt)
             written.append(path)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else directory

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
 from podium.io._common import INDEX_RE, _read_bytes
-from podium.io.json_contests import _EmptyContest, _history_member, _parse_json_bytes
+from podium.io.json_contests import _decode_contest, _EmptyContest
 
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 _TAR_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error)
@@ -70,7 +70,7 @@ def _iter_dir(
     if limit is not None:
         entries = entries[:limit]
     for idx, p in entries:
-        yield idx, _history_member(_parse_json_bytes(_read_bytes(p), str(p)), str(p), interner)
+        yield idx, _decode_contest(_read_bytes(p), str(p), interner, allow_empty=True)
 
 
 # ====================================================================== tar archives
@@ -144,7 +144,7 @@ def _iter_tar(
 
     def parse(member: str, data: bytes) -> Contest | _EmptyContest:
         where = f"{path}, member {member}"
-        return _history_member(_parse_json_bytes(data, where), where, interner)
+        return _decode_contest(data, where, interner, allow_empty=True)
 
     pending: dict[int, Contest | _EmptyContest] = {}
     all_indices: list[int] = []
