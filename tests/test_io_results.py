@@ -291,3 +291,10 @@ def test_huge_contest_time_is_written_exactly(tmp_path: Path) -> None:
     write_results(r, tmp_path, histories=False)
     assert (tmp_path / "contests.csv").read_text().splitlines()[1] == (
         f"0,tied,{10**30},,2,True")
+
+
+def test_empty_rater_writes_headers(tmp_path: Path) -> None:
+    write_results(Rater("mmr"), tmp_path)
+    assert (tmp_path / "ratings.csv").read_text() == ",".join(RATINGS_COLUMNS) + "\n"
+    assert (tmp_path / "histories.csv").read_text() == ",".join(HISTORIES_COLUMNS) + "\n"
+    assert (tmp_path / "contests.csv").read_text() == ",".join(CONTESTS_COLUMNS) + "\n"
