@@ -179,7 +179,7 @@ def _parse_json_body(raw: bytes) -> Any:
 def _contest_of(doc: Any, where: str, contest_id: str | None) -> Any:
     """The :class:`~podium.core.contest.Contest` of one posted contest (422 naming
     ``where`` when it is invalid)."""
-    from podium.io.contests import contest_from_json_dict
+    from podium.io.json_contests import contest_from_json_dict
 
     try:
         c = contest_from_json_dict(doc, source=where)
