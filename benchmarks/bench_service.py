@@ -5,7 +5,7 @@ Measures, on an existing store, each read the API serves -- first the
 running ``podium serve`` (uvicorn, one worker, loopback) -- and prints the median,
 95th percentile and maximum over ``--repeat`` runs (after one warm-up run each).
 
-    podium ingest /work/shared/datasets/codeforces/cache_codeforces.tar.gz \\
+    podium ingest ../shared/datasets/codeforces/cache_codeforces.tar.gz \\
         --db /tmp/cf.db --system mmr --dedupe --sort-by-time
     python benchmarks/bench_service.py --db sqlite:////tmp/cf.db --repeat 30 --json out.json
 

@@ -1,14 +1,16 @@
 """Ingest a whole history into a store, contest by contest, and time it.
 
     python benchmarks/bench_store.py \\
-        /work/shared/datasets/codeforces/cache_codeforces.tar.gz \\
+        ../shared/datasets/codeforces/cache_codeforces.tar.gz \\
         --db /tmp/cf-bench.db --system mmr --json /tmp/store-bench.json
 
 The history is loaded with ``load_contests(..., dedupe_urls=True,
 sort_by_time=True)`` (loading is timed apart) into a **new** database (an existing
 file is refused), then every contest goes through :meth:`Store.ingest` -- one
-transaction each, exactly what ``podium ingest`` does -- and its wall time is
-recorded.  Afterwards the script reports: total and per-contest times (median,
+transaction each -- and its wall time is recorded; with ``--batch N`` the contests
+go through :meth:`Store.ingest_many` in batches of N (one transaction each, as
+``podium ingest --batch N``) and the per-contest times are those of the batches
+divided among their contests.  Afterwards the script reports: total and per-contest times (median,
 95th percentile, maximum, and per 1,000 player-rounds), the time of the final
 snapshot, a second pass over the same history (every contest a duplicate), the
 cold start of a new process-like Store (newest snapshot, then one more
@@ -56,6 +58,8 @@ def main() -> int:
     ap.add_argument("--db", required=True, help="new SQLite file (or a database URL)")
     ap.add_argument("--system", default="mmr")
     ap.add_argument("-n", type=int, default=None, help="only the first N contests")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="contests per transaction (Store.ingest_many; default 1: Store.ingest)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
 
@@ -79,12 +83,19 @@ def main() -> int:
     times: list[float] = []
     t_all = time.perf_counter()
     with Store.create(args.db, args.system) as store:
-        for k, c in enumerate(contests):
+        for k in range(0, len(contests), args.batch):
+            part = contests[k:k + args.batch]
             t = time.perf_counter()
-            store.ingest(c)
-            times.append(time.perf_counter() - t)
-            if (k + 1) % 100 == 0:
-                print(f"  {k + 1} contests, {time.perf_counter() - t_all:.0f} s", file=sys.stderr)
+            if args.batch == 1:
+                store.ingest(part[0])
+            else:
+                store.ingest_many(part)
+            dt = time.perf_counter() - t
+            size = sum(len(c) for c in part)
+            times.extend(dt * len(c) / size for c in part)
+            if (k + len(part)) // 100 > k // 100:
+                print(f"  {k + len(part)} contests, {time.perf_counter() - t_all:.0f} s",
+                      file=sys.stderr)
         ingest_s = time.perf_counter() - t_all
         t = time.perf_counter()
         store.snapshot()
@@ -109,6 +120,7 @@ def main() -> int:
     per_k = [1000 * s / n for s, n in zip(times, rows, strict=True)]
     res: dict[str, Any] = {
         "system": args.system,
+        "batch": args.batch,
         "contests": len(contests),
         "player_rounds": sum(rows),
         "load_s": load_s,

@@ -23,7 +23,8 @@ The same figures come from the CLI, one system at a time::
     podium tune  DATA -n 1087 --system mmr --trials 60 --out mmr.json
     podium compare DATA -n 1087 --systems cfsys,tcsys,trueskill,mmx,mmr --params-dir DIR
 
-Data sets are read from ``/work/shared/datasets`` (``--data`` changes the root);
+Data sets are read from ``$PODIUM_DATA_DIR``, else ``../shared/datasets`` relative to
+the checkout (``--data`` changes the root);
 a data set whose file is absent is skipped with a message.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
 import sys
 import time
@@ -101,10 +103,17 @@ def report(results: Path) -> str:
     return "\n".join(out)
 
 
+def _default_data() -> Path:
+    """``$PODIUM_DATA_DIR``, else ``../shared/datasets`` relative to the checkout."""
+    env = os.environ.get("PODIUM_DATA_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="table2-run", help="output directory")
-    ap.add_argument("--data", default="/work/shared/datasets", help="datasets root")
+    ap.add_argument("--data", default=str(_default_data()),
+                    help="datasets root (default: $PODIUM_DATA_DIR, else ../shared/datasets)")
     ap.add_argument("--datasets", default="codeforces,reddit,synthetic")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--trials", type=int, default=60, help="optuna trials per system")

@@ -41,9 +41,9 @@ def case_search(url: str, monkeypatch: Any, through: str) -> None:
     """``search_handles`` equals :func:`search_reference` on awkward handles and
     prefixes, reading the ``handle_key`` range (``through="range"``) or walking the
     players in rating order (``"rating-walk"``)."""
-    import podium.store.store as store_module
+    import podium.store.queries as store_module
 
-    monkeypatch.setattr(store_module, "_SEARCH_RANGE_ROWS", 10**9 if through == "range" else 0)
+    monkeypatch.setattr(store_module, "SEARCH_RANGE_ROWS", 10**9 if through == "range" else 0)
     ranked = Contest([(h, k, k) for k, h in enumerate(SEARCH_HANDLES)], name="r1",
                      time_seconds=1)
     tied = Contest([("ghost", 0, 2), ("Ghost2", 0, 2), ("annabel", 0, 2)], name="tied",

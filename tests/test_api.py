@@ -428,6 +428,47 @@ def test_post_apply_duplicate_conflict_older(fresh: TestClient) -> None:
                             headers=AUTH), 422, "neither 'url' nor 'name'")
 
 
+def test_post_a_list_is_one_batch(fresh: TestClient) -> None:
+    """A JSON list is checked whole, stored in one transaction, answered per contest."""
+    docs = [c.to_json_dict() for c in HISTORY[:6]]
+    r = fresh.post("/api/contests", json=docs[:4], headers=AUTH)
+    assert r.status_code == 201, r.text
+    assert [(x["status"], x["index"], x["name"]) for x in r.json()] == [
+        ("applied", k, HISTORY[k].name) for k in range(4)]
+    # already stored, repeated in the list, new: one answer each, in order
+    r = fresh.post("/api/contests", json=[docs[2], docs[4], docs[4], docs[5]], headers=AUTH)
+    assert r.status_code == 201, r.text
+    assert [(x["status"], x["index"]) for x in r.json()] == [
+        ("duplicate", 2), ("applied", 4), ("duplicate", 4), ("applied", 5)]
+    again = fresh.post("/api/contests", json=docs[:6], headers=AUTH)
+    assert again.status_code == 200 and {x["status"] for x in again.json()} == {"duplicate"}
+    batch = Rater("mmr")
+    batch.extend(HISTORY[:6])
+    rows = fresh.get("/api/leaderboard", params={"limit": 500}).json()["rows"]
+    want = batch.ratings()
+    assert [x["handle"] for x in rows] == want["handle"].tolist()
+    assert [x["mu"] for x in rows] == want["mu"].tolist()  # bit for bit through JSON
+    # nothing of a bad list is stored
+    more = [c.to_json_dict() for c in HISTORY[6:9]]
+    bad = [more[0], {**more[1], "standings": [["x", 0, 0], ["x", 1, 1]]}, more[2]]
+    assert_error(fresh.post("/api/contests", json=bad, headers=AUTH), 422,
+                 "request body, contest #1", "duplicate handle")
+    swapped = {**docs[3], "standings": docs[3]["standings"][1::-1] + docs[3]["standings"][2:]}
+    swapped["standings"][0][1:] = [0, 0]
+    swapped["standings"][1][1:] = [1, 1]
+    assert_error(fresh.post("/api/contests", json=[more[0], swapped], headers=AUTH), 409,
+                 "contest #1", "of the batch", "different content")
+    assert_error(fresh.post("/api/contests", json=[more[1], more[0]], headers=AUTH), 409,
+                 "contest #1", "older than the contest before it")
+    assert fresh.get("/api/health").json()["contests"] == 6
+    assert_error(fresh.post("/api/contests", json=[], headers=AUTH), 422, "empty list")
+    assert_error(fresh.post("/api/contests", params={"contest_id": "x"}, json=more,
+                            headers=AUTH), 422, "apply to one contest")
+    assert_error(fresh.post("/api/contests", json=more), 401, "Authorization")
+    r = fresh.post("/api/contests", json=more, headers=AUTH)
+    assert r.status_code == 201 and [x["index"] for x in r.json()] == [6, 7, 8]
+
+
 def test_body_limit(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'small.db'}"
     with TestClient(create_app(url, TOKEN, max_body_bytes=2_000, system="mmr")) as c:

@@ -4,9 +4,9 @@
 * every participant's performance equals a brute-force solve (vectorised bisection over
   all N^2 pairs) on rounds of 1,500 players with ties and outliers -- the Chebyshev
   interpolation is exact to rounding;
-* agreement with elo-mmr-py's "cfsys" within 1e-4 on random histories with ties,
-  contest weights and performance ceilings, on big random rounds with
-  many ties, and on the first 100 Codeforces contests;
+* agreement with elo-mmr-py's "cfsys" (the same players, every mu and sigma within
+  1e-8) on random histories with ties, contest weights and performance ceilings, on
+  big random rounds with many ties, and on the first 100 Codeforces contests;
 * the performance ceiling (hand-worked), parameters (weight, beta) and configuration
   errors.
 """
@@ -14,34 +14,21 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from _agreement import assert_agrees
 from _histories import RawContest, histories, hyp, rate_podium, to_reference
+from _require import require_reference
 from hypothesis import given
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems.cfsys import DEFAULT_BETA, CFSys, cfsys_round
 
-e = pytest.importorskip(
-    "elo_mmr_py",
-    reason="elo-mmr-py (the Rust reference's bindings, test-only oracle) is not installed; "
-    "run pip install -e '.[test]'",
-)
+e = require_reference()
 
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
-TOL = 1e-4
 LN10 = math.log(10.0)
-
-
-def max_diff(r: Rater, ref: dict[str, Any]) -> float:
-    df = r.ratings(sort=False)
-    assert sorted(df["handle"]) == sorted(ref)
-    return max((abs(m - ref[h].mu) for h, m in zip(df["handle"], df["mu"], strict=True)),
-               default=0.0)
 
 
 def test_two_players_by_hand() -> None:
@@ -110,7 +97,7 @@ def test_large_round_equals_brute_force(seed: int) -> None:
 def test_matches_reference_on_random_histories(history: list[RawContest]) -> None:
     r = rate_podium(history, "cfsys")
     ref = e.rate_latest(to_reference(history), "cfsys")
-    assert max_diff(r, ref) < TOL
+    assert_agrees(r, ref, "cfsys")
 
 
 def test_matches_reference_on_big_random_rounds() -> None:
@@ -123,23 +110,21 @@ def test_matches_reference_on_big_random_rounds() -> None:
         con = Contest.from_places(players, places, name=f"big{c}", time_seconds=c)
         hist.append(RawContest(tuple(con.standings), con.name, c))
     r = rate_podium(hist, "cfsys")
-    assert max_diff(r, e.rate_latest(to_reference(hist), "cfsys")) < TOL
+    assert_agrees(r, e.rate_latest(to_reference(hist), "cfsys"), "cfsys", case="large rounds")
 
 
 @pytest.mark.slow
-def test_matches_reference_on_first_100_codeforces_contests() -> None:
-    if not CODEFORCES_TAR.exists():
-        pytest.skip(f"{CODEFORCES_TAR} is absent (the Codeforces history)")
-    from podium.io import load_contests
-
-    contests = load_contests(str(CODEFORCES_TAR), limit=100, sort_by_time=True).contests
+def test_matches_reference_on_first_100_codeforces_contests(
+    codeforces_first_100: list[Contest],
+) -> None:
+    contests = codeforces_first_100
     r = Rater("cfsys")
     r.extend(contests)
     ref = e.rate_latest(
         [e.Contest(c.standings, name=c.name, time_seconds=c.time_seconds) for c in contests],
         "cfsys",
     )
-    assert max_diff(r, ref) < TOL
+    assert_agrees(r, ref, "cfsys", case="codeforces first 100")
 
 
 def test_perf_ceiling_by_hand() -> None:

@@ -134,3 +134,80 @@ def test_systems_and_example(tmp_path, capsys):
         assert f"{name}:" in listed
     assert main(["example", str(tmp_path / "ex"), "--players", "50", "--rounds", "3"]) == 0
     assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == ["0.json", "1.json", "2.json"]
+
+
+HISTORY_COLUMNS = ["handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place"]
+RATING_COLUMNS = ["handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
+                  "max_display_rating", "last_change"]
+CONTEST_COLUMNS = ["contest_index", "name", "time_seconds", "url", "players", "skipped"]
+
+
+def test_output_files_contract(tmp_path, data_dir, contests, capsys):
+    """`podium rate PATH --system S --out DIR` writes the three documented CSVs whose
+    floats read back bit-equal to the rater's own values."""
+    out = tmp_path / "out"
+    assert main(["rate", str(data_dir), "--system", "mmr", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert "writing" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["contests.csv", "histories.csv",
+                                                     "ratings.csv"]
+    for name, cols in (("ratings", RATING_COLUMNS), ("histories", HISTORY_COLUMNS),
+                       ("contests", CONTEST_COLUMNS)):
+        assert (out / f"{name}.csv").read_text().split("\n", 1)[0] == ",".join(cols)
+    direct = Rater("mmr")
+    direct.extend(contests)
+    ref = direct.ratings()
+    got = pd.read_csv(out / "ratings.csv")
+    assert got["handle"].tolist() == ref["handle"].tolist()  # same order: best first
+    for col in RATING_COLUMNS[1:]:
+        np.testing.assert_array_equal(got[col].to_numpy(), ref[col].to_numpy())
+    # Python's float() of the raw text is bit-equal too (shortest round-trip text)
+    lines = (out / "ratings.csv").read_text().splitlines()[1:]
+    mu = np.array([float(line.split(",")[1]) for line in lines])
+    np.testing.assert_array_equal(mu.view(np.int64), ref["mu"].to_numpy().view(np.int64))
+    cont = pd.read_csv(out / "contests.csv", keep_default_na=False)
+    assert cont["skipped"].tolist() == [False] * len(contests)
+    assert cont["players"].tolist() == [len(c) for c in contests]
+
+
+def _nulls_as_none(values: pd.Series) -> list:
+    return [None if pd.isna(v) else v for v in values.tolist()]
+
+
+def test_format_parquet(tmp_path, data_dir):
+    pq = pytest.importorskip("pyarrow.parquet")
+    csv_out, pq_out = tmp_path / "csv", tmp_path / "pq"
+    assert main(["rate", str(data_dir), "--out", str(csv_out), "--no-progress"]) == 0
+    assert main(["rate", str(data_dir), "--out", str(pq_out), "--format", "parquet",
+                 "--no-progress"]) == 0
+    assert sorted(p.name for p in pq_out.iterdir()) == ["contests.parquet",
+                                                        "histories.parquet", "ratings.parquet"]
+    for name in ("ratings", "histories", "contests"):
+        a = pd.read_csv(csv_out / f"{name}.csv", keep_default_na=False, na_values=[""])
+        b = pq.read_table(pq_out / f"{name}.parquet").to_pandas()
+        assert list(b.columns) == list(a.columns)
+        for col in a.columns:
+            if b[col].dtype.kind == "f":
+                np.testing.assert_array_equal(a[col].to_numpy().view(np.int64),
+                                              b[col].to_numpy().view(np.int64))
+            else:  # an empty CSV field (a contest without url) is null in Parquet
+                assert _nulls_as_none(a[col]) == _nulls_as_none(b[col]), (name, col)
+    nohist = tmp_path / "nohist"
+    assert main(["rate", str(data_dir), "--out", str(nohist), "--format", "parquet",
+                 "--no-histories", "--no-progress"]) == 0
+    assert sorted(p.name for p in nohist.iterdir()) == ["contests.parquet", "ratings.parquet"]
+
+
+def test_out_that_is_a_file_is_one_clear_error(tmp_path, data_dir):
+    afile = tmp_path / "taken"
+    afile.write_text("keep me")
+    for out in (afile, afile / "sub"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "podium.cli", "rate", str(data_dir), "--out", str(out),
+             "--no-progress"], capture_output=True, text=True)
+        assert proc.returncode == 1
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("podium: error: ")
+        assert "exists and is not a directory" in lines[0] and str(afile) in lines[0]
+        assert "Traceback" not in proc.stderr
+    assert afile.read_text() == "keep me"

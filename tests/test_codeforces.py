@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _histories import histories, hyp, to_podium
+from _require import require_codeforces, require_data
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,8 +37,7 @@ from podium.systems.codeforces import (
     elo_kernel,
 )
 
-OFFICIAL_908 = Path("/work/shared/datasets/codeforces-official/908.json")
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
+OFFICIAL_908 = ("codeforces-official", "908.json")
 
 
 def elo(x: float) -> float:
@@ -214,9 +214,7 @@ def test_direct_resummation_path(monkeypatch: pytest.MonkeyPatch) -> None:
 # ------------------------------------------------------------------ official data
 @pytest.mark.slow
 def test_official_contest_908() -> None:
-    if not OFFICIAL_908.exists():
-        pytest.skip(f"{OFFICIAL_908} is absent (official Codeforces rating changes)")
-    rows = json.loads(OFFICIAL_908.read_text())
+    rows = json.loads(require_data(*OFFICIAL_908).read_text())
     rank = np.array([x["rank"] for x in rows])
     old = np.array([x["oldRating"] for x in rows])
     official = np.array([x["newRating"] for x in rows])
@@ -349,11 +347,9 @@ def test_scheme_2020_display_bonuses() -> None:
 
 @pytest.mark.slow
 def test_first_contests_no_invariant_breach() -> None:
-    if not CODEFORCES_TAR.exists():
-        pytest.skip(f"{CODEFORCES_TAR} is absent (the Codeforces history)")
     from podium.io import load_contests
 
-    contests = load_contests(str(CODEFORCES_TAR), limit=60, sort_by_time=True).contests
+    contests = load_contests(str(require_codeforces()), limit=60, sort_by_time=True).contests
     r = Rater("codeforces")
     for c in contests:
         rep = r.add(c)

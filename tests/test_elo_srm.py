@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numpy as np
 import pytest
+from _require import require_codeforces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from podium.systems.elo_srm import K0, SRMFIX, EloSRM, division_contests
 
 YEAR = 31_557_600  # 365.25 days in seconds
 ELO = EloSRM()
-CF = "/work/shared/datasets/codeforces/cache_codeforces.tar.gz"
 
 
 def two(a: str, b: str, t: int = 0, name: str = "c") -> Contest:
@@ -462,11 +461,10 @@ def test_config_errors():
     assert dataclasses.replace(ELO, t0_seconds=5.0).t0_seconds == 5
 
 
-@pytest.mark.skipif(not os.path.exists(CF), reason=f"Codeforces history not found at {CF}")
 def test_codeforces_smoke():
     from podium.io import load_contests
 
-    contests = load_contests(CF, limit=40, sort_by_time=True).contests
+    contests = load_contests(str(require_codeforces()), limit=40, sort_by_time=True).contests
     r = Rater("elosrm")
     reports = r.extend(contests)
     assert not [w for rep in reports for w in rep.warnings if "expected rank" in w]

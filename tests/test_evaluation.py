@@ -181,19 +181,18 @@ def _shared_study_check(history_dir, storage: str, tmp_path) -> None:  # type: i
     assert max(d["tuning"]["train_value"] for d in docs) == pytest.approx(study.best_value)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_study_sqlite(history_dir, tmp_path) -> None:
     _shared_study_check(history_dir, str(tmp_path / "shared.db"), tmp_path)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_study_postgres(history_dir, tmp_path) -> None:
-    import os
     import uuid
 
-    url = os.environ.get("PODIUM_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("PODIUM_TEST_POSTGRES_URL is not set: no PostgreSQL server to test "
-                    "against (.ci/run starts one; locally: "
-                    "export PODIUM_TEST_POSTGRES_URL=$(.ci/postgres.sh))")
+    from _require import require_postgres
+
+    url = require_postgres()
     import sqlalchemy as sa
 
     from podium.evaluation.tuning import storage_url

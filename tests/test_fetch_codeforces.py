@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _fetch_fakes import FakeClock, FakeTransport, fixture
+from _require import require_codeforces, require_data
 
 from podium import cli
 from podium.errors import PodiumError
@@ -361,14 +362,11 @@ def test_cli_on_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 # ---------------------------------------------------------------- the shared dataset
-OFFICIAL = Path("/work/shared/datasets/codeforces-official/908.json")
-DATASET = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
-
-
-@pytest.mark.skipif(not (OFFICIAL.exists() and DATASET.exists()),
-                    reason="shared datasets (/work/shared/datasets) not present")
 def test_908_conversion_matches_the_elo_mmr_dataset() -> None:
     import tarfile
+
+    OFFICIAL = require_data("codeforces-official", "908.json")
+    DATASET = require_codeforces()
 
     from podium.io import contest_from_json_dict
 

@@ -4,9 +4,9 @@
   and a three-player round with a tie for Glicko;
 * the kernels: the interpolated sum of tanh terms against the term-by-term sum on
   rounds of up to 3000 players, and BAR's pair sums against a plain double loop;
-* agreement with elo-mmr-py 2.0.0's "glicko" and "bar" (every player's final mu and
-  sigma within 1e-4) on random histories with ties (and with contest weights), and on
-  the first 100 Codeforces contests (skipped when the data set is absent);
+* agreement with elo-mmr-py 2.0.0's "glicko" and "bar" (the same players, every final
+  mu and sigma within 1e-8) on random histories with ties (and with contest weights),
+  and on the first 100 Codeforces contests (tests/_require.py finds the data set);
 * properties: translation invariance, tied players with equal states get equal
   results, an everybody-tied contest changes nothing, checkpoints resume exactly;
 * parameter validation.
@@ -15,11 +15,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _agreement import assert_agrees
 from _histories import RawContest, histories, hyp, rate_podium, to_reference
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,8 +30,6 @@ from podium.systems import RoundInput, get_system
 from podium.systems import _glicko_kernels as K
 from podium.systems.glicko import BAR, DEFAULT_BETA, Glicko
 
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
-TOL = 1e-4
 SYSTEMS = ["glicko", "bar"]
 
 
@@ -177,17 +175,8 @@ def test_bar_sums_match_double_loop(n: int) -> None:
 # ---------------------------------------------------------------------- reference
 
 
-def assert_matches_reference(r: Rater, ref: dict[str, Any]) -> None:
-    df = r.ratings(sort=False)
-    assert sorted(df["handle"]) == sorted(ref), "different sets of rated players"
-    handles = list(df["handle"])
-    dmu = np.abs(df["mu"].to_numpy() - np.array([ref[h].mu for h in handles]))
-    dsig = np.abs(df["sigma"].to_numpy() - np.array([ref[h].sig for h in handles]))
-    if handles:
-        k = int(np.argmax(dmu))
-        assert dmu[k] <= TOL, f"mu of {handles[k]}: {df['mu'].iat[k]} vs {ref[handles[k]].mu}"
-        k = int(np.argmax(dsig))
-        assert dsig[k] <= TOL, f"sig of {handles[k]}: {df['sigma'].iat[k]} vs {ref[handles[k]].sig}"
+def assert_matches_reference(r: Rater, ref: dict[str, Any], case: str = "random") -> None:
+    assert_agrees(r, ref, r.system.name, case=case)
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -236,17 +225,15 @@ def test_large_rounds_match_reference(elo_mmr_py: Any, system: str) -> None:
             pos += len(grp)
         history.append(RawContest(tuple(standings), f"c{c}", 86_400 * c))
     assert_matches_reference(rate_podium(history, system),
-                             elo_mmr_py.rate_latest(to_reference(history), system))
+                             elo_mmr_py.rate_latest(to_reference(history), system), "large rounds")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CODEFORCES_TAR.exists(),
-                    reason=f"Codeforces data set not found at {CODEFORCES_TAR}")
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_matches_reference_on_first_100_codeforces_contests(elo_mmr_py: Any, system: str) -> None:
-    from podium.io import load_contests
-
-    contests = load_contests(str(CODEFORCES_TAR), limit=100, sort_by_time=True).contests
+def test_matches_reference_on_first_100_codeforces_contests(
+    elo_mmr_py: Any, system: str, codeforces_first_100: list[Contest]
+) -> None:
+    contests = codeforces_first_100
     ref = elo_mmr_py.rate_latest(
         [elo_mmr_py.Contest(c.standings, name=c.name, time_seconds=c.time_seconds)
          for c in contests],
@@ -254,7 +241,7 @@ def test_matches_reference_on_first_100_codeforces_contests(elo_mmr_py: Any, sys
     )
     r = Rater(system)
     r.extend(contests)
-    assert_matches_reference(r, ref)
+    assert_matches_reference(r, ref, "codeforces first 100")
 
 
 # ---------------------------------------------------------------------- properties

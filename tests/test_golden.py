@@ -146,7 +146,9 @@ def test_sigma_tends_to_sig_limit() -> None:
 def test_reference_bindings_readme_example() -> None:
     """The same history through the reference bindings (when installed) gives the same
     rounded events: the golden values are the reference's."""
-    e = pytest.importorskip("elo_mmr_py", reason="elo-mmr-py (test oracle) is not installed")
+    from _require import require_reference
+
+    e = require_reference()
     players = e.rate(
         [e.Contest(s, name=f"c{i}", time_seconds=0) for i, s in enumerate(STANDINGS)], "mmr"
     )

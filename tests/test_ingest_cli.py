@@ -33,10 +33,14 @@ def _out_lines(capsys):
     return out.splitlines(), err
 
 
-@pytest.mark.parametrize("system", ["mmr", "tcsys"])
-def test_ingest_equals_podium_rate(tmp_path, data_dir, capsys, system):
+@pytest.mark.parametrize(("system", "batch"), [("mmr", "200"), ("mmr", "3"), ("mmr", "1"),
+                                               ("tcsys", "200")])
+def test_ingest_equals_podium_rate(tmp_path, data_dir, capsys, system, batch):
+    """In one batch (the default), in batches of 3 or one contest at a time: the
+    numbers of ``podium rate``, bit for bit."""
     db = tmp_path / "p.db"
-    assert main(["ingest", str(data_dir), "--db", str(db), "--system", system]) == 0
+    assert main(["ingest", str(data_dir), "--db", str(db), "--system", system,
+                 "--batch", batch]) == 0
     lines, _ = _out_lines(capsys)
     assert [ln.split()[0] for ln in lines[:-1]] == ["applied"] * 8
     assert lines[-1].startswith("ingested 8 contest(s)") and "8 applied" in lines[-1]
@@ -223,3 +227,12 @@ def test_help_lists_options(capsys):
     for opt in ("--db", "--system", "--params", "--set", "--recompute-from", "--dedupe",
                 "--sort-by-time"):
         assert opt in out
+
+
+def test_batches_split_by_contests_and_player_rounds():
+    from podium.store.cli import batches
+
+    assert batches([5, 5, 5, 5, 5], 2) == [(0, 2), (2, 4), (4, 5)]
+    assert batches([5, 5, 5], 10, rounds=10) == [(0, 2), (2, 3)]
+    assert batches([50, 1, 1], 10, rounds=10) == [(0, 1), (1, 3)]
+    assert batches([], 3) == [] and batches([1, 1], 1) == [(0, 1), (1, 2)]

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _require import require_codeforces
 
-import podium.io.contests as contests_module
+import podium.io.json_contests as json_contests_module
 from podium.core.contest import Contest
 from podium.errors import ContestError, DataFormatError
 from podium.io import (
@@ -29,8 +30,6 @@ from podium.io import (
     write_contest_json,
     write_contests_csv,
 )
-
-CODEFORCES_TAR = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -91,6 +90,45 @@ def test_json_file_round_trip(tmp_path: Path) -> None:
     assert list(iter_contests(path)) == [c]
     assert list(iter_contests(path, limit=0)) == []
     assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"name": "R", "time_seconds": 5, "standings": [["a", 0, 1], ["b", 0, 1], ["c", 2, 2]]},
+        {"name": "", "time_seconds": 2**62, "url": "u", "weight": 2, "perf_ceiling": 3000.5,
+         "standings": [["ü", 0, 0], ["b", 1, 1]], "extra": [1, {"k": None}]},
+        {"name": "R", "time_seconds": 1e3, "standings": [["a", 0, 0], ["b", 1, 1]]},
+        {"name": "R", "time_seconds": 5, "weight": 1.5, "perf_ceiling": None, "url": None,
+         "standings": [["a", 0, 0], ["b", 1, 1]]},
+    ],
+)
+def test_typed_fast_path_equals_checking_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              doc: dict[str, Any]) -> None:
+    """The typed (msgspec) decoding gives exactly what the checking path gives."""
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    fast = read_contest_json(path)
+    interner: dict[str, str] = {}
+    shared = read_contest_json(path, interner=interner)
+    assert all(interner[h] is h for h in shared.handles)
+    monkeypatch.setattr(json_contests_module, "_decode_fast", lambda *a, **k: None)
+    slow = read_contest_json(path)
+    assert fast == slow
+    assert (fast.time_seconds, fast.weight, fast.perf_ceiling, fast.url) == (
+        slow.time_seconds, slow.weight, slow.perf_ceiling, slow.url)
+    assert type(fast.time_seconds) is int and fast.lo.dtype == slow.lo.dtype == np.int64
+
+
+def test_fast_path_falls_back_for_what_it_cannot_type(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"name": "R", "time_seconds": 1, "perf_ceiling": Infinity, '
+                    '"standings": [["a", 0, 0], ["b", 1, 1]]}')
+    assert read_contest_json(path).perf_ceiling == math.inf
+    path.write_text('{"name": "R", "time_seconds": 1, '
+                    '"standings": [["a", 0, 0], ["b", 1, 18446744073709551615]]}')
+    with pytest.raises(DataFormatError, match=r"player 'b'\): hi = 18446744073709551615 is out"):
+        read_contest_json(path)
 
 
 def test_json_optional_fields_default(tmp_path: Path) -> None:
@@ -476,7 +514,7 @@ def test_csv_not_utf8(tmp_path: Path) -> None:
 def test_json_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, pattern: str,
                      parser: str) -> None:
     if parser == "stdlib":  # the optional orjson fast path must not change the outcome
-        monkeypatch.setattr(contests_module, "_orjson", None)
+        monkeypatch.setattr(json_contests_module, "_orjson", None)
     path = tmp_path / "x.json"
     path.write_text(text)
     with pytest.raises(DataFormatError, match=pattern):
@@ -523,10 +561,8 @@ def test_unsupported_and_missing_paths(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- real data
-@pytest.mark.skipif(not CODEFORCES_TAR.exists(),
-                    reason=f"real Codeforces history not present at {CODEFORCES_TAR}")
 def test_codeforces_first_five() -> None:
-    loaded = load_contests(CODEFORCES_TAR, limit=5)
+    loaded = load_contests(require_codeforces(), limit=5)
     assert loaded.indices == [0, 1, 2, 3, 4]
     assert loaded.changes == []
     first = loaded.contests[0]

@@ -1,8 +1,10 @@
 """``podium replay-codeforces``: recomputing official Codeforces rating changes.
 
-* the official changes of contest 908 ("Good Bye 2017"): 6691 of 6691 new ratings
-  reproduced, through the function and through the sub-command (last line, empty diff
-  CSV with its header);
+* every official contest file (``contest.ratingChanges`` JSON) found under
+  ``codeforces-official/`` of the shared data sets (tests/_require.py finds them; more
+  files, more checks): every new rating reproduced, through the function and through
+  the sub-command (last line, empty diff CSV with its header); contest 908 ("Good Bye
+  2017") is 6691 of 6691.  The end of the run prints the numbers matched;
 * a tiny hand-worked contest (the 3-player round of tests/test_codeforces.py, arithmetic
   repeated below) as an API envelope, with one deliberately wrong official value, and
   with ties given by equal ranks;
@@ -22,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _agreement import REPLAYED
+from _require import ENABLE_DATA, data_path, unavailable
 
 from podium.errors import DataFormatError
 from podium.replay import DIFF_COLUMNS, add_parsers, replay_codeforces
 
-OFFICIAL_908 = Path("/work/shared/datasets/codeforces-official/908.json")
+OFFICIAL_DIR = data_path("codeforces-official")
+OFFICIAL_FILES = sorted(OFFICIAL_DIR.glob("*.json")) if OFFICIAL_DIR.is_dir() else []
 
 
 def run_cli(argv: list[str]) -> int:
@@ -50,16 +55,23 @@ TINY = [row("B", 1, 1500, 1619), row("A", 2, 1600, 1557), row("C", 3, 1400, 1321
 
 
 @pytest.mark.slow
-def test_official_908(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if not OFFICIAL_908.exists():
-        pytest.skip(f"{OFFICIAL_908} is absent (official Codeforces rating changes)")
-    res = replay_codeforces(OFFICIAL_908)
-    assert (res.matched, res.total, res.diffs) == (6691, 6691, [])
-    assert res.contest == "908 (Good Bye 2017)"
+@pytest.mark.parametrize("official", OFFICIAL_FILES or [None],
+                         ids=[p.name for p in OFFICIAL_FILES] or ["none found"])
+def test_official_contests(official: Path | None, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    if official is None:
+        unavailable(f"no official contest file (*.json) under {OFFICIAL_DIR}", ENABLE_DATA)
+    res = replay_codeforces(official)
+    REPLAYED.append((official.name, res.matched, res.total))
+    print(f"{official.name}: {res.matched} of {res.total} match")
+    assert res.total > 0, f"{official}: no rated participant"
+    assert (res.matched, res.diffs[:5]) == (res.total, []), f"{official}: {res.contest}"
+    if official.name == "908.json":
+        assert (res.total, res.contest) == (6691, "908 (Good Bye 2017)")
     out = tmp_path / "diff.csv"
-    assert run_cli(["replay-codeforces", str(OFFICIAL_908), "--out", str(out)]) == 0
+    assert run_cli(["replay-codeforces", str(official), "--out", str(out)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-1] == "6691 of 6691 match"
+    assert lines[-1] == f"{res.total} of {res.total} match"
     assert len(lines) >= 2  # a header before it
     assert out.read_text().splitlines() == [",".join(DIFF_COLUMNS)]
 

@@ -11,11 +11,12 @@ bounded in time (the writers must finish within ``WRITE_TIMEOUT`` seconds):
   per contest; the end state must equal the batch :class:`~podium.rater.Rater`.
 * **distinct contests at one time** -- 4 writers post 4 different contests each, all
   with the same ``time_seconds`` (so none is older than another and any order is
-  valid), to a server with 2 worker processes.  Every contest must be applied once
-  (no update lost), the stored indexes must be 0..15, and the end state must equal
-  the Rater over the contests in the order the server applied them.  The same runs
-  against PostgreSQL with 3 workers when ``PODIUM_TEST_POSTGRES_URL`` is set
-  (``.ci/postgres.sh`` starts a server); skipped otherwise.
+  valid), to a server with 2 worker processes (3 on PostgreSQL).  Every contest must
+  be applied once (no update lost), the stored indexes must be 0..15, and the end state must equal
+  the Rater over the contests in the order the server applied them.  It runs on
+  SQLite and, when ``PODIUM_TEST_POSTGRES_URL`` is set (``.ci/postgres.sh`` starts a
+  server), on PostgreSQL (the ``store_url`` fixture of ``tests/conftest.py``; failed
+  under ``PODIUM_CI`` when the server is missing).
 
 Meanwhile reader threads hammer the GET routes: every answer must be 200 (or 404
 for a player or contest not written yet), and no read may see half a contest (a
@@ -24,13 +25,11 @@ contest's changes cover all its players; a player's history has ``contests`` row
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -163,6 +162,7 @@ def _assert_same_as_batch(srv: Server, ordered: list[Contest]) -> None:
     assert [x["contests"] for x in rows] == want["contests"].tolist()
 
 
+@pytest.mark.slow
 def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     contests = synthetic_contests(60, 16, seed=21, participation=0.6)
     handles = sorted({h for c in contests for h in c.handles})
@@ -193,43 +193,11 @@ def test_racing_writers_post_the_same_list(tmp_path: Path) -> None:
     assert "Traceback" not in log, log
 
 
-def test_distinct_writers_two_workers(tmp_path: Path) -> None:
-    _distinct_writers(f"sqlite:///{tmp_path / 'distinct.db'}", tmp_path, workers=2)
-
-
-PG_ENV = "PODIUM_TEST_POSTGRES_URL"
-
-
-@pytest.fixture()
-def pg_url() -> Iterator[str]:
-    """A fresh database on the server of ``$PODIUM_TEST_POSTGRES_URL`` (dropped afterwards)."""
-    base = os.environ.get(PG_ENV)
-    if not base:
-        pytest.skip(f"{PG_ENV} is not set: no PostgreSQL server (see .ci/postgres.sh)")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    from podium.store import normalize_url
-
-    u = make_url(normalize_url(base))
-    name = f"podium_svc_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(u, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:
-        admin.dispose()
-        pytest.skip(f"cannot create a database on {u.render_as_string()}: {exc}")
-    try:
-        yield u.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-def test_distinct_writers_postgres_three_workers(pg_url: str, tmp_path: Path) -> None:
-    _distinct_writers(pg_url, tmp_path, workers=3)
+@pytest.mark.slow
+def test_distinct_writers(store_url: str, tmp_path: Path) -> None:
+    """2 worker processes on SQLite, 3 on PostgreSQL."""
+    workers = 2 if store_url.startswith("sqlite") else 3
+    _distinct_writers(store_url, tmp_path, workers=workers)
 
 
 def _distinct_writers(url: str, tmp_path: Path, *, workers: int) -> None:

@@ -1,10 +1,12 @@
-"""Crash safety and concurrency of the store on SQLite, with real processes.
+"""Crash safety and concurrency of the store with real processes, on SQLite and (when
+``PODIUM_TEST_POSTGRES_URL`` is set, see ``tests/_require.py``) on PostgreSQL.
 
 * kill -9 of a process in the middle of a contest's transaction -- at every stage,
-  found reliably through the ``PODIUM_STORE_TEST_HOOK`` test hook -- leaves the
+  found reliably through the Store's ``hooks`` (injected by the test's driver script) -- leaves the
   database exactly at the previous contest (every table compared row by row);
-* kill -9 at an arbitrary moment of a long ``podium ingest`` leaves a prefix of
-  the history, equal to rating that prefix with a Rater;
+* kill -9 at an arbitrary moment of a long ``podium ingest`` (in batches of 3
+  contests, one transaction each) leaves a prefix of the history, equal to rating
+  that prefix with a Rater;
 * two processes ingesting distinct contests at once lose nothing.
 """
 
@@ -26,12 +28,12 @@ from podium.store import Store
 STAGES = ("locked", "standings", "events", "players", "snapshot", "commit")
 
 
-def test_kill_at_every_stage_keeps_previous_state(tmp_path):
-    db = tmp_path / "crash.db"
-    cases.case_kill_mid_ingest(f"sqlite:///{db}", tmp_path, STAGES)
-    con = sqlite3.connect(db)
-    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    con.close()
+def test_kill_at_every_stage_keeps_previous_state(store_url, tmp_path):
+    cases.case_kill_mid_ingest(store_url, tmp_path, STAGES)
+    if store_url.startswith("sqlite"):
+        con = sqlite3.connect(store_url.removeprefix("sqlite:///"))
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        con.close()
 
 
 def test_kill_at_random_moment_of_long_ingest(tmp_path):
@@ -43,7 +45,7 @@ def test_kill_at_random_moment_of_long_ingest(tmp_path):
     env = cases._env()
     proc = subprocess.Popen(
         [sys.executable, "-c", "from podium.cli import main; raise SystemExit(main())",
-         "ingest", str(data), "--db", str(db), "--no-progress"],
+         "ingest", str(data), "--db", str(db), "--no-progress", "--batch", "3"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     # wait until a few contests are in, then kill at once
@@ -70,8 +72,8 @@ def test_kill_at_random_moment_of_long_ingest(tmp_path):
         assert store.stats()["events"] == sum(len(c) for c in contests[:k])
 
 
-def test_two_processes_lose_nothing(tmp_path):
-    cases.case_concurrent_writers(f"sqlite:///{tmp_path / 'conc.db'}", tmp_path)
+def test_two_processes_lose_nothing(store_url, tmp_path):
+    cases.case_concurrent_writers(store_url, tmp_path)
 
 
 @pytest.mark.parametrize("stage", ["locked", "events"])

@@ -14,11 +14,12 @@ its numbers and that the closed forms below reproduce on purpose:
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _agreement import assert_agrees
 from _histories import histories, hyp, rate_podium, to_reference
+from _require import require_reference
 from hypothesis import given
 
 from podium import Contest, Rater
@@ -26,29 +27,19 @@ from podium.errors import ConfigError
 from podium.systems import _trueskill_kernels as K
 from podium.systems.trueskill import TrueSkillSPb
 
-e = pytest.importorskip("elo_mmr_py")
+e = require_reference()
 
-CF = Path("/work/shared/datasets/codeforces/cache_codeforces.tar.gz")
 BETA, DRIFT = 175.0, 35.0
-TOL = 1e-4  # required agreement with the reference (it is in fact bit for bit)
-
-
-def _worst_diff(rater: Rater, ref: dict) -> float:
-    worst = 0.0
-    for handle, pr in ref.items():
-        mu, sig = rater.rating(handle)
-        worst = max(worst, abs(mu - pr.mu), abs(sig - pr.sig))
-    return worst
 
 
 # ---------------------------------------------------------------------- the reference
+# Every comparison: the same players, every mu and sigma bit for bit.
 @hyp(120)
 @given(histories(max_contests=6, max_players=30))
 def test_matches_reference_on_random_histories(history):
     rater = rate_podium(history, "trueskill")
     ref = e.rate_latest(to_reference(history), "trueskill")
-    assert set(ref) == set(rater.players.handles)
-    assert _worst_diff(rater, ref) <= TOL
+    assert_agrees(rater, ref, "trueskill")
 
 
 @hyp(40)
@@ -57,15 +48,12 @@ def test_matches_reference_with_contest_weights(history):
     # a contest of weight w uses beta / sqrt(w)
     rater = rate_podium(history, "trueskill")
     ref = e.rate_latest(to_reference(history), "trueskill")
-    assert _worst_diff(rater, ref) <= TOL
+    assert_agrees(rater, ref, "trueskill", case="contest weights")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CF.exists(), reason=f"Codeforces history not found at {CF}")
-def test_matches_reference_on_first_100_codeforces_contests():
-    from podium.io import load_contests
-
-    contests = load_contests(str(CF), limit=100, sort_by_time=True).contests
+def test_matches_reference_on_first_100_codeforces_contests(codeforces_first_100):
+    contests = codeforces_first_100
     rater = Rater("trueskill")
     rater.extend(contests)
     ref = e.rate_latest(
@@ -73,7 +61,7 @@ def test_matches_reference_on_first_100_codeforces_contests():
         "trueskill",
     )
     assert len(ref) == rater.num_players > 5000
-    assert _worst_diff(rater, ref) <= TOL
+    assert_agrees(rater, ref, "trueskill", case="codeforces first 100")
 
 
 def test_newcomer_prior_and_defaults_are_the_reference():
@@ -86,7 +74,7 @@ def test_newcomer_prior_and_defaults_are_the_reference():
     r.add(Contest([("a", 0, 0), ("b", 1, 1)], name="c"))
     ref = e.rate_latest([e.Contest([("a", 0, 0), ("b", 1, 1)], name="c", time_seconds=0)],
                         "trueskill")
-    assert r.rating("a") == pytest.approx((ref["a"].mu, ref["a"].sig), abs=TOL)
+    assert r.rating("a") == (ref["a"].mu, ref["a"].sig)
     assert r.rating("a")[0] == pytest.approx(1626.1466, abs=1e-3)
 
 
@@ -271,7 +259,7 @@ def test_everybody_tied_changes_nothing():
          e.Contest([("c", 0, 2), ("a", 0, 2), ("b", 0, 2)], name="tie2", time_seconds=2)],
         "trueskill",
     )
-    assert _worst_diff(r, ref) <= TOL
+    assert_agrees(r, ref, "trueskill", case="everybody tied")
 
 
 def test_non_participants_unchanged_and_perf_is_ordered():

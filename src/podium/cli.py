@@ -125,9 +125,12 @@ class _Progress:
 
 def _cmd_rate(args: argparse.Namespace) -> int:
     from podium.io import check_history, load_contests
+    from podium.io.results import check_output_dir
     from podium.rater import Rater
 
     err = sys.stderr
+    out = Path(args.out)
+    check_output_dir(out)  # before any work: a bad --out must not cost a whole run
     file_system, params = _load_params(args.params, args.set or [])
     if args.resume:
         rater = Rater.load(args.resume)
@@ -177,16 +180,17 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     progress.close()
     rate_s = time.perf_counter() - t1
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    _write_outputs(rater, out, histories=not args.no_histories)
+    t2 = time.perf_counter()
+    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format)
+    write_s = time.perf_counter() - t2
     if args.checkpoint:
         rater.save(args.checkpoint)
         print(f"checkpoint written: {args.checkpoint}", file=err)
     print(
         f"rated {len(todo)} contests ({progress.rows:,} player-rounds, {skipped} skipped "
         f"because everybody tied) with {rater.system_name} in {rate_s:.2f} s "
-        f"(loading {load_s:.2f} s); {rater.num_players:,} players -> {out / 'ratings.csv'}",
+        f"(loading {load_s:.2f} s, writing {write_s:.2f} s); {rater.num_players:,} players "
+        f"-> {written[0]}",
         file=err,
     )
     if n_warn:
@@ -214,30 +218,12 @@ def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
     return 0
 
 
-def _write_outputs(rater: Any, out: Path, *, histories: bool) -> None:
-    from podium._files import atomic_write
+def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv") -> list[Path]:
+    """``OUT/ratings.FMT``, ``OUT/contests.FMT`` and ``OUT/histories.FMT`` (atomic each),
+    straight from the rater's arrays (see :mod:`podium.io.results`)."""
+    from podium.io.results import write_results
 
-    df = rater.ratings()
-    atomic_write(out / "ratings.csv", lambda fh: df.to_csv(fh, index=False, float_format="%.17g"))
-    import pandas as pd
-
-    contests = pd.DataFrame(
-        [
-            {"contest_index": i, "name": c.name, "time_seconds": c.time_seconds, "url": c.url,
-             "players": c.players, "skipped": c.skipped}
-            for i, c in enumerate(rater.contests)
-        ],
-        columns=["contest_index", "name", "time_seconds", "url", "players", "skipped"],
-    )
-    atomic_write(out / "contests.csv", lambda fh: contests.to_csv(fh, index=False))
-    if histories:
-        ev = rater.events_frame()
-        ev["display_rating"] = rater.system.display_rating(ev["mu"].to_numpy(),
-                                                           ev["sigma"].to_numpy())
-        ev = ev.sort_values(["handle", "contest_index"], kind="stable")
-        ev = ev[["handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place"]]
-        atomic_write(out / "histories.csv",
-                     lambda fh: ev.to_csv(fh, index=False, float_format="%.17g"))
+    return write_results(rater, out, fmt=fmt, histories=histories)
 
 
 def _cmd_systems(args: argparse.Namespace) -> int:
@@ -280,8 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
         "rate", help="rate a contest history and write ratings.csv",
         description="Rate the contests of PATH in order and write DIR/ratings.csv "
         "(handle, mu, sigma, display_rating, contests, last_contest_time, "
-        "max_display_rating, last_change; floats unrounded), DIR/histories.csv "
-        "(one row per player and contest) and DIR/contests.csv.",
+        "max_display_rating, last_change), DIR/histories.csv (handle, contest_index, mu, "
+        "sigma, display_rating, perf, place: one row per player and contest) and "
+        "DIR/contests.csv (contest_index, name, time_seconds, url, players, skipped). "
+        "Floats are unrounded: shortest text that reads back bit-equal.",
     )
     r.add_argument("path", metavar="PATH",
                    help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
@@ -304,7 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--sort-by-time", action="store_true",
                    help="stable-sort contests by time_seconds (and say what moved)")
     r.add_argument("--no-histories", action="store_true",
-                   help="do not write histories.csv")
+                   help="do not write histories.csv (the largest output)")
+    r.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                   help="output format: csv (default) or parquet (ratings.parquet, "
+                   "histories.parquet, contests.parquet)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_rate)
 

@@ -176,6 +176,30 @@ def _parse_json_body(raw: bytes) -> Any:
         raise HTTPException(status_code=400, detail="request body is nested too deeply") from None
 
 
+def _contest_of(doc: Any, where: str, contest_id: str | None) -> Any:
+    """The :class:`~podium.core.contest.Contest` of one posted contest (422 naming
+    ``where`` when it is invalid)."""
+    from podium.io.json_contests import contest_from_json_dict
+
+    try:
+        c = contest_from_json_dict(doc, source=where)
+    except (DataFormatError, ContestError) as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from None
+    # Checks of the request itself (422); what the store refuses after this is a
+    # conflict with its contents (409).
+    if contest_id is None and not (c.url or c.name):
+        raise HTTPException(
+            status_code=422, detail=f"{where}: the contest at time {c.time_seconds} "
+            "has neither 'url' nor 'name' to identify it; give one or ?contest_id=",
+        )
+    if not -(2**63) <= c.time_seconds < 2**63:
+        raise HTTPException(
+            status_code=422, detail=f"{where}: contest {c.label!r}: time_seconds "
+            f"{c.time_seconds} does not fit a 64-bit integer",
+        )
+    return c
+
+
 def _predict(store: Any, body: PredictRequest) -> JSONResponse:
     from podium.errors import PodiumError
     from podium.predict import predict
@@ -349,35 +373,43 @@ def build_router() -> APIRouter:
             raise _not_found(f"contest {contest_id!r} not found")
         return _json(view)
 
+    contest_schema: dict[str, Any] = {
+        "type": "object", "required": ["name", "time_seconds", "standings"],
+        "properties": {
+            "name": {"type": "string"},
+            "url": {"type": ["string", "null"]},
+            "time_seconds": {"type": "integer"},
+            "standings": {"type": "array", "items": {
+                "type": "array", "prefixItems": [
+                    {"type": "string"}, {"type": "integer"}, {"type": "integer"},
+                ], "minItems": 3, "maxItems": 3,
+            }, "description": "[handle, lo, hi] best first; lo..hi: 0-based "
+                "inclusive places shared by a tie"},
+            "weight": {"type": "number"},
+            "perf_ceiling": {"type": ["number", "null"]},
+        },
+    }
+
+    one_result = M["IngestResult"]
+    ingest_answer: Any = one_result | list[one_result]  # type: ignore[valid-type]
+
     @router.post(
-        "/contests", response_model=M["IngestResult"], status_code=201,
-        summary="Add a contest (bearer token)",
+        "/contests", response_model=ingest_answer, status_code=201,
+        summary="Add a contest, or a batch of contests (bearer token)",
         responses={
-            200: {"model": M["IngestResult"], "description": "duplicate: already stored"},
+            200: {"model": ingest_answer,
+                  "description": "nothing new: every contest is already stored"},
             400: {"model": ErrorOut, "description": "body is not JSON"},
             401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
             409: {"model": ErrorOut, "description": "older than the latest contest, or the "
-                  "same id with other standings"},
+                  "same id with other standings (for a batch: naming the contest)"},
             413: {"model": ErrorOut, "description": "body over the size limit"},
             422: {"model": ErrorOut, "description": "invalid contest"},
         },
         openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-            "schema": {
-                "type": "object", "required": ["name", "time_seconds", "standings"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "url": {"type": ["string", "null"]},
-                    "time_seconds": {"type": "integer"},
-                    "standings": {"type": "array", "items": {
-                        "type": "array", "prefixItems": [
-                            {"type": "string"}, {"type": "integer"}, {"type": "integer"},
-                        ], "minItems": 3, "maxItems": 3,
-                    }, "description": "[handle, lo, hi] best first; lo..hi: 0-based "
-                        "inclusive places shared by a tie"},
-                    "weight": {"type": "number"},
-                    "perf_ceiling": {"type": ["number", "null"]},
-                },
-            },
+            "schema": {"oneOf": [contest_schema, {
+                "type": "array", "items": contest_schema, "minItems": 1,
+                "description": "a batch, in time order: stored in one transaction"}]},
             "example": {"name": "Round 1", "url": "https://example.org/round/1",
                         "time_seconds": 1700000000,
                         "standings": [["alice", 0, 0], ["bob", 1, 2], ["carol", 1, 2]]},
@@ -387,50 +419,56 @@ def build_router() -> APIRouter:
         request: Request,
         contest_id: Annotated[str | None, Query(
             min_length=1, max_length=1000,
-            description="id of the contest (default: its url, else its name)")] = None,
+            description="id of the contest (default: its url, else its name); one contest "
+            "only")] = None,
         recompute_from: Annotated[bool, Query(
             description="accept a contest older than the latest one: insert it in time "
-            "order and re-rate every later contest")] = False,
+            "order and re-rate every later contest (one contest only)")] = False,
     ) -> Any:
-        """Rate one contest in the Elo-MMR JSON format and store it (one transaction).
+        """Rate one contest in the Elo-MMR JSON format, or a JSON list of them, and store
+        it (one transaction).
 
-        201 with ``status: applied`` (or ``recomputed``); posting the same contest again
-        answers 200 with ``status: duplicate`` and changes nothing.
+        One contest: 201 with ``status: applied`` (or ``recomputed``); posting the same
+        contest again answers 200 with ``status: duplicate`` and changes nothing.
+
+        A list: every contest is checked first (422 naming the first invalid one), then
+        the batch is rated and stored in one transaction -- all of it or, on a 409
+        naming the contest at fault, none of it.  The answer lists each contest's
+        ``IngestResult`` in the given order (``duplicate`` for one already stored or
+        repeated in the list); 201 when any was applied, else 200.
         """
         _check_token(request)
-        from podium.io.contests import contest_from_json_dict
-
         doc = _parse_json_body(await request.body())
-        try:
-            c = contest_from_json_dict(doc, source="request body")
-        except (DataFormatError, ContestError) as exc:
-            raise HTTPException(status_code=422, detail=str(exc)) from None
-        # Checks of the request itself (422); what the store refuses after this is a
-        # conflict with its contents (409).
-        if contest_id is None and not (c.url or c.name):
+        batch = isinstance(doc, list)
+        if batch and (contest_id is not None or recompute_from):
             raise HTTPException(
-                status_code=422, detail=f"request body: the contest at time {c.time_seconds} "
-                "has neither 'url' nor 'name' to identify it; give one or ?contest_id=",
-            )
-        if not -(2**63) <= c.time_seconds < 2**63:
-            raise HTTPException(
-                status_code=422, detail=f"request body: contest {c.label!r}: time_seconds "
-                f"{c.time_seconds} does not fit a 64-bit integer",
-            )
+                status_code=422, detail="contest_id and recompute_from apply to one contest, "
+                "not to a list: post such a contest on its own")
+        if batch and not doc:
+            raise HTTPException(status_code=422, detail="request body: an empty list of "
+                                "contests")
+        docs = doc if batch else [doc]
+        contests = [_contest_of(d, f"request body, contest #{k}" if batch else "request body",
+                                contest_id)
+                    for k, d in enumerate(docs)]
         store = get_store(request)
         try:
-            result = await run_in_threadpool(
-                store.ingest, c, contest_id=contest_id, recompute_from=recompute_from
-            )
+            if batch:
+                results = await run_in_threadpool(store.ingest_many, contests)
+            else:
+                results = [await run_in_threadpool(
+                    store.ingest, contests[0], contest_id=contest_id,
+                    recompute_from=recompute_from)]
         except ContestError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from None
         except StoreError as exc:
             detail = str(exc)
             if "recompute" in detail and not recompute_from:
-                detail += "; over HTTP: POST /api/contests?recompute_from=true"
+                detail += ("; over HTTP: POST that contest on its own to "
+                           "/api/contests?recompute_from=true")
             raise HTTPException(status_code=409, detail=detail) from None
-        code = 200 if result.status == "duplicate" else 201
-        return _json(result, status_code=code)
+        code = 200 if all(r.status == "duplicate" for r in results) else 201
+        return _json(results if batch else results[0], status_code=code)
 
     @router.post(
         "/predict", response_model=PredictOut,

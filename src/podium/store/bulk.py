@@ -23,11 +23,19 @@ from sqlalchemy import Connection, Table
 __all__ = ["insert_rows", "update_rows"]
 
 
+_CHECKED: dict[tuple[str, tuple[str, ...]], str] = {}
+
+
 def _names(table: Table, columns: Sequence[str]) -> str:
-    for c in columns:
-        if c not in table.c:
-            raise KeyError(f"table {table.name} has no column {c!r}")
-    return ", ".join(f'"{c}"' for c in columns)
+    """``"a", "b", ...`` for ``columns`` of ``table`` (checked once per table and list)."""
+    key = (table.name, tuple(columns))
+    names = _CHECKED.get(key)
+    if names is None:
+        for c in columns:
+            if c not in table.c:
+                raise KeyError(f"table {table.name} has no column {c!r}")
+        names = _CHECKED[key] = ", ".join(f'"{c}"' for c in columns)
+    return names
 
 
 _PG_TYPES = {"INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8", "FLOAT": "float8",

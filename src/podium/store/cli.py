@@ -1,13 +1,14 @@
 """``podium ingest``, ``podium db-info`` and ``podium db-upgrade``.
 
-``podium ingest PATH [--db URL]`` rates the contests of PATH into a store, one
-transaction per contest, and prints one line per contest (applied / duplicate
-(unchanged) / recomputed N later contests) and a summary.  Before anything is
-written the whole input is read and checked -- against itself and against the
-store -- so that bad input (an unreadable file, an invalid contest, an unknown
-parameter, an id stored with other content, a contest older than the latest one
-without ``--recompute-from``) stops with ``podium: error: ...`` and changes
-nothing.
+``podium ingest PATH [--db URL]`` rates the contests of PATH into a store -- in
+batches of up to ``--batch`` contests, one transaction each
+(:meth:`Store.ingest_many`; with ``--recompute-from``, one transaction per contest)
+-- and prints one line per contest (applied / duplicate (unchanged) / recomputed N
+later contests) and a summary.  Before anything is written the whole input is read
+and checked -- against itself and against the store -- so that bad input (an
+unreadable file, an invalid contest, an unknown parameter, an id stored with other
+content, a contest older than the latest one without ``--recompute-from``) stops
+with ``podium: error: ...`` and changes nothing.
 """
 
 from __future__ import annotations
@@ -21,15 +22,35 @@ from typing import Any
 from podium.errors import PodiumError
 from podium.store.models import DEFAULT_DB, IngestResult, StoreError
 
-__all__ = ["add_parsers"]
+__all__ = ["add_parsers", "batches", "BATCH_ROUNDS"]
+
+#: A batch of ``podium ingest`` ends once it holds this many player-rounds, so that a
+#: transaction of big contests stays small in memory.
+BATCH_ROUNDS = 200_000
+
+
+def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges of consecutive contests of ``sizes`` players: at most
+    ``most`` contests each, ending once one holds ``rounds`` player-rounds."""
+    out: list[tuple[int, int]] = []
+    start = total = 0
+    for k, n in enumerate(sizes):
+        total += n
+        if k + 1 - start >= most or total >= rounds:
+            out.append((start, k + 1))
+            start, total = k + 1, 0
+    if start < len(sizes):
+        out.append((start, len(sizes)))
+    return out
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
-        description="Rate the contests of PATH into the store at --db, one transaction per "
-        "contest (all of its rating events or none).  A contest already stored under the same "
+        description="Rate the contests of PATH into the store at --db in batches, one "
+        "transaction per batch (all of its rating events or none; with --recompute-from one "
+        "transaction per contest).  A contest already stored under the same "
         "id (its url, else its name) with the same content is skipped as a duplicate; a "
         "contest older than the latest stored one is refused unless --recompute-from.  The "
         "input is checked completely before anything is written.",
@@ -54,6 +75,9 @@ def add_parsers(subparsers: Any) -> None:
                    help="stable-sort the contests of PATH by time_seconds")
     p.add_argument("-n", type=int, default=None, metavar="N",
                    help="ingest only the first N contests of PATH")
+    p.add_argument("--batch", type=int, default=200, metavar="N",
+                   help="contests per transaction (default 200; a batch also ends after "
+                   f"{BATCH_ROUNDS:,} player-rounds); 1: one transaction per contest")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no line per contest (only the summary)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -84,7 +108,8 @@ def _need_sqlalchemy() -> None:
 def _preflight_batch(contests: list[Any], indices: list[int], path: str,
                      recompute: bool) -> tuple[list[str], list[str]]:
     """Ids and content hashes of the batch; errors for conflicts within the batch."""
-    from podium.store.store import _fmt_time, content_hash, default_contest_id
+    from podium.store.store import content_hash, default_contest_id
+    from podium.store.store import fmt_time as _fmt_time
 
     ids: list[str] = []
     hashes: list[str] = []
@@ -124,7 +149,7 @@ def _preflight_batch(contests: list[Any], indices: list[int], path: str,
 def _preflight_store(store: Any, contests: list[Any], indices: list[int], ids: list[str],
                      hashes: list[str], path: str, recompute: bool) -> None:
     """Errors for contests that conflict with what the store holds."""
-    from podium.store.store import _fmt_time
+    from podium.store.store import fmt_time as _fmt_time
 
     stored = store.lookup_contests(ids)
     first_new: int | None = None
@@ -175,7 +200,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     _need_sqlalchemy()
     from podium.store.engine import display_url
-    from podium.store.store import Store, _resolve
+    from podium.store.store import Store
+    from podium.store.store import resolve_system as _resolve
 
     err = sys.stderr
     file_system, params = _load_params(args.params, args.set or [])
@@ -185,6 +211,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         _resolve(system, given_params)  # unknown system/parameter: stop before reading
     if args.n is not None and args.n < 0:
         raise PodiumError(f"-n must be >= 0, got {args.n}")
+    if args.batch < 1:
+        raise PodiumError(f"--batch must be >= 1, got {args.batch}")
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
@@ -206,23 +234,33 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         counts = {"applied": 0, "duplicate": 0, "recomputed": 0}
         rerated = 0
         t1 = time.perf_counter()
-        for k, (c, cid) in enumerate(zip(contests, ids, strict=True), 1):
+        most = 1 if args.recompute_from else args.batch
+        done_contests = 0
+        for a, b in batches([len(c) for c in contests], most):
             try:
-                res = store.ingest(c, contest_id=cid, recompute_from=args.recompute_from)
+                if b - a == 1:
+                    results = [store.ingest(contests[a], contest_id=ids[a],
+                                            recompute_from=args.recompute_from)]
+                else:
+                    results = store.ingest_many(contests[a:b], contest_ids=ids[a:b])
             except PodiumError as exc:
                 done = counts["applied"] + counts["recomputed"]
+                what = (f"contest #{indices[a]} {contests[a].label!r}" if b - a == 1 else
+                        f"the batch of contests #{indices[a]} to #{indices[b - 1]}")
                 raise StoreError(
-                    f"contest #{indices[k - 1]} {c.label!r} of {args.path}: {exc} "
-                    f"({done} earlier contest(s) of this run were stored; it and the rest "
-                    "were not)"
+                    f"{what} of {args.path}: {exc} ({done} earlier contest(s) of this run "
+                    f"were stored; {'it' if b - a == 1 else 'this batch'} and the rest were "
+                    "not)"
                 ) from None
-            counts[res.status] += 1
-            rerated += res.recomputed
-            if not quiet:
-                print(_line(res), flush=True)
-                for w in res.warnings:
-                    print(f"  warning: {w}", file=err)
-            progress.update(k, len(c))
+            for c, res in zip(contests[a:b], results, strict=True):
+                counts[res.status] += 1
+                rerated += res.recomputed
+                if not quiet:
+                    print(_line(res), flush=True)
+                    for w in res.warnings:
+                        print(f"  warning: {w}", file=err)
+                done_contests += 1
+                progress.update(done_contests, len(c))
         progress.close()
         wrote = counts["applied"] + counts["recomputed"]
         if wrote:
@@ -242,7 +280,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- info / upgrade
 def _cmd_info(args: argparse.Namespace) -> int:
     _need_sqlalchemy()
-    from podium.store.store import Store, _fmt_time
+    from podium.store.store import Store
+    from podium.store.store import fmt_time as _fmt_time
 
     with Store.open(args.db) as store:
         st = store.stats()

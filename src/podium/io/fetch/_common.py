@@ -28,8 +28,8 @@ from typing import IO, Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
-from podium.io.contests import write_contest_json
 from podium.io.fetch._http import FetchError
+from podium.io.writers import write_contest_json
 
 __all__ = ["FetchReport", "SkippedContest"]
 

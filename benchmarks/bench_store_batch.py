@@ -1,0 +1,283 @@
+"""Write rate of the store for many small contests: batches, one by one, and over HTTP.
+
+    python benchmarks/bench_store_batch.py --write-docs
+
+A seeded history of ``--matches`` eight-player matches (default 3,000) among
+``--players`` players (default 5,000), each a new contest one minute after the
+previous one, is written into new SQLite stores (``mmr``, default snapshot policy):
+
+* **rating alone** -- ``Rater.extend`` over the same contests in memory, in the same
+  batches: the part of every figure below that is the rating system's, not the
+  store's;
+* **one by one** -- ``Store.ingest`` per match (one transaction each);
+* **batches** -- ``Store.ingest_many`` of ``--batch`` matches (default 100 and 1000;
+  one transaction and one ``Rater.extend`` each);
+* **over HTTP** -- one ``POST /api/contests`` per match (``--http`` of them, default
+  500) to ``podium serve`` (uvicorn, one worker) on loopback through one keep-alive
+  ``httpx`` client, and the same matches as ``POST`` s of a JSON list of 100;
+* **before** (with ``--before-src DIR``) -- one by one with the ``src`` directory
+  of another checkout, in a subprocess; e.g. the commit before batching:
+  ``git archive 0484ab5 src | tar -x -C /tmp/before`` and ``--before-src
+  /tmp/before/src``.
+
+The first match of each one-by-one and HTTP run is ingested untimed (the process
+loads its kernels then).  Each line gives the wall time, the CPU time of this
+process (for HTTP: of the server process plus this client), matches per second
+(wall), and the overhead per match beyond rating:
+(time - rating time) / matches, the rating time being the median of three runs of
+``Rater.extend`` over the same matches in the same pieces.  Every store is
+checked to equal the Rater bit for bit.  ``--write-docs`` puts the table into
+``docs/service.md`` between the ``bench_store_batch`` markers, with the date,
+commit, machine and command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+START = "<!-- bench_store_batch:start -->"
+END = "<!-- bench_store_batch:end -->"
+
+
+def matches(n: int, players: int, size: int = 8, seed: int = 1) -> list[Any]:
+    """``n`` seeded matches of ``size`` distinct players among ``players``, no ties."""
+    import numpy as np
+
+    from podium import Contest
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        who = rng.choice(players, size, replace=False)
+        out.append(Contest([(f"player{p:05d}", i, i) for i, p in enumerate(who.tolist())],
+                           name=f"match {k}", time_seconds=1_700_000_000 + 60 * k))
+    return out
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _fresh(tmp: Path, name: str) -> str:
+    return f"sqlite:///{tmp / name}"
+
+
+def _check(url: str, contests: list[Any]) -> None:
+    import pandas as pd
+
+    from podium import Rater
+    from podium.store import Store
+
+    ref = Rater("mmr")
+    ref.extend(contests)
+    with Store.open(url) as store:
+        pd.testing.assert_frame_equal(store.ratings_frame(),
+                                      ref.ratings().reset_index(drop=True), check_exact=True)
+
+
+_BEFORE = """
+import json, sys, time
+from podium import Contest
+from podium.store import Store
+contests = [Contest([tuple(s) for s in d["standings"]], name=d["name"],
+                    time_seconds=d["time_seconds"]) for d in json.load(open(sys.argv[2]))]
+with Store.create(sys.argv[1], "mmr") as store:
+    store.ingest(contests[0])  # untimed, as in this script: the kernels are loaded
+    w, c = time.perf_counter(), time.process_time()
+    for m in contests[1:]:
+        store.ingest(m)
+    print(time.perf_counter() - w, time.process_time() - c)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--matches", type=int, default=3000)
+    ap.add_argument("--players", type=int, default=5000)
+    ap.add_argument("--batch", type=int, nargs="+", default=[100, 1000])
+    ap.add_argument("--http", type=int, default=500, help="matches posted one by one")
+    ap.add_argument("--before-src", metavar="DIR",
+                    help="also time one-by-one ingestion with this src directory")
+    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="write the table into docs/service.md")
+    args = ap.parse_args(argv)
+
+    import httpx
+    from _service import running_server
+
+    from podium import Rater
+    from podium.store import Store
+
+    contests = matches(args.matches, args.players)
+    n = len(contests)
+    Rater("mmr").extend(matches(50, 100, seed=2))  # compile/load the kernels first
+    rows: list[dict[str, Any]] = []
+
+    def rating_time(sizes: list[int], skip: int = 0) -> tuple[float, float]:
+        """Median over 3 runs of ``Rater.extend`` over ``contests[skip:]`` in ``sizes``
+        (after rating the first ``skip`` untimed)."""
+        spans, start = [], skip
+        for s in sizes:
+            spans.append(contests[start:start + s])
+            start += s
+        runs = []
+        for _ in range(3):
+            r = Rater("mmr")
+            r.extend(contests[:skip])
+            runs.append(_timed(lambda r=r: [r.extend(part) for part in spans]))
+        runs.sort()
+        return runs[1]
+
+    def add(what: str, k: int, wall: float, cpu: float, rating: tuple[float, float],
+            server_cpu: float | None = None) -> None:
+        cpu_all = cpu + (server_cpu or 0.0)
+        rows.append({"what": what, "matches": k, "wall_s": wall, "cpu_s": cpu_all,
+                     "client_cpu_s": cpu, "server_cpu_s": server_cpu,
+                     "per_s": k / wall, "rating_wall_s": rating[0], "rating_cpu_s": rating[1],
+                     "overhead_ms": 1000 * (wall - rating[0]) / k,
+                     "overhead_cpu_ms": 1000 * (cpu_all - rating[1]) / k})
+        r = rows[-1]
+        print(f"{what:44s} {r['per_s']:8.0f}/s  wall {wall:6.2f} s  cpu {cpu:6.2f} s  "
+              f"overhead {r['overhead_ms']:.3f} ms/match (cpu {r['overhead_cpu_ms']:.3f})",
+              file=sys.stderr)
+
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        ones = rating_time([1] * n)
+        add("rating alone: Rater.extend per match", n, *ones, ones)
+        batch_rating = {}
+        for b in args.batch:
+            rb = batch_rating[b] = rating_time([min(b, n - i) for i in range(0, n, b)])
+            add(f"rating alone: Rater.extend of {b} matches", n, *rb, rb)
+        if args.before_src:
+            data = tmp / "contests.json"
+            data.write_text(json.dumps([c.to_json_dict() for c in contests]))
+            env = dict(os.environ, PYTHONPATH=str(Path(args.before_src).resolve()))
+            url = _fresh(tmp, "before.db")
+            out = subprocess.run([sys.executable, "-c", _BEFORE, url, str(data)], env=env,
+                                 check=True, capture_output=True, text=True).stdout.split()
+            add(f"before: Store.ingest one by one ({args.before_src})", n - 1, float(out[0]),
+                float(out[1]), rating_time([1] * (n - 1), 1))
+            _check(url, contests)
+        url = _fresh(tmp, "single.db")
+        with Store.create(url, "mmr") as store:
+            store.ingest(contests[0])  # untimed, as for "before"
+            wall, cpu = _timed(lambda: [store.ingest(c) for c in contests[1:]])
+        add("Store.ingest one by one", n - 1, wall, cpu, rating_time([1] * (n - 1), 1))
+        _check(url, contests)
+        for b in args.batch:
+            url = _fresh(tmp, f"batch{b}.db")
+            with Store.create(url, "mmr") as store:
+                parts = [contests[i:i + b] for i in range(0, n, b)]
+                wall, cpu = _timed(lambda: [store.ingest_many(p) for p in parts])  # noqa: B023
+            add(f"Store.ingest_many, batches of {b}", n, wall, cpu, batch_rating[b])
+            _check(url, contests)
+
+        # over HTTP: the first match is posted untimed (the server loads its kernels)
+        k = min(args.http, n - 1)
+        docs = [c.to_json_dict() for c in contests[:k + 1]]
+        for what, bodies, sizes in (
+            (f"HTTP: one POST per match ({k} POSTs)", docs[1:], [1] * k),
+            (f"HTTP: POST lists of 100 ({-(-k // 100)} POSTs)",
+             [docs[i:i + 100] for i in range(1, k + 1, 100)],
+             [min(100, k + 1 - i) for i in range(1, k + 1, 100)]),
+        ):
+            url = _fresh(tmp, f"http{len(bodies)}.db")
+            Store.create(url, "mmr").close()
+            with running_server(url, tmp) as srv, \
+                    httpx.Client(base_url=srv.url, timeout=60) as client:
+                auth = {"Authorization": f"Bearer {srv.token}"}
+                assert client.post("/api/contests", json=docs[0],
+                                   headers=auth).status_code == 201
+
+                def post_all(bodies: list[Any] = bodies, auth: dict[str, str] = auth) -> None:
+                    for body in bodies:
+                        r = client.post("/api/contests", json=body, headers=auth)
+                        if r.status_code != 201:
+                            raise RuntimeError(f"POST answered {r.status_code}: {r.text}")
+
+                server0 = _proc_cpu(srv.pid)
+                wall, cpu = _timed(post_all)
+                server = _proc_cpu(srv.pid) - server0
+            add(what, k, wall, cpu, rating_time(sizes, 1), server)
+            _check(url, contests[:k + 1])
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"],
+                           capture_output=True, text=True).stdout.strip()
+    meta = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit + (" (with uncommitted changes in src)" if dirty else ""),
+        "cores": os.cpu_count(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": sys.version.split()[0],
+        "command": "python benchmarks/bench_store_batch.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:])),
+        "matches": n, "players": args.players,
+    }
+    table = _table(rows, meta)
+    print(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    if args.write_docs:
+        doc = ROOT / "docs" / "service.md"
+        text = doc.read_text()
+        if START not in text or END not in text:
+            raise SystemExit(f"{doc} has no {START} ... {END} section")
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        doc.write_text(head + START + "\n" + table + END + tail)
+    return 0
+
+
+def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    lines = [
+        f"Measured {meta['date']}, commit `{meta['commit']}`, {meta['cores']} cores "
+        f"(load average {meta['load']} at the end: the machine was shared), Python "
+        f"{meta['python']}, SQLite in WAL mode, `mmr`: {meta['matches']:,} eight-player "
+        f"matches among {meta['players']:,} players, with",
+        "",
+        "```console",
+        f"$ {meta['command']}",
+        "```",
+        "",
+        "| how | matches/s (wall) | wall (s) | CPU (s) | rating alone (s) "
+        "| overhead beyond rating, per match (ms, wall / CPU) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        rating = "--" if r["what"].startswith("rating") else f"{r['rating_wall_s']:.2f}"
+        over = ("--" if r["what"].startswith("rating")
+                else f"{r['overhead_ms']:.3f} / {r['overhead_cpu_ms']:.3f}")
+        cpu = f"{r['cpu_s']:.2f}"
+        if r["server_cpu_s"] is not None:
+            cpu += f" (server {r['server_cpu_s']:.2f} + client {r['client_cpu_s']:.2f})"
+        lines.append(f"| {r['what']} | **{r['per_s']:,.0f}** | {r['wall_s']:.2f} | {cpu} | "
+                     f"{rating} | {over} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

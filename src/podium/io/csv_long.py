@@ -1,0 +1,271 @@
+"""The CSV "long" contest table: one row per player and contest.
+
+See :func:`read_contests_csv` for the columns.  Every problem raises
+:class:`~podium.errors.DataFormatError` (or :class:`~podium.errors.ContestError`
+when the contest model rejects a contest) whose message names the file, the
+1-based line, the contest and the player.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from podium.core.contest import Contest
+from podium.errors import ContestError, DataFormatError
+from podium.io._common import PathArg, _check_limit, _contest_error_at
+
+__all__ = ["read_contests_csv"]
+
+
+_CSV_COLUMNS: dict[str, tuple[str, ...]] = {
+    "contest": ("contest", "contest_id"),
+    "time": ("time", "time_seconds"),
+    "player": ("player", "handle"),
+    "place": ("place",),
+    "score": ("score",),
+    "name": ("name",),
+    "weight": ("weight",),
+    "url": ("url",),
+    "perf_ceiling": ("perf_ceiling",),
+}
+_CSV_ALIAS = {alias: role for role, aliases in _CSV_COLUMNS.items() for alias in aliases}
+
+
+class _CsvContest:
+    """Rows of one contest while a CSV file is read."""
+
+    __slots__ = ("key", "first_line", "handles", "values", "lines", "meta", "meta_lines")
+
+    def __init__(self, key: str, line: int) -> None:
+        self.key = key
+        self.first_line = line
+        self.handles: list[str] = []
+        self.values = array("d")
+        self.lines = array("q")
+        self.meta: dict[str, Any] = {}
+        self.meta_lines: dict[str, int] = {}
+
+
+def _csv_columns(header: list[str], where: str) -> dict[str, int]:
+    cols: dict[str, int] = {}
+    for pos, raw in enumerate(header):
+        key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
+        role = _CSV_ALIAS.get(key)
+        if role is None:
+            continue  # extra columns are allowed and ignored
+        if role in cols:
+            raise DataFormatError(
+                f"{where}: columns {header[cols[role]].strip()!r} and {raw.strip()!r} both "
+                f"give the {role}"
+            )
+        cols[role] = pos
+    shown = ", ".join(repr(h) for h in header)
+    for role in ("contest", "player"):
+        if role not in cols:
+            names = " or ".join(repr(a) for a in _CSV_COLUMNS[role])
+            raise DataFormatError(f"{where}: missing column {names} (header is {shown})")
+    if ("place" in cols) == ("score" in cols):
+        what = "both" if "place" in cols else "neither"
+        raise DataFormatError(
+            f"{where}: need exactly one of the columns 'place' or 'score', found {what} "
+            f"(header is {shown})"
+        )
+    return cols
+
+
+def _csv_number(cell: str, what: str, where: str, *, whole: bool) -> float:
+    try:
+        value = float(cell)
+    except ValueError:
+        raise DataFormatError(f"{where}: non-numeric {what} {cell!r}") from None
+    if not math.isfinite(value):
+        raise DataFormatError(f"{where}: {what} must be finite, got {cell!r}")
+    if whole and value != int(value):
+        raise DataFormatError(f"{where}: {what} must be a whole number, got {cell!r}")
+    return value
+
+
+def _csv_rows(reader: Any, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of each non-blank row, with parse errors located."""
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise DataFormatError(f"{path}, line {reader.line_num}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(
+                f"{path}, line {reader.line_num + 1}: not UTF-8 text ({exc.reason})"
+            ) from None
+        if row is None:
+            return
+        if any(cell.strip() for cell in row):
+            yield reader.line_num, row
+
+
+def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvContest], str]:
+    try:
+        fh = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
+    except FileNotFoundError:
+        raise DataFormatError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DataFormatError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
+    with fh:
+        rows = _csv_rows(csv.reader(fh, strict=True), path)
+        first = next(rows, None)
+        if first is None:
+            raise DataFormatError(f"{path}: empty file; expected a header row")
+        header_line, header = first
+        cols = _csv_columns(header, f"{path}, line {header_line}")
+        kind = "place" if "place" in cols else "score"
+        c_contest, c_player, c_value = cols["contest"], cols["player"], cols[kind]
+        c_time = cols.get("time")
+        meta_cols = [(role, cols[role]) for role in ("name", "weight", "url", "perf_ceiling")
+                     if role in cols]
+        ncols = len(header)
+        groups: dict[str, _CsvContest] = {}
+        for line, row in rows:
+            where = f"{path}, line {line}"
+            if len(row) != ncols:
+                raise DataFormatError(
+                    f"{where}: expected {ncols} fields like the header, got {len(row)}"
+                )
+            key = row[c_contest].strip()
+            if not key:
+                raise DataFormatError(f"{where}: empty contest id")
+            handle = row[c_player].strip()
+            if not handle:
+                raise DataFormatError(f"{where}: contest {key!r}: empty player")
+            cell = row[c_value].strip()
+            pw = f"{where}: contest {key!r}, player {handle!r}"
+            value = _csv_number(cell, kind, pw, whole=kind == "place")
+            if kind == "place" and value < 1:
+                raise DataFormatError(f"{pw}: places are 1-based, got {cell!r}")
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _CsvContest(key, line)
+            given: list[tuple[str, Any]] = []
+            if c_time is not None:
+                tcell = row[c_time].strip()
+                if not tcell:
+                    raise DataFormatError(f"{where}: contest {key!r}: empty time")
+                given.append(("time", int(_csv_number(tcell, "time", f"{where}: contest {key!r}",
+                                                      whole=True))))
+            for role, col in meta_cols:
+                mcell = row[col].strip()
+                if not mcell:
+                    continue
+                if role in ("weight", "perf_ceiling"):
+                    try:
+                        mval: Any = float(mcell)
+                    except ValueError:
+                        raise DataFormatError(
+                            f"{where}: contest {key!r}: non-numeric {role} {mcell!r}"
+                        ) from None
+                else:
+                    mval = mcell
+                given.append((role, mval))
+            for what, val in given:
+                old = group.meta.get(what)
+                if old is None:
+                    group.meta[what] = val
+                    group.meta_lines[what] = line
+                elif old != val:
+                    raise DataFormatError(
+                        f"{where}: inconsistent {what} within contest {key!r}: {val!r} here but "
+                        f"{old!r} on line {group.meta_lines[what]}"
+                    )
+            group.handles.append(interner.setdefault(handle, handle))
+            group.values.append(value)
+            group.lines.append(line)
+    if not groups:
+        raise DataFormatError(f"{path}: no data rows after the header")
+    ordered = sorted(groups.values(), key=lambda g: g.meta.get("time", 0))  # stable
+    return ordered, kind
+
+
+def _csv_group_contest(group: _CsvContest, kind: str, path: Path) -> Contest:
+    meta: dict[str, Any] = {
+        "name": group.meta.get("name", group.key),
+        "time_seconds": group.meta.get("time", 0),
+        "weight": group.meta.get("weight", 1.0),
+        "perf_ceiling": group.meta.get("perf_ceiling"),
+        "url": group.meta.get("url"),
+    }
+    values = np.frombuffer(group.values, dtype=np.float64)
+    try:
+        if kind == "place":
+            return Contest.from_places(group.handles, values, **meta)
+        return Contest.from_scores(group.handles, values, **meta)
+    except ContestError as exc:
+        lines = [group.lines[i] for i, h in enumerate(group.handles) if h == exc.player]
+        if not lines:
+            lines = [group.first_line]
+        label = "line" if len(lines) == 1 else "lines"
+        numbers = ", ".join(map(str, lines[:-1])) + (" and " if len(lines) > 1 else "")
+        raise _contest_error_at(exc, f"{path}, {label} {numbers}{lines[-1]}") from exc
+
+
+def read_contests_csv(
+    path: PathArg,
+    *,
+    limit: int | None = None,
+    interner: dict[str, str] | None = None,
+) -> list[Contest]:
+    """Read a CSV long table (one row per player and contest).
+
+    The first non-blank row is a header; column names are case-insensitive:
+
+    ==========================  ==================================================
+    ``contest`` / ``contest_id``  contest identifier (required)
+    ``player`` / ``handle``       player handle (required)
+    ``place``                     1-based place; equal places tie
+    ``score``                     score, higher is better; equal scores tie
+    ``time`` / ``time_seconds``   Unix time (optional, default 0); must be the same
+                                  on every row of a contest
+    ``name``, ``weight``, ``url``, contest metadata (optional; empty cells mean
+    ``perf_ceiling``              "not given", given values must agree)
+    ==========================  ==================================================
+
+    Exactly one of ``place`` and ``score`` must be present.  Other columns are
+    ignored, cells are stripped of surrounding blanks and blank lines are skipped.
+    The rows of a contest need not be adjacent or sorted.  Contests are ordered by
+    (time, first appearance in the file); a contest without a ``name`` is named by
+    its id.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (UTF-8, optionally with a byte-order mark).
+    limit : int, optional
+        Keep only the first ``limit`` contests (after ordering).
+    interner : dict of str to str, optional
+        Handle interning table shared across contests.
+
+    Returns
+    -------
+    list of Contest
+
+    Raises
+    ------
+    DataFormatError
+        On a missing column, a non-numeric place, score or time, a time or other
+        metadata that differs between rows of one contest, an empty cell, a row of
+        the wrong length...; the message names the file and the 1-based line.
+    ContestError
+        When the contest model rejects a contest (a player listed twice, a
+        non-positive weight); the message names the file and line(s).
+    """
+    _check_limit(limit)
+    p = Path(path)
+    groups, kind = _read_csv_groups(p, {} if interner is None else interner)
+    if limit is not None:
+        groups = groups[:limit]
+    return [_csv_group_contest(g, kind, p) for g in groups]

@@ -1,0 +1,299 @@
+"""The Elo-MMR JSON contest format.
+
+One contest per file::
+
+    {"name": str, "url": str, "time_seconds": int, "weight": float,
+     "perf_ceiling": float, "standings": [[handle, lo, hi], ...]}
+
+with ``url``, ``weight`` (default 1) and ``perf_ceiling`` optional, standings best
+first and ``lo``/``hi`` the 0-based inclusive range of places shared by a tie.
+
+Every problem raises :class:`~podium.errors.DataFormatError` (or
+:class:`~podium.errors.ContestError` when the contest model rejects a contest)
+whose message names the source (file or archive member), the contest and the
+player.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from podium.core.contest import Contest
+from podium.errors import ContestError, DataFormatError
+from podium.io._common import PathArg, _contest_error_at, _json_type, _read_bytes, _short
+
+_orjson: Any
+try:  # optional, faster JSON parser
+    _orjson = importlib.import_module("orjson")
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+
+__all__ = ["contest_from_json_dict", "read_contest_json"]
+
+
+class _ContestDoc(msgspec.Struct):
+    """The Elo-MMR contest object as typed JSON: decoding it checks every type in C."""
+
+    name: str
+    time_seconds: int | float
+    standings: list[tuple[str, int, int]]
+    url: str | None = None
+    weight: int | float = 1.0
+    perf_ceiling: int | float | None = None
+
+
+_DECODER = msgspec.json.Decoder(_ContestDoc)
+
+
+def _decode_fast(
+    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+) -> Contest | _EmptyContest | None:
+    """The contest of well-formed JSON text, decoded straight into typed values.
+
+    Returns ``None`` when the text is not a well-typed contest object (bad syntax, a
+    wrong type, a missing key, ``Infinity``, a time given as a float, an index beyond
+    64 bits): the checking path (:func:`_parse_json_bytes` then
+    :func:`contest_from_json_dict`) then reads it again and names the problem.
+    """
+    try:
+        doc = _DECODER.decode(data)
+    except msgspec.DecodeError:  # also ValidationError
+        return None
+    standings = doc.standings
+    n = len(standings)
+    if n == 0:
+        return _EmptyContest(doc.name, source) if allow_empty else None
+    if isinstance(doc.time_seconds, float):
+        return None  # keep the checking path's exact handling of float times
+    handles, los, his = zip(*standings, strict=True)
+    try:
+        lo = np.fromiter(los, dtype=np.int64, count=n)
+        hi = np.fromiter(his, dtype=np.int64, count=n)
+    except OverflowError:
+        return None
+    if interner is not None:
+        handles = tuple(map(interner.setdefault, handles, handles))
+    try:
+        return Contest.from_arrays(
+            handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds, weight=doc.weight,
+            perf_ceiling=doc.perf_ceiling, url=doc.url,
+        )
+    except ContestError as exc:
+        raise _contest_error_at(exc, source) from exc
+
+
+def _decode_contest(
+    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+) -> Contest | _EmptyContest:
+    """A contest from JSON text: the typed fast path, else the checking path."""
+    found = _decode_fast(data, source, interner, allow_empty=allow_empty)
+    if found is not None:
+        return found
+    d = _parse_json_bytes(data, source)
+    if allow_empty:
+        return _history_member(d, source, interner)
+    return contest_from_json_dict(d, source=source, interner=interner)
+
+
+def _parse_json_bytes(data: bytes, source: str) -> Any:
+    """Parse JSON text; syntax errors become :class:`DataFormatError` with line and column."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(data)
+        except _orjson.JSONDecodeError:
+            pass  # the standard parser accepts Infinity and gives the exact position
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(
+            f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except RecursionError:
+        raise DataFormatError(f"{source}: invalid JSON: nested too deeply") from None
+
+
+def _split_standings(
+    standings: list[Any], where: str
+) -> tuple[Sequence[Any], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Split ``[[handle, lo, hi], ...]`` into handles and two int64 arrays, checking types."""
+    n = len(standings)
+    if n == 0:
+        return (), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    if set(map(type, standings)) == {list}:
+        try:
+            handles, los, his = zip(*standings, strict=True)
+        except ValueError:
+            handles = los = his = ()  # some row is not a triple: found below
+    else:
+        handles = los = his = ()
+    if len(handles) != n:
+        for pos, row in enumerate(standings):
+            if not isinstance(row, list) or len(row) != 3:
+                raise DataFormatError(
+                    f"{where}: standings[{pos}] must be a [handle, lo, hi] array, got "
+                    f"{_short(row)}"
+                )
+    if set(map(type, handles)) != {str}:
+        pos = next(i for i, h in enumerate(handles) if not isinstance(h, str))
+        raise DataFormatError(
+            f"{where}: standings[{pos}]: handle must be a string, got {_json_type(handles[pos])} "
+            f"{_short(handles[pos])}"
+        )
+    arrays = []
+    for what, values in (("lo", los), ("hi", his)):
+        try:
+            arr = np.array(values)
+        except OverflowError:
+            arr = np.array(values, dtype=object)
+        if arr.dtype.kind != "i" or arr.dtype.itemsize != 8:
+            # slow path: name the first offending entry (bool, float, string, huge int, ...)
+            for pos, v in enumerate(values):
+                if type(v) is not int:
+                    raise DataFormatError(
+                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} must be "
+                        f"an integer, got {_json_type(v)} {_short(v)}"
+                    )
+                if abs(v) >= 2**63:
+                    raise DataFormatError(
+                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = {v} is "
+                        "out of range"
+                    )
+            arr = arr.astype(np.int64)
+        arrays.append(arr)
+    return handles, arrays[0], arrays[1]
+
+
+def contest_from_json_dict(
+    d: Any, *, source: str, interner: dict[str, str] | None = None
+) -> Contest:
+    """Build a :class:`Contest` from a parsed Elo-MMR JSON object.
+
+    Parameters
+    ----------
+    d : Any
+        The parsed JSON value; must be an object with ``name``, ``time_seconds``
+        and ``standings`` and optionally ``url``, ``weight`` and ``perf_ceiling``.
+        Other keys are ignored.
+    source : str
+        Where ``d`` came from (file name, archive member); starts every message.
+    interner : dict of str to str, optional
+        Shared by a loader across contests so that each distinct handle is stored
+        as one string object.
+
+    Returns
+    -------
+    Contest
+
+    Raises
+    ------
+    DataFormatError
+        When a key is missing or has the wrong JSON type.
+    ContestError
+        When the contest model rejects the contest (duplicate handle, bad tie
+        range, non-positive weight...); the message starts with ``source``.
+    """
+    if not isinstance(d, dict):
+        raise DataFormatError(
+            f"{source}: expected a JSON object with 'name', 'time_seconds' and 'standings', "
+            f"got {_json_type(d)}"
+        )
+    for key in ("name", "time_seconds", "standings"):
+        if key not in d:
+            raise DataFormatError(f"{source}: missing required key {key!r}")
+    name = d["name"]
+    if not isinstance(name, str):
+        raise DataFormatError(f"{source}: 'name' must be a string, got {_json_type(name)}")
+    where = f"{source}: contest {name!r}" if name else source
+
+    def number(key: str, value: Any, nullable: bool) -> Any:
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise DataFormatError(
+                f"{where}: {key!r} must be a number{' or null' if nullable else ''}, "
+                f"got {_json_type(value)} {_short(value)}"
+            )
+        return value
+
+    time_seconds = number("time_seconds", d["time_seconds"], nullable=False)
+    weight = number("weight", d.get("weight", 1.0), nullable=False)
+    perf_ceiling = number("perf_ceiling", d.get("perf_ceiling"), nullable=True)
+    url = d.get("url")
+    if url is not None and not isinstance(url, str):
+        raise DataFormatError(f"{where}: 'url' must be a string or null, got {_json_type(url)}")
+    standings = d["standings"]
+    if not isinstance(standings, list):
+        raise DataFormatError(
+            f"{where}: 'standings' must be an array of [handle, lo, hi], "
+            f"got {_json_type(standings)}"
+        )
+    handles, lo, hi = _split_standings(standings, where)
+    if interner is not None:
+        handles = list(map(interner.setdefault, handles, handles))
+    try:
+        return Contest.from_arrays(
+            handles, lo, hi, name=name, time_seconds=time_seconds, weight=weight,
+            perf_ceiling=perf_ceiling, url=url,
+        )
+    except ContestError as exc:
+        raise _contest_error_at(exc, source) from exc
+
+
+def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) -> Contest:
+    """Read one Elo-MMR contest JSON file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.json`` file.
+    interner : dict of str to str, optional
+        Handle interning table shared across contests (see
+        :func:`contest_from_json_dict`).
+
+    Returns
+    -------
+    Contest
+
+    Raises
+    ------
+    DataFormatError
+        When the file is missing, unreadable, not valid JSON (the message gives
+        line and column) or not a contest object.
+    ContestError
+        When the contest model rejects the contest; the message names the file.
+    """
+    p = Path(path)
+    found = _decode_contest(_read_bytes(p), str(p), interner, allow_empty=False)
+    if not isinstance(found, Contest):  # pragma: no cover - allow_empty=False never skips
+        raise DataFormatError(f"{p}: standings are empty")
+    return found
+
+
+@dataclass(frozen=True)
+class _EmptyContest:
+    """A contest file of a history with no standings (Reddit's dataset has one):
+    skipped and reported by :func:`load_contests`, like the reference skips it."""
+
+    name: str
+    source: str
+
+
+def _history_member(
+    d: Any, source: str, interner: dict[str, str] | None
+) -> Contest | _EmptyContest:
+    if isinstance(d, dict) and d.get("standings") == [] and isinstance(d.get("name"), str):
+        return _EmptyContest(d["name"], source)
+    return contest_from_json_dict(d, source=source, interner=interner)

@@ -1,0 +1,179 @@
+"""Contest histories stored as many JSON files: a directory or a tar archive.
+
+* a directory of ``0.json, 1.json, ...`` (the file number is the contest's
+  chronological index; gaps in the numbering are allowed and reported by
+  :func:`podium.io.load_contests`);
+* a tar archive (``.tar.gz``, ``.tgz``, ``.tar``, ``.tar.bz2``, ``.tar.xz``) that
+  holds such a directory under any prefix (``cache/codeforces/0.json``).  The
+  archive is read as a stream: nothing is extracted to disk and only one member's
+  JSON text is in memory at a time.
+
+Both yield ``(file index, contest)`` in index order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tarfile
+import zlib
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path, PurePosixPath
+
+from podium.core.contest import Contest
+from podium.errors import DataFormatError
+from podium.io._common import INDEX_RE, _read_bytes
+from podium.io.json_contests import _decode_contest, _EmptyContest
+
+TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+_TAR_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error)
+
+
+def _json_index(name: str, where: str) -> int | None:
+    """The index of a ``<n>.json`` name; ``None`` for names to skip; error otherwise."""
+    if name.startswith(".") or not name.lower().endswith(".json"):
+        return None
+    stem = name[: -len(".json")]
+    if not INDEX_RE.fullmatch(stem):
+        raise DataFormatError(
+            f"{where}: contest files must be named by their index (0.json, 1.json, ...); "
+            f"cannot read an index from {name!r}"
+        )
+    return int(stem)
+
+
+def _dir_entries(directory: Path) -> list[tuple[int, Path]]:
+    """The ``(index, path)`` of every contest file of a directory, by index."""
+    found: dict[int, Path] = {}
+    try:
+        entries = list(os.scandir(directory))
+    except OSError as exc:
+        raise DataFormatError(f"{directory}: cannot list directory: {exc.strerror or exc}") from exc
+    for entry in entries:
+        idx = _json_index(entry.name, str(Path(directory, entry.name)))
+        if idx is None or not entry.is_file():
+            continue
+        if idx in found:
+            raise DataFormatError(
+                f"{directory}: two files have index {idx}: {found[idx].name!r} and {entry.name!r}"
+            )
+        found[idx] = Path(directory, entry.name)
+    if not found:
+        raise DataFormatError(f"{directory}: no contest files (0.json, 1.json, ...) in directory")
+    return sorted(found.items())
+
+
+def _iter_dir(
+    directory: Path, limit: int | None, interner: dict[str, str]
+) -> Iterator[tuple[int, Contest | _EmptyContest]]:
+    entries = _dir_entries(directory)
+    if limit is not None:
+        entries = entries[:limit]
+    for idx, p in entries:
+        yield idx, _decode_contest(_read_bytes(p), str(p), interner, allow_empty=True)
+
+
+# ====================================================================== tar archives
+def _scan_tar(
+    path: Path, want: Callable[[int], bool]
+) -> Generator[tuple[int, str, bytes], None, None]:
+    """Stream a tar archive; yield ``(index, member name, bytes)`` for wanted contest files.
+
+    Also checks that every contest file sits in one directory and that no index
+    appears twice.  Members that are not ``.json`` files are skipped.
+    """
+    try:
+        tf = tarfile.open(path, mode="r|*")
+    except FileNotFoundError:
+        raise DataFormatError(f"{path}: no such file") from None
+    except _TAR_ERRORS as exc:
+        raise DataFormatError(f"{path}: not a readable tar archive ({exc})") from exc
+    seen: dict[int, str] = {}
+    folder: PurePosixPath | None = None
+    folder_member = ""
+    with tf:
+        members = iter(tf)
+        while True:
+            try:
+                member = next(members, None)
+            except _TAR_ERRORS as exc:
+                raise DataFormatError(f"{path}: corrupt or truncated archive ({exc})") from exc
+            if member is None:
+                break
+            if not member.isfile():
+                continue
+            mpath = PurePosixPath(member.name)
+            where = f"{path}, member {member.name}"
+            idx = _json_index(mpath.name, where)
+            if idx is None:
+                continue
+            if folder is None:
+                folder, folder_member = mpath.parent, member.name
+            elif mpath.parent != folder:
+                raise DataFormatError(
+                    f"{path}: contest files in more than one directory ({folder_member!r} and "
+                    f"{member.name!r}); expected one directory of 0.json, 1.json, ..."
+                )
+            if idx in seen:
+                raise DataFormatError(
+                    f"{path}: index {idx} appears twice (members {seen[idx]!r} and "
+                    f"{member.name!r})"
+                )
+            seen[idx] = member.name
+            if not want(idx):
+                continue
+            try:
+                fobj = tf.extractfile(member)
+                data = fobj.read() if fobj is not None else b""
+            except _TAR_ERRORS as exc:
+                raise DataFormatError(f"{where}: corrupt or truncated archive ({exc})") from exc
+            yield idx, member.name, data
+    if not seen:
+        raise DataFormatError(f"{path}: no contest files (0.json, 1.json, ...) in archive")
+
+
+def _iter_tar(
+    path: Path, limit: int | None, interner: dict[str, str]
+) -> Iterator[tuple[int, Contest | _EmptyContest]]:
+    """Contests of an archive in index order, parsing one member at a time.
+
+    With ``limit=N`` only members with index < N are parsed; when the numbering
+    has gaps so that fewer than N such members exist, a second streaming pass
+    parses the next smallest indices.
+    """
+
+    def parse(member: str, data: bytes) -> Contest | _EmptyContest:
+        where = f"{path}, member {member}"
+        return _decode_contest(data, where, interner, allow_empty=True)
+
+    pending: dict[int, Contest | _EmptyContest] = {}
+    all_indices: list[int] = []
+    next_idx = 0
+    emitted = 0
+
+    def want_first(idx: int) -> bool:
+        all_indices.append(idx)
+        return limit is None or idx < limit
+
+    with contextlib.closing(_scan_tar(path, want_first)) as scan:
+        for idx, member, data in scan:
+            pending[idx] = parse(member, data)
+            del data
+            while next_idx in pending:  # yield the contiguous prefix as soon as it is complete
+                yield next_idx, pending.pop(next_idx)
+                next_idx += 1
+                emitted += 1
+            if limit is not None and next_idx >= limit:
+                return  # indices 0..limit-1 all read: the rest of the archive is not needed
+    for idx in sorted(pending):
+        yield idx, pending.pop(idx)
+        emitted += 1
+    if limit is None or emitted >= limit:
+        return
+    extra = set(sorted(i for i in all_indices if i >= limit)[: limit - emitted])
+    if not extra:
+        return
+    for idx, member, data in _scan_tar(path, extra.__contains__):
+        pending[idx] = parse(member, data)
+    for idx in sorted(pending):
+        yield idx, pending.pop(idx)

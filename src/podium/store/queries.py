@@ -1,0 +1,292 @@
+"""Reading a store (the query layer of :class:`~podium.store.Store`).
+
+Every method runs in one read transaction (:func:`podium.store.engine.read_txn`),
+so it sees one committed state and never half of a contest, and returns the
+frozen dataclasses of :mod:`podium.store.models` with unrounded floats.
+Rated players are those whose ``display_rating`` is set (it is NULL until their
+first rated contest), so that counts and rankings read the rating index alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import ColumnElement, and_, func, select
+
+from podium.store import schema as S
+from podium.store.common import StoreBase, chunks, prefix_upper_bound
+from podium.store.engine import display_url, read_txn
+from podium.store.models import (
+    ContestChange,
+    ContestSummary,
+    ContestView,
+    HistoryRow,
+    LeaderboardRow,
+    PlayerView,
+    StoreError,
+)
+
+__all__ = ["StoreQueries", "SEARCH_RANGE_ROWS"]
+
+#: Prefix search: with at most this many handles in the prefix's range of ``handle_key``
+#: they are read through its index and sorted by rating; with more, the players are
+#: walked in rating order until ``limit`` of them match (see
+#: :meth:`StoreQueries.search_handles`).
+SEARCH_RANGE_ROWS = 2000
+
+
+class StoreQueries(StoreBase):
+    """The reads; see :class:`~podium.store.Store`."""
+
+    # ------------------------------------------------------------------ reading
+    def _rated_filter(self, *, min_contests: int = 1, active_since: int | None = None,
+                      min_rating: float | None = None,
+                      max_rating: float | None = None) -> list[Any]:
+        p = S.players
+        # A player is rated (contests >= 1) exactly when display_rating is set: it is
+        # NULL until the first rated contest (see schema.players).  Testing the indexed
+        # column lets counts and deep leaderboard pages read the rating index alone.
+        conds: list[ColumnElement[bool]]
+        if min_contests <= 1:
+            conds = [p.c.display_rating.is_not(None)]
+        else:
+            conds = [p.c.contests >= int(min_contests)]
+        if active_since is not None:
+            conds.append(p.c.last_contest_time >= int(active_since))
+        if min_rating is not None:
+            conds.append(p.c.display_rating >= float(min_rating))
+        if max_rating is not None:
+            conds.append(p.c.display_rating < float(max_rating))
+        return conds
+
+    @staticmethod
+    def _check_page(offset: int, limit: int) -> None:
+        if offset < 0 or limit < 0:
+            raise StoreError(f"offset and limit must be >= 0 (got offset={offset}, limit={limit})")
+
+    def leaderboard(self, *, offset: int = 0, limit: int = 50, active_since: int | None = None,
+                    min_contests: int = 1) -> list[LeaderboardRow]:
+        """Rated players by display rating, best first (ties: handle ascending).
+
+        ``active_since`` keeps players whose last contest is at or after that time;
+        ``rank`` is 1-based within the filtered set.
+        """
+        self._check_page(offset, limit)
+        p = S.players
+        q = (
+            select(p.c.handle, p.c.display_rating, p.c.mu, p.c.sigma, p.c.contests,
+                   p.c.last_contest_time, p.c.max_display_rating, p.c.last_change)
+            .where(*self._rated_filter(min_contests=min_contests, active_since=active_since))
+            .order_by(p.c.display_rating.desc(), p.c.handle.asc())
+            .offset(offset).limit(limit)
+        )
+        with read_txn(self.engine) as conn:
+            rows = conn.execute(q).all()
+        return [
+            LeaderboardRow(offset + k + 1, r.handle, float(r.display_rating), float(r.mu),
+                           float(r.sigma), int(r.contests), int(r.last_contest_time),
+                           float(r.max_display_rating), float(r.last_change))
+            for k, r in enumerate(rows)
+        ]
+
+    def count_players(self, *, min_rating: float | None = None,
+                      max_rating: float | None = None, active_since: int | None = None) -> int:
+        """Number of rated players with display rating in ``[min_rating, max_rating)``."""
+        p = S.players
+        q = select(func.count()).select_from(p).where(*self._rated_filter(
+            active_since=active_since, min_rating=min_rating, max_rating=max_rating))
+        with read_txn(self.engine) as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def player(self, handle: str) -> PlayerView | None:
+        """One rated player (None when unknown or never rated), rank and full history."""
+        p, e, c = S.players, S.events, S.contests
+        with read_txn(self.engine) as conn:
+            r = conn.execute(select(p).where(p.c.handle == handle, p.c.contests >= 1)).first()
+            if r is None:
+                return None
+            # the rated players ranked above: two counts over the rating index alone
+            # (display_rating is NULL exactly for the unrated ones)
+            above = select(func.count()).select_from(p)
+            better = int(conn.execute(
+                above.where(p.c.display_rating > r.display_rating)).scalar_one())
+            better += int(conn.execute(above.where(
+                p.c.display_rating == r.display_rating, p.c.handle < r.handle)).scalar_one())
+            hist = conn.execute(
+                select(c.c.cid, c.c.name, c.c.time_seconds, c.c.seq, c.c.players, e.c.mu,
+                       e.c.sigma, e.c.display_rating, e.c.perf, e.c.change, e.c.place)
+                .select_from(e.join(c, c.c.pk == e.c.contest_pk))
+                .where(e.c.player_pk == r.pk).order_by(c.c.seq)
+            ).all()
+        history = [
+            HistoryRow(h.cid, h.name, int(h.time_seconds), int(h.seq), float(h.mu),
+                       float(h.sigma), float(h.display_rating), float(h.perf), int(h.place),
+                       float(h.change), int(h.players))
+            for h in hist
+        ]
+        return PlayerView(r.handle, float(r.mu), float(r.sigma), float(r.display_rating),
+                          int(r.contests), int(r.last_contest_time),
+                          float(r.max_display_rating), float(r.last_change), int(better) + 1,
+                          history)
+
+    def search_handles(self, prefix: str, limit: int = 10) -> list[str]:
+        """Rated handles starting with ``prefix`` (case-insensitive), best rated first.
+
+        The match is on the case-folded handle (``str.casefold``); ``_`` and ``%`` are
+        plain characters.  Ties in rating go by handle.
+
+        The handles with the prefix are a range of the ``handle_key`` index
+        (:func:`prefix_upper_bound`).  When it holds at most ``SEARCH_RANGE_ROWS``
+        handles (rare prefixes, ``tour``), they are read through that index and sorted
+        by rating; otherwise (``a``) the players are walked best first, along the
+        rating index, until ``limit`` of them match, which takes few rows when many
+        match.  The size of the range is counted on the index first (at most
+        ``SEARCH_RANGE_ROWS + 1`` entries).
+        """
+        self._check_page(0, limit)
+        p = S.players
+        key = prefix.casefold()
+        with read_txn(self.engine) as conn:
+            match: list[Any] = []
+            if key:
+                upper = prefix_upper_bound(key)
+                match = [p.c.handle_key >= key]
+                if upper is not None:
+                    match.append(p.c.handle_key < upper)
+                in_range = select(p.c.handle_key).where(*match).limit(SEARCH_RANGE_ROWS + 1)
+                n = int(conn.execute(
+                    select(func.count()).select_from(in_range.subquery())).scalar_one())
+                if n > SEARCH_RANGE_ROWS:
+                    # too many to read and sort: walk the rating index instead
+                    match = [p.c.handle_key.startswith(key, autoescape=True)]
+            q = (
+                select(p.c.handle).where(p.c.contests >= 1, *match)
+                .order_by(p.c.display_rating.desc(), p.c.handle.asc()).limit(limit)
+            )
+            return [r[0] for r in conn.execute(q).all()]
+
+    def contest(self, contest_id: str) -> ContestView | None:
+        """One contest with every player's change, in standings order (None if unknown)."""
+        c, st, p, e = S.contests, S.standings, S.players, S.events
+        with read_txn(self.engine) as conn:
+            row = conn.execute(select(c).where(c.c.cid == contest_id)).first()
+            if row is None:
+                return None
+            rows = conn.execute(
+                select(p.c.handle, st.c.lo, st.c.hi, e.c.prev_display, e.c.display_rating,
+                       e.c.change, e.c.perf, e.c.mu, e.c.sigma, e.c.debut)
+                .select_from(st.join(p, p.c.pk == st.c.player_pk).join(
+                    e, and_(e.c.contest_pk == st.c.contest_pk, e.c.player_pk == st.c.player_pk)))
+                .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
+            ).all()
+        changes = [
+            ContestChange(r.handle, int(r.lo), int(r.hi),
+                          None if r.debut else float(r.prev_display), float(r.display_rating),
+                          float(r.change), float(r.perf), float(r.mu), float(r.sigma))
+            for r in rows
+        ]
+        return ContestView(row.cid, row.name, row.url, int(row.time_seconds), int(row.seq),
+                           int(row.players), changes, bool(row.rated), float(row.weight),
+                           None if row.perf_ceiling is None else float(row.perf_ceiling))
+
+    def contests(self, *, offset: int = 0, limit: int = 50) -> list[ContestSummary]:
+        """Contests, newest first."""
+        self._check_page(offset, limit)
+        c = S.contests
+        q = (select(c.c.cid, c.c.name, c.c.url, c.c.time_seconds, c.c.seq, c.c.players)
+             .order_by(c.c.seq.desc()).offset(offset).limit(limit))
+        with read_txn(self.engine) as conn:
+            rows = conn.execute(q).all()
+        return [ContestSummary(r.cid, r.name, r.url, int(r.time_seconds), int(r.seq),
+                               int(r.players)) for r in rows]
+
+    def current_ratings(self, handles: Sequence[str]) -> dict[str, tuple[float, float, int]]:
+        """``handle -> (mu, sigma, contests)`` of the rated players among ``handles``."""
+        p = S.players
+        out: dict[str, tuple[float, float, int]] = {}
+        wanted = list(dict.fromkeys(handles))
+        with read_txn(self.engine) as conn:
+            for chunk in chunks(wanted):
+                for r in conn.execute(
+                    select(p.c.handle, p.c.mu, p.c.sigma, p.c.contests)
+                    .where(p.c.handle.in_(list(chunk)), p.c.contests >= 1)
+                ).all():
+                    out[r.handle] = (float(r.mu), float(r.sigma), int(r.contests))
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and settings: players (rated), contests, events, last_contest_time,
+        system, params, schema_version, plus handles, rated_contests, snapshots, epoch,
+        revision and database."""
+        p, c, sn = S.players, S.contests, S.snapshots
+        with read_txn(self.engine) as conn:
+            n_players = conn.execute(
+                select(func.count()).select_from(p).where(p.c.contests >= 1)).scalar_one()
+            n_handles = conn.execute(select(func.count()).select_from(p)).scalar_one()
+            agg = conn.execute(
+                select(func.count(), func.max(c.c.time_seconds),
+                       func.coalesce(func.sum(c.c.players).filter(c.c.rated.is_(True)), 0),
+                       func.count().filter(c.c.rated.is_(True)))
+            ).one()
+            snaps = conn.execute(
+                select(sn.c.head_count, sn.c.size).order_by(sn.c.head_count)).all()
+            stored = self._meta_map(conn)
+        return {
+            "players": int(n_players),
+            "contests": int(agg[0]),
+            "events": int(agg[2]),
+            "last_contest_time": None if agg[1] is None else int(agg[1]),
+            "system": self.system_name,
+            "params": dict(self.params),
+            "schema_version": int(stored.get("schema_version", 0)),
+            "handles": int(n_handles),
+            "rated_contests": int(agg[3]),
+            "snapshots": [{"head_count": int(h), "bytes": int(s)} for h, s in snaps],
+            "epoch": int(stored.get("epoch", 0)),
+            "revision": int(stored.get("revision", 0)),
+            "database": display_url(self.url),
+        }
+
+    def ratings_frame(self) -> pd.DataFrame:
+        """Every rated player, in the format of :meth:`podium.rater.Rater.ratings`."""
+        p = S.players
+        q = (select(p.c.handle, p.c.mu, p.c.sigma, p.c.display_rating, p.c.contests,
+                    p.c.last_contest_time, p.c.max_display_rating, p.c.last_change)
+             .where(p.c.contests >= 1)
+             .order_by(p.c.display_rating.desc(), p.c.handle.asc()))
+        with read_txn(self.engine) as conn:
+            rows = conn.execute(q).all()
+        cols = ["handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
+                "max_display_rating", "last_change"]
+        df = pd.DataFrame([tuple(r) for r in rows], columns=cols)
+        return df.astype({"handle": object, "mu": float, "sigma": float, "display_rating": float,
+                          "contests": np.int64, "last_contest_time": np.int64,
+                          "max_display_rating": float, "last_change": float})
+
+    def lookup_contests(self, contest_ids: Sequence[str]) -> dict[str, tuple[str, int, str]]:
+        """``id -> (content_hash, index, name)`` of the stored contests among ``contest_ids``."""
+        c = S.contests
+        out: dict[str, tuple[str, int, str]] = {}
+        wanted = list(dict.fromkeys(contest_ids))
+        with read_txn(self.engine) as conn:
+            for chunk in chunks(wanted):
+                for r in conn.execute(
+                    select(c.c.cid, c.c.content_hash, c.c.seq, c.c.name)
+                    .where(c.c.cid.in_(list(chunk)))
+                ).all():
+                    out[r.cid] = (r.content_hash, int(r.seq), r.name)
+        return out
+
+    def latest_contest(self) -> ContestSummary | None:
+        """The chronologically last stored contest (None for an empty store)."""
+        rows = self.contests(limit=1)
+        return rows[0] if rows else None
+
+    def contest_ids(self) -> list[str]:
+        """Every stored contest id in chronological order."""
+        c = S.contests
+        with read_txn(self.engine) as conn:
+            return [r[0] for r in conn.execute(select(c.c.cid).order_by(c.c.seq)).all()]

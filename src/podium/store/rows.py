@@ -1,0 +1,254 @@
+"""The rows of a write transaction (the lower half of the write layer,
+:mod:`podium.store.writes`): player keys, the rows of ``contests``, ``standings``,
+``events`` and ``players``, snapshots, and the stored contests a write reads back.
+
+Rows go to the database in one statement per table (:mod:`podium.store.bulk`:
+``executemany`` on SQLite, binary ``COPY`` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, bindparam, delete, func, select
+
+from podium.core.contest import Contest
+from podium.rater import Rater
+from podium.store import schema as S
+from podium.store.bulk import insert_rows, update_rows
+from podium.store.common import Meta, StoreBase
+from podium.store.rating import (
+    PLAYER_COLS,
+    RatedRun,
+    handle_of,
+    player_values,
+    rated_indices,
+)
+from podium.store.snapshot import rater_to_bytes
+
+__all__ = ["StoreRows", "Item", "CONTEST_COLS"]
+
+CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "perf_ceiling",
+                "players", "new_players", "rated", "content_hash", "ingested_at")
+EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf", "place",
+              "prev_display", "change", "debut")
+
+
+# The statements of every write, built once (building one costs more than running it).
+_NEW_PLAYERS_Q = select(S.players.c.pk, S.players.c.handle).where(
+    S.players.c.pk > bindparam("after"))
+_SINCE_SNAPSHOT_Q = select(
+    func.count(),
+    func.coalesce(func.sum(S.contests.c.players).filter(S.contests.c.rated.is_(True)), 0),
+).where(S.contests.c.seq >= select(
+    func.coalesce(func.max(S.snapshots.c.head_count), 0)).scalar_subquery())
+
+
+@dataclass(frozen=True)
+class Item:
+    """One contest of a write, checked before the transaction.
+
+    ``where`` prefixes its error messages (empty for a single ingestion).
+    """
+
+    contest: Contest
+    cid: str
+    chash: str
+    where: str
+
+
+class StoreRows(StoreBase):
+    """Rows and snapshots of a write; see :mod:`podium.store.writes`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._handles: dict[str, int] = {}
+        self._handles_store: str | None = None
+        self._max_player_pk = -1
+
+    # ------------------------------------------------------------------ players
+    def _refresh_handles(self, conn: Connection, m: Meta) -> None:
+        if self._handles_store != m.store_id:
+            self._handles = {}
+            self._max_player_pk = -1
+            self._handles_store = m.store_id
+        rows = conn.execute(_NEW_PLAYERS_Q, {"after": self._max_player_pk}).all()
+        for pk, h in rows:
+            self._handles[h] = pk
+            if pk > self._max_player_pk:
+                self._max_player_pk = pk
+
+    def _player_pks(self, handles: Sequence[str], new_handles: dict[str, int]) -> list[int]:
+        """Player keys of ``handles``; unknown handles get new keys (added to ``new_handles``)."""
+        out = []
+        known = self._handles
+        nxt = self._max_player_pk + 1 + len(new_handles)
+        for h in handles:
+            pk = known.get(h)
+            if pk is None:
+                pk = new_handles.get(h)
+                if pk is None:
+                    pk = nxt
+                    nxt += 1
+                    new_handles[h] = pk
+            out.append(pk)
+        return out
+
+    # ------------------------------------------------------------------ rows
+    @staticmethod
+    def _contest_row(pk: int, it: Item, seq: int, new_players: int, rated: bool,
+                     now: int) -> tuple[Any, ...]:
+        c = it.contest
+        return (pk, it.cid, seq, c.name, c.url, c.time_seconds, c.weight, c.perf_ceiling,
+                len(c), new_players, rated, it.chash, now)
+
+    @staticmethod
+    def _insert_standings(conn: Connection, cpks: Sequence[int], contests: Sequence[Contest],
+                          pks: Sequence[list[int]]) -> None:
+        rows: list[tuple[int, int, int, int, int]] = []
+        for cpk, cont, ppk in zip(cpks, contests, pks, strict=True):
+            rows.extend(zip([cpk] * len(ppk), range(len(ppk)), ppk, cont.lo.tolist(),
+                            cont.hi.tolist(), strict=True))
+        insert_rows(conn, S.standings, ("contest_pk", "pos", "player_pk", "lo", "hi"), rows)
+
+    @staticmethod
+    def _insert_events(conn: Connection, run: RatedRun, which: Sequence[int],
+                       cpks: Sequence[int], pks: Sequence[list[int]]) -> None:
+        """The events of contests ``which`` (positions in the run)."""
+        rows: list[tuple[Any, ...]] = []
+        for k in which:
+            a, b = int(run.offsets[k]), int(run.offsets[k + 1])
+            if a == b:
+                continue
+            rows.extend(zip([cpks[k]] * (b - a), pks[k], run.mu[a:b].tolist(),
+                            run.sigma[a:b].tolist(), run.display[a:b].tolist(),
+                            run.perf[a:b].tolist(), run.place[a:b].tolist(),
+                            run.prev_display[a:b].tolist(), run.change[a:b].tolist(),
+                            run.debut[a:b].tolist(), strict=True))
+        insert_rows(conn, S.events, EVENT_COLS, rows)
+
+    def _insert_new_players(self, conn: Connection, rater: Rater,
+                            new_handles: dict[str, int]) -> None:
+        """Insert the players first seen in this write, with their current ratings (NULL
+        for those only seen in contests in which everybody tied)."""
+        if not new_handles:
+            return
+        handles = list(new_handles)
+        idx = rated_indices(rater, handles)
+        rated = idx >= 0
+        vals = iter(player_values(rater, idx[rated]))
+        empty = (None, None, None, 0, None, None, None)
+        rows = [(new_handles[h], h, h.casefold(), *(next(vals) if r else empty))
+                for h, r in zip(handles, rated.tolist(), strict=True)]
+        insert_rows(conn, S.players, ("pk", "handle", "handle_key", *PLAYER_COLS), rows)
+
+    def _update_players(self, conn: Connection, rater: Rater, touched: np.ndarray,
+                        inserted: dict[str, int], txn_new: dict[str, int] | None = None) -> None:
+        """Write the Rater's current values of the players ``touched`` (Rater indices,
+        repeats allowed) but those just ``inserted``; ``txn_new`` holds the keys of the
+        players inserted earlier in this transaction."""
+        if not len(touched):
+            return
+        known = self._handles
+        extra = txn_new or {}
+        idx: list[int] = []
+        pks: list[int] = []
+        for i in np.unique(touched).tolist():
+            h = handle_of(rater, i)
+            if h not in inserted:
+                idx.append(i)
+                pk = known.get(h)
+                pks.append(extra[h] if pk is None else pk)
+        if not idx:
+            return
+        vals = player_values(rater, np.asarray(idx, dtype=np.int64))
+        update_rows(conn, S.players, "pk", PLAYER_COLS,
+                    [(pk, *v) for pk, v in zip(pks, vals, strict=True)])
+
+    # ------------------------------------------------------------------ snapshots
+    @staticmethod
+    def _since_snapshot(conn: Connection) -> tuple[int, int]:
+        """Contests, and player-rounds of rated contests, stored after the newest snapshot."""
+        since, events = conn.execute(_SINCE_SNAPSHOT_Q).one()
+        return int(since), int(events)
+
+    def _maybe_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
+        """Write a snapshot at ``head`` if the policy asks for one (see :meth:`_segments`)."""
+        since, events = self._since_snapshot(conn)
+        if since > 0 and (since >= self.snapshot_every or events >= self.snapshot_events):
+            self._write_snapshot(conn, rater, head, epoch)
+
+    def _write_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
+        data = rater_to_bytes(rater)
+        sn = S.snapshots
+        pk = int(conn.execute(select(func.coalesce(func.max(sn.c.pk), -1))).scalar_one()) + 1
+        conn.execute(sn.insert().values(pk=pk, head_count=head, epoch=epoch,
+                                        created_at=int(time.time()), size=len(data), data=data))
+        keep = [r[0] for r in conn.execute(
+            select(sn.c.pk).order_by(sn.c.head_count.desc(), sn.c.pk.desc())
+            .limit(self.keep_snapshots)
+        ).all()]
+        conn.execute(delete(sn).where(sn.c.pk.not_in(keep)))
+        self._hook("snapshot")
+
+    # ------------------------------------------------------------------ reading inside a write
+    def _stored_contest(self, conn: Connection, row: Any) -> Contest:
+        st, p = S.standings, S.players
+        rows = conn.execute(
+            select(p.c.handle, st.c.lo, st.c.hi)
+            .join(p, p.c.pk == st.c.player_pk)
+            .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
+        ).all()
+        handles = [r[0] for r in rows]
+        lo = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        hi = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+        return Contest.from_arrays(
+            handles, lo, hi, name=row.name, time_seconds=int(row.time_seconds),
+            weight=float(row.weight),
+            perf_ceiling=None if row.perf_ceiling is None else float(row.perf_ceiling),
+            url=row.url,
+        )
+
+    def _stored_contests(self, conn: Connection, start: int, stop: int) -> Iterator[Contest]:
+        if start >= stop:
+            return
+        c = S.contests
+        rows = conn.execute(
+            select(c.c.pk, c.c.name, c.c.url, c.c.time_seconds, c.c.weight, c.c.perf_ceiling)
+            .where(c.c.seq >= start, c.c.seq < stop).order_by(c.c.seq)
+        ).all()
+        for row in rows:
+            yield self._stored_contest(conn, row)
+
+    def _describe_conflict(self, conn: Connection, row: Any, contest: Contest, cid: str) -> str:
+        diffs = []
+        if row.name != contest.name:
+            diffs.append(f"name {row.name!r} vs {contest.name!r}")
+        if row.url != contest.url:
+            diffs.append(f"url {row.url!r} vs {contest.url!r}")
+        if int(row.time_seconds) != contest.time_seconds:
+            diffs.append(f"time_seconds {row.time_seconds} vs {contest.time_seconds}")
+        if float(row.weight) != contest.weight:
+            diffs.append(f"weight {row.weight} vs {contest.weight}")
+        if row.perf_ceiling != contest.perf_ceiling:
+            diffs.append(f"perf_ceiling {row.perf_ceiling} vs {contest.perf_ceiling}")
+        stored = self._stored_contest(conn, row).standings
+        given = contest.standings
+        if len(stored) != len(given):
+            diffs.append(f"standings of {len(stored)} players stored, {len(given)} given")
+        else:
+            for i, (a, b) in enumerate(zip(stored, given, strict=True)):
+                if a != b:
+                    diffs.append(f"standings differ first at position {i}: stored {a!r}, "
+                                 f"given {b!r}")
+                    break
+        what = "; ".join(diffs) or "content differs"
+        return (
+            f"contest id {cid!r} is already stored (#{row.seq} {row.name!r}) with different "
+            f"content ({what} [stored vs given]); a stored contest is never replaced: give this "
+            "one another id or leave it out"
+        )

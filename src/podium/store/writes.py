@@ -1,0 +1,547 @@
+"""Writing a store: ingestion, batches, recomputation and snapshots (the write layer
+of :class:`~podium.store.Store`).
+
+Every write is one transaction (see :mod:`podium.store.engine`) holding the
+store's write lock:
+
+1. read ``meta`` (store id, epoch);
+2. report a contest whose id is stored with the same content (SHA-256 of the
+   contest) as ``"duplicate"``, refuse one whose content differs, refuse a contest
+   older than the latest one unless ``recompute_from``;
+3. get a Rater at the insertion point: the in-process cache when it is still
+   valid (same store, same epoch, not ahead), else the newest snapshot at or
+   before the point; then replay the stored standings up to the point
+   (replaying is deterministic: a split run is bit-identical to one run);
+4. rate the new contests -- and, for ``recompute_from``, every later contest
+   again -- with one ``Rater.extend`` call (:func:`podium.store.rating.rate_run`);
+5. insert the contests, their standings and events, insert new players and
+   update the others (one ``executemany`` or ``COPY`` per table, see
+   :mod:`podium.store.bulk`); bump ``meta.revision`` (and ``meta.epoch`` after a
+   recompute);
+6. write a new snapshot when ``snapshot_every`` contests or ``snapshot_events``
+   player-rounds have been applied since the newest one (keeping the newest
+   ``keep_snapshots``), then commit.
+
+:meth:`StoreWrites.ingest_many` does this once for a whole batch of contests, so
+the fixed costs of a transaction (the lock, the metadata and duplicate lookups,
+one statement per table, the snapshot check, the commit) are paid once per batch.
+
+Any error rolls the transaction back and drops the in-process cache, so the
+database and the next ingestion are as if the contests had never been seen.
+A process killed at any point leaves the previous committed state.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, bindparam, delete, func, select, update
+
+from podium.core.contest import Contest
+from podium.errors import CheckpointError
+from podium.rater import Rater
+from podium.store import schema as S
+from podium.store.bulk import insert_rows
+from podium.store.common import (
+    Meta,
+    chunks,
+    content_hash,
+    default_contest_id,
+    fmt_time,
+    json_params,
+    same_params,
+)
+from podium.store.engine import db_errors, write_txn
+from podium.store.migrations import set_meta
+from podium.store.models import IngestResult, StoreError
+from podium.store.rating import (
+    RatedRun,
+    rate_run,
+    replay,
+)
+from podium.store.rows import CONTEST_COLS, Item, StoreRows
+from podium.store.snapshot import new_rater, rater_from_bytes
+
+__all__ = ["StoreWrites"]
+
+log = logging.getLogger("podium.store")
+_T = TypeVar("_T")
+
+_INT64 = 2**63
+
+
+# The statements of every write, built once (building one costs more than running it).
+_C = S.contests
+_STORED_Q = select(_C.c.pk, _C.c.seq, _C.c.name, _C.c.url, _C.c.time_seconds, _C.c.weight,
+                   _C.c.perf_ceiling, _C.c.players, _C.c.content_hash).where(
+    _C.c.cid == bindparam("cid"))
+_HEAD_Q = select(_C.c.seq, _C.c.time_seconds, _C.c.cid, _C.c.name,
+                 select(func.coalesce(func.max(_C.c.pk), -1)).scalar_subquery(),
+                 ).order_by(_C.c.seq.desc()).limit(1)
+_REVISION_U = S.meta.update().where(S.meta.c.key == "revision").values(value=bindparam("v"))
+
+
+@dataclass
+class _Cache:
+    """A Rater known to equal the first ``count`` contests of store ``store_id`` at ``epoch``."""
+
+    rater: Rater
+    count: int
+    store_id: str
+    epoch: int
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The stored contests' extent: their number, the next free key, the latest one."""
+
+    count: int
+    next_pk: int
+    latest_time: int | None
+    latest_cid: str | None
+    latest_name: str | None
+
+
+class StoreWrites(StoreRows):
+    """Ingestion and snapshots; see :class:`~podium.store.Store`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cache: _Cache | None = None
+        self._pending: _Cache | None = None
+        self._pending_handles: dict[str, int] = {}
+
+    def _release(self) -> None:
+        self._cache = None
+
+    # ------------------------------------------------------------------ public
+    def ingest(self, contest: Contest, *, contest_id: str | None = None,
+               recompute_from: bool = False) -> IngestResult:
+        """Rate ``contest`` and store it, all in one transaction (all of it or nothing).
+
+        Parameters
+        ----------
+        contest:
+            A validated :class:`~podium.core.contest.Contest`.
+        contest_id:
+            Its id (default: its url if set, else its name).
+        recompute_from:
+            Allow a contest older than the latest stored one: it is inserted in
+            time order (after the stored contests of the same or an earlier time)
+            and every later contest is rated again.
+
+        Returns
+        -------
+        IngestResult
+            ``status`` "applied", "duplicate" (the id is stored with the same
+            content: nothing changed) or "recomputed".
+
+        Raises
+        ------
+        StoreError
+            When the id is stored with different content, when the contest is older
+            than the latest stored one (without ``recompute_from``), or when it has no
+            id.  Nothing is changed.
+        """
+        item = self._item(contest, contest_id, "")
+        return self._run_write(f"cannot ingest contest {contest.label!r}",
+                               lambda conn: self._ingest_locked(conn, item, recompute_from))
+
+    def ingest_many(self, contests: Sequence[Contest], *,
+                    contest_ids: Sequence[str | None] | None = None) -> list[IngestResult]:
+        """Rate a batch of contests and store them in one transaction (all or nothing).
+
+        The batch is rated with one ``Rater.extend`` call and written with one
+        statement per table, so that many small contests cost little more than
+        their rating; the result is bit-identical to :meth:`ingest` of each contest
+        in turn (and to ``podium rate`` of the history).
+
+        Parameters
+        ----------
+        contests:
+            Validated contests, in time order (equal times keep their order), none
+            older than the latest stored contest.
+        contest_ids:
+            Their ids (default, or ``None`` for one: its url if set, else its name).
+
+        Returns
+        -------
+        list of IngestResult
+            One per contest, in the given order: "applied", or "duplicate" for a
+            contest already stored, or repeated within the batch, with the same
+            content (its ``index`` is the stored one's).
+
+        Raises
+        ------
+        StoreError
+            Naming the contest (``contest #k 'label' of the batch``) when its id is
+            stored, or repeated in the batch, with other content; when it is older
+            than the contest before it or than the latest stored contest (a batch
+            only appends: insert an older contest with
+            ``ingest(contest, recompute_from=True)``); or when it has no id.
+            Nothing of the batch is changed.
+        """
+        contests = list(contests)
+        if contest_ids is not None and len(contest_ids) != len(contests):
+            raise StoreError(f"{len(contest_ids)} contest ids given for {len(contests)} "
+                             "contests")
+        items = [
+            self._item(c, None if contest_ids is None else contest_ids[k],
+                       f"contest #{k} {getattr(c, 'label', '')!r} of the batch: ")
+            for k, c in enumerate(contests)
+        ]
+        if not items:
+            return []
+        return self._run_write(f"cannot ingest a batch of {len(items)} contests",
+                               lambda conn: self._ingest_many_locked(conn, items))
+
+    def snapshot(self) -> bool:
+        """Write a snapshot of the current state unless the newest one is already current.
+
+        Returns True when one was written.  (:meth:`ingest` takes snapshots on its
+        own; call this after a batch so that the next process starts at once.)
+        """
+        def write(conn: Connection) -> bool:
+            m = self._read_meta(conn)
+            head = self._head(conn).count
+            newest = conn.execute(select(func.max(S.snapshots.c.head_count))).scalar_one()
+            if newest is not None and int(newest) == head:
+                return False
+            rater = self._rater_at(conn, m, head)
+            self._write_snapshot(conn, rater, head, m.epoch)
+            self._keep(_Cache(rater, head, m.store_id, m.epoch))
+            return True
+
+        return self._run_write("cannot write a snapshot", write)
+
+    # ------------------------------------------------------------------ transactions
+    def _item(self, contest: Contest, contest_id: str | None, where: str) -> Item:
+        if not isinstance(contest, Contest):
+            raise TypeError(f"{where}expected a Contest, got {type(contest).__name__}")
+        try:
+            cid = default_contest_id(contest) if contest_id is None else contest_id
+        except StoreError as exc:
+            raise StoreError(f"{where}{exc}") from None
+        if not isinstance(cid, str) or not cid:
+            raise StoreError(f"{where}contest {contest.label!r}: contest_id must be a "
+                             "non-empty string")
+        if not -_INT64 <= contest.time_seconds < _INT64:
+            raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
+                             f"{contest.time_seconds} does not fit a 64-bit integer")
+        return Item(contest, cid, content_hash(contest), where)
+
+    def _run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
+        """Run ``body`` in a write transaction (database failures reported as ``what``).
+
+        What ``body`` asks to keep in memory (:meth:`_keep`, :meth:`_keep_handles`)
+        is taken over only once the transaction has committed.
+        """
+        with self._lock:
+            self._pending = None
+            self._pending_handles = {}
+            try:
+                with db_errors(self.url, what), write_txn(self.engine) as conn:
+                    out = body(conn)
+            except BaseException:
+                self._pending = None
+                self._pending_handles = {}
+                raise
+            new = self._pending_handles
+            if new:
+                self._handles.update(new)
+                self._max_player_pk = max(self._max_player_pk, max(new.values()))
+            if self._pending is not None:
+                self._cache = self._pending if self.use_cache else None
+            self._pending = None
+            self._pending_handles = {}
+            return out
+
+    def _keep(self, cache: _Cache) -> None:
+        """Keep the Rater of the state being written, once it is committed."""
+        self._pending = cache
+
+    def _ingest_locked(self, conn: Connection, item: Item,
+                       recompute_from: bool) -> IngestResult:
+        m = self._read_meta(conn)
+        self._hook("locked")
+        c = S.contests
+        contest = item.contest
+        row = conn.execute(_STORED_Q, {"cid": item.cid}).first()
+        if row is not None:
+            if row.content_hash == item.chash:
+                return IngestResult("duplicate", item.cid, int(row.seq), int(row.players), 0, 0,
+                                    (), contest.name)
+            raise StoreError(self._describe_conflict(conn, row, contest, item.cid))
+        head = self._head(conn)
+        if head.latest_time is None or contest.time_seconds >= head.latest_time:
+            return self._append_locked(conn, m, [item], head)[0]
+        pos = int(conn.execute(
+            select(func.count()).select_from(c).where(c.c.time_seconds <= contest.time_seconds)
+        ).scalar_one())
+        if not recompute_from:
+            raise StoreError(
+                f"contest {contest.label!r} (id {item.cid!r}, {fmt_time(contest.time_seconds)}) "
+                f"is older than the latest applied contest {head.latest_name!r} (id "
+                f"{head.latest_cid!r}, {fmt_time(head.latest_time)}); ingest it with "
+                f"--recompute-from (recompute_from=True) to insert it in time order and "
+                f"re-rate the {head.count - pos} later contest(s)"
+            )
+        return self._recompute_locked(conn, m, item, pos, head)
+
+    def _ingest_many_locked(self, conn: Connection, items: list[Item]) -> list[IngestResult]:
+        m = self._read_meta(conn)
+        self._hook("locked")
+        c = S.contests
+        stored: dict[str, Any] = {}
+        for part in chunks(list(dict.fromkeys(it.cid for it in items))):
+            for r in conn.execute(
+                select(c.c.pk, c.c.cid, c.c.seq, c.c.name, c.c.url, c.c.time_seconds,
+                       c.c.weight, c.c.perf_ceiling, c.c.players, c.c.content_hash)
+                .where(c.c.cid.in_(list(part)))
+            ).all():
+                stored[r.cid] = r
+        head = self._head(conn)
+        # per contest: its result, or the batch position of its first copy (an int), or
+        # None for a new contest (its result comes from _append_locked)
+        results: list[IngestResult | int | None] = []
+        first: dict[str, int] = {}
+        new: list[Item] = []
+        prev: Item | None = None
+        for k, it in enumerate(items):
+            cont = it.contest
+            row = stored.get(it.cid)
+            if row is not None:
+                if row.content_hash != it.chash:
+                    raise StoreError(it.where + self._describe_conflict(conn, row, cont, it.cid))
+                results.append(IngestResult("duplicate", it.cid, int(row.seq), int(row.players),
+                                            0, 0, (), cont.name))
+                continue
+            j = first.get(it.cid)
+            if j is not None:
+                if items[j].chash != it.chash:
+                    raise StoreError(
+                        f"{it.where}contest id {it.cid!r} is also the id of contest #{j} "
+                        f"{items[j].contest.label!r} of the batch, with different content; "
+                        "give one of them another id or leave it out")
+                results.append(j)
+                continue
+            t = cont.time_seconds
+            if prev is not None and t < prev.contest.time_seconds:
+                raise StoreError(
+                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(t)}) is older "
+                    f"than the contest before it in the batch, {prev.contest.label!r} "
+                    f"({fmt_time(prev.contest.time_seconds)}); sort the batch by time")
+            if prev is None and head.latest_time is not None and t < head.latest_time:
+                raise StoreError(
+                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(t)}) is older "
+                    f"than the latest applied contest {head.latest_name!r} (id "
+                    f"{head.latest_cid!r}, {fmt_time(head.latest_time)}); a batch only "
+                    "appends: ingest it alone with --recompute-from (recompute_from=True)")
+            first[it.cid] = k
+            new.append(it)
+            prev = it
+            results.append(None)
+        applied = self._append_locked(conn, m, new, head) if new else []
+        by_pos = dict(zip(first.values(), applied, strict=True))
+        out: list[IngestResult] = []
+        for k, res in enumerate(results):
+            if isinstance(res, IngestResult):
+                out.append(res)
+            elif res is None:
+                out.append(by_pos[k])
+            else:  # a repeat of contest #res of the batch
+                a = by_pos[res]
+                out.append(IngestResult("duplicate", a.contest_id, a.index, a.players, 0, 0,
+                                        (), items[k].contest.name))
+        return out
+
+    def _append_locked(self, conn: Connection, m: Meta, items: list[Item],
+                       head: _Head) -> list[IngestResult]:
+        """Rate ``items`` after the stored contests and write them.
+
+        The snapshot policy is applied contest by contest, as if they were ingested one
+        at a time: the items are rated and written in segments that end where a
+        snapshot is due (one ``Rater.extend`` per segment), so that a batch leaves the
+        same snapshots as single ingestions.
+        """
+        self._refresh_handles(conn, m)
+        rater = self._rater_at(conn, m, head.count)
+        since, events = self._since_snapshot(conn)
+        all_new: dict[str, int] = {}
+        out: list[IngestResult] = []
+        now = int(time.time())
+        start = 0
+        for stop, snap in self._segments(items, since, events):
+            seg = items[start:stop]
+            contests = [it.contest for it in seg]
+            run = self._rate(rater, contests, seg)
+            self._hook("rated")
+            n_known = len(all_new)
+            pks = [self._player_pks(cont.handles, all_new) for cont in contests]
+            seg_new = dict(islice(all_new.items(), n_known, None))
+            self._insert_new_players(conn, rater, seg_new)
+            cpks = list(range(head.next_pk + start, head.next_pk + stop))
+            seqs = range(head.count + start, head.count + stop)
+            insert_rows(conn, S.contests, CONTEST_COLS, [
+                self._contest_row(cpk, it, seq, rep.new_players, not rep.skipped, now)
+                for cpk, it, seq, rep in zip(cpks, seg, seqs, run.reports, strict=True)
+            ])
+            self._insert_standings(conn, cpks, contests, pks)
+            self._hook("standings")
+            self._insert_events(conn, run, range(len(seg)), cpks, pks)
+            self._hook("events")
+            self._update_players(conn, rater, run.player, seg_new, all_new)
+            self._hook("players")
+            if snap:
+                self._write_snapshot(conn, rater, head.count + stop, m.epoch)
+            out.extend(
+                IngestResult("applied", it.cid, seq, len(it.contest), rep.new_players, 0,
+                             rep.warnings, it.contest.name)
+                for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
+            start = stop
+        conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
+        self._hook("commit")
+        self._keep_handles(all_new)
+        self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
+        return out
+
+    def _segments(self, items: list[Item], since: int,
+                  events: int) -> list[tuple[int, bool]]:
+        """``(stop, snapshot)`` of each segment of ``items``: a snapshot is due after
+        contest ``stop - 1`` when ``snapshot_every`` contests or ``snapshot_events``
+        player-rounds (of rated contests) will then have been applied since the newest
+        snapshot, ``since`` and ``events`` being those counts before ``items``."""
+        out: list[tuple[int, bool]] = []
+        for k, it in enumerate(items):
+            since += 1
+            if not it.contest.is_outcome_free:
+                events += len(it.contest)
+            if since >= self.snapshot_every or events >= self.snapshot_events:
+                out.append((k + 1, True))
+                since = events = 0
+        if not out or out[-1][0] < len(items):
+            out.append((len(items), False))
+        return out
+
+    def _recompute_locked(self, conn: Connection, m: Meta, item: Item, pos: int,
+                          head: _Head) -> IngestResult:
+        """Insert ``item`` at chronological position ``pos`` and re-rate the later contests."""
+        c = S.contests
+        self._refresh_handles(conn, m)
+        rater = self._rater_at(conn, m, pos)
+        later = conn.execute(
+            select(c.c.pk, c.c.cid, c.c.seq, c.c.name, c.c.url, c.c.time_seconds, c.c.weight,
+                   c.c.perf_ceiling)
+            .where(c.c.seq >= pos).order_by(c.c.seq)
+        ).all()
+        old = [self._stored_contest(conn, row) for row in later]
+        conn.execute(delete(S.events).where(
+            S.events.c.contest_pk.in_(select(c.c.pk).where(c.c.seq >= pos))
+        ))
+        conn.execute(update(c).where(c.c.seq >= pos).values(seq=c.c.seq + 1))
+        conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > pos))
+        self._hook("recompute-cleared")
+
+        contests = [item.contest, *old]
+        run = self._rate(rater, contests, [item])
+        self._hook("rated")
+        new_handles: dict[str, int] = {}
+        pks = [self._player_pks(item.contest.handles, new_handles)]
+        pks += [self._player_pks(o.handles, {}) for o in old]
+        self._insert_new_players(conn, rater, new_handles)
+        rep = run.reports[0]
+        cpk = head.next_pk
+        insert_rows(conn, S.contests, CONTEST_COLS, [
+            self._contest_row(cpk, item, pos, rep.new_players, not rep.skipped, int(time.time()))
+        ])
+        self._insert_standings(conn, [cpk], [item.contest], pks[:1])
+        self._hook("standings")
+        cpks = [cpk, *(int(row.pk) for row in later)]
+        self._insert_events(conn, run, [0], cpks, pks)
+        self._hook("events")
+        for k, row in enumerate(later, 1):
+            conn.execute(update(c).where(c.c.pk == row.pk)
+                         .values(new_players=run.reports[k].new_players))
+            self._insert_events(conn, run, [k], cpks, pks)
+            self._hook("recompute-contest")
+        self._update_players(conn, rater, run.player, new_handles)
+        self._hook("players")
+        epoch = m.epoch + 1
+        set_meta(conn, "revision", str(m.revision + 1))
+        set_meta(conn, "epoch", str(epoch))
+        self._maybe_snapshot(conn, rater, head.count + 1, epoch)
+        self._hook("commit")
+        self._keep_handles(new_handles)
+        self._keep(_Cache(rater, head.count + 1, m.store_id, epoch))
+        return IngestResult("recomputed", item.cid, pos, len(item.contest), rep.new_players,
+                            len(later), rep.warnings, item.contest.name)
+
+    # ------------------------------------------------------------------ rating
+    @staticmethod
+    def _rate(rater: Rater, contests: list[Contest], items: Sequence[Item]) -> RatedRun:
+        """:func:`rate_run`; a failure of the rating system in a batch names the batch
+        (for a single contest it is raised as it is)."""
+        try:
+            return rate_run(rater, contests)
+        except StoreError:
+            raise
+        except Exception as exc:
+            if len(items) == 1 and not items[0].where:
+                raise
+            labels = ", ".join(f"{it.contest.label!r}" for it in items[:3])
+            more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+            raise StoreError(f"rating the batch of contests {labels}{more} failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
+
+    def _rater_at(self, conn: Connection, m: Meta, pos: int) -> Rater:
+        """A Rater that has rated exactly the first ``pos`` stored contests."""
+        c = self._cache
+        self._cache = None  # the Rater is about to change; re-cached only after a commit
+        if c is not None and c.store_id == m.store_id and c.epoch == m.epoch and c.count <= pos:
+            rater, start = c.rater, c.count
+        else:
+            rater, start = self._rater_from_snapshot(conn, pos)
+        replay(rater, list(self._stored_contests(conn, start, pos)))
+        if len(rater.contests) != pos:  # pragma: no cover - defensive
+            raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
+                             f"expected {pos}")
+        return rater
+
+    def _rater_from_snapshot(self, conn: Connection, pos: int) -> tuple[Rater, int]:
+        sn = S.snapshots
+        row = conn.execute(
+            select(sn.c.head_count, sn.c.data).where(sn.c.head_count <= pos)
+            .order_by(sn.c.head_count.desc()).limit(1)
+        ).first()
+        if row is not None:
+            try:
+                rater = rater_from_bytes(bytes(row.data),
+                                         where=f"snapshot at {row.head_count} contests")
+                if (rater.system_name == self.system_name
+                        and same_params(json_params(rater.system.params()), self.params)
+                        and len(rater.contests) == row.head_count):
+                    return rater, int(row.head_count)
+                log.warning("snapshot at %d contests does not match the store; replaying",
+                               row.head_count)
+            except CheckpointError as exc:
+                log.warning("%s; replaying from the start", exc)
+        return new_rater(self.system_name, self.params), 0
+
+    # ------------------------------------------------------------------ reading inside a write
+    @staticmethod
+    def _head(conn: Connection) -> _Head:
+        """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
+        contest is the one of the largest ``seq``; both lookups use an index)."""
+        row = conn.execute(_HEAD_Q).first()
+        if row is None:
+            return _Head(0, 0, None, None, None)
+        return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
+
+    def _keep_handles(self, new_handles: dict[str, int]) -> None:
+        """Keep the keys of the players being inserted, once they are committed."""
+        self._pending_handles = new_handles
