@@ -37,7 +37,7 @@ def test_kill_at_every_stage_keeps_previous_state(store_url, tmp_path):
 
 
 def test_kill_at_random_moment_of_long_ingest(tmp_path):
-    contests = synthetic_contests(2000, 30, seed=8, participation=0.5, tie_resolution=5.0)
+    contests = synthetic_contests(2000, 150, seed=8, participation=0.5, tie_resolution=5.0)
     data = tmp_path / "hist"
     write_contest_dir(contests, data)
     db = tmp_path / "long.db"

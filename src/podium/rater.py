@@ -62,7 +62,7 @@ class Rater:
     events:
         The event sink: where :meth:`add` records each round's events (default: a new
         :class:`~podium.core.state.EventLog`, which keeps them all).  A sink that keeps
-        less (the store's :class:`~podium.store.snapshot.LastRoundLog`) is passed here.
+        less (the store's :class:`~podium.store.snapshot.RunEventLog`) is passed here.
     **params:
         Hyper-parameters overriding the named system's preset.
     """

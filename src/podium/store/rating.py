@@ -4,11 +4,10 @@ The writes layer (:mod:`podium.store.writes`) rates contests with a Rater and
 writes what it did as rows.  Everything it needs from the Rater beyond its public
 methods is here, so that a change of the Rater's internals is adapted in one place:
 
-* ``rater.events`` -- replaced by a fresh :class:`~podium.core.state.EventLog`
-  for one run of contests and read back with ``EventLog.arrays()``
-  (:func:`rate_run`), then set back to the
-  :class:`~podium.store.snapshot.LastRoundLog` of a store's Rater (also for
-  :func:`replay`);
+* ``rater.events`` -- the :class:`~podium.store.snapshot.RunEventLog` the Rater
+  was built with (:func:`~podium.store.snapshot.new_rater`,
+  :func:`~podium.store.snapshot.rater_from_bytes`): :func:`rate_run` reads one
+  run's events from it, :func:`replay` lets it drop them;
 * ``rater.players`` -- the :class:`~podium.core.state.PlayerTable`: ``lookup``,
   ``n``, ``mu``, ``sigma``, ``contests``, ``last_time``, ``max_display``,
   ``last_change`` (:func:`rate_run`, :func:`player_values`, :func:`rated_indices`);
@@ -34,10 +33,9 @@ from typing import Any
 import numpy as np
 
 from podium.core.contest import Contest
-from podium.core.state import EventLog
 from podium.rater import Rater, RoundReport
 from podium.store.models import StoreError
-from podium.store.snapshot import LastRoundLog
+from podium.store.snapshot import RunEventLog
 
 __all__ = ["RatedRun", "rate_run", "replay", "player_values", "rated_indices", "PLAYER_COLS"]
 
@@ -78,10 +76,17 @@ class RatedRun:
     debut: np.ndarray
 
 
+def _sink(rater: Rater) -> RunEventLog:
+    sink = rater.events
+    if not isinstance(sink, RunEventLog):
+        raise StoreError("internal error: a store's Rater must be built with a RunEventLog "
+                         "(podium.store.snapshot.new_rater / rater_from_bytes)")
+    return sink
+
+
 def replay(rater: Rater, contests: Sequence[Contest]) -> None:
     """Rate stored ``contests`` again to bring ``rater`` forward (events are discarded)."""
     if contests:
-        rater.events = LastRoundLog()
         rater.extend(contests)
 
 
@@ -108,12 +113,10 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
     pre_mu[has_state] = t.mu[known[has_state]]
     pre_sigma[has_state] = t.sigma[known[has_state]]
 
-    rater.events = EventLog()
-    try:
+    sink = _sink(rater)
+    with sink.run():
         reports = rater.extend(contests)
-        ev = rater.events.arrays()
-    finally:
-        rater.events = LastRoundLog()
+        ev = sink.arrays()
 
     # The positions (in ``flat``) of the events: the rated contests' players in order.
     rated = np.array([not r.skipped for r in reports], dtype=bool)

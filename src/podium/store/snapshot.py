@@ -12,11 +12,9 @@ A Rater rebuilt from these bytes continues exactly like the original (the same
 property :mod:`podium.checkpoint` has): rating contests ``0..k``, taking a
 snapshot, restoring it and rating ``k+1..n`` gives the numbers of one run.
 
-The Rater the store works with records only the last round's events: its event
-sink is a :class:`LastRoundLog` (passed to the Rater's constructor), and the
-store writes the events to the database right away.  Pass your own sink
-(``new_rater(..., events=sink)``, ``rater_from_bytes(..., events=sink)``) and
-read ``sink.last`` after :meth:`~podium.rater.Rater.add`.
+The Rater the store works with keeps no event history: its event sink is a
+:class:`RunEventLog` (passed to the Rater's constructor), which collects the
+events of one run of contests while the store writes them to the database.
 """
 
 from __future__ import annotations
@@ -24,6 +22,8 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -34,18 +34,21 @@ from podium.core.state import EventLog
 from podium.errors import CheckpointError
 from podium.rater import Rater
 
-__all__ = ["LastRoundLog", "SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "new_rater",
+__all__ = ["RunEventLog", "SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "new_rater",
            "rater_to_bytes", "rater_from_bytes"]
 
 
-class LastRoundLog(EventLog):
-    """An event log that keeps only the latest round (the store saves events itself).
+class RunEventLog(EventLog):
+    """The event sink of a store's Rater: it keeps the events of one run of contests.
 
-    ``last`` is ``(contest, players, mu, sigma, perf, place)`` of the latest
-    :meth:`append`, or ``None``.
+    The store writes every event to its ``events`` table itself, so outside a run the
+    log keeps nothing.  Inside ``with sink.run():`` it collects the events of the
+    contests rated there (read them with :meth:`arrays` before the block ends); the
+    block's end drops them again.  The Rater is built with the sink
+    (``Rater(system, events=sink)``) and never has its log replaced.
     """
 
-    last: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    recording: bool = False
 
     def append(
         self,
@@ -56,21 +59,24 @@ class LastRoundLog(EventLog):
         perf: np.ndarray,
         place: np.ndarray,
     ) -> None:
-        self.last = (
-            contest,
-            np.array(players, dtype=np.int64),
-            np.array(mu, dtype=np.float64),
-            np.array(sigma, dtype=np.float64),
-            np.array(perf, dtype=np.float64),
-            np.array(place, dtype=np.int64),
-        )
+        if self.recording:
+            super().append(contest, players, mu, sigma, perf, place)
+
+    @contextmanager
+    def run(self) -> Iterator[RunEventLog]:
+        """Collect the events appended inside the block (none from before it)."""
+        self._chunks, self._cache, self.recording = [], None, True
+        try:
+            yield self
+        finally:
+            self._chunks, self._cache, self.recording = [], None, False
 
 
 def new_rater(system: str, params: dict[str, Any], *,
-              events: LastRoundLog | None = None) -> Rater:
+              events: RunEventLog | None = None) -> Rater:
     """A fresh Rater of ``system`` with ``params`` whose event sink is ``events``
-    (default: a new :class:`LastRoundLog`)."""
-    return Rater(system, events=LastRoundLog() if events is None else events, **params)
+    (default: a new :class:`RunEventLog`)."""
+    return Rater(system, events=RunEventLog() if events is None else events, **params)
 
 
 def rater_to_bytes(rater: Rater) -> bytes:
@@ -87,9 +93,9 @@ def rater_to_bytes(rater: Rater) -> bytes:
 
 
 def rater_from_bytes(data: bytes, *, where: str = "snapshot",
-                     events: LastRoundLog | None = None) -> Rater:
+                     events: RunEventLog | None = None) -> Rater:
     """Rebuild a Rater from :func:`rater_to_bytes` output, with ``events`` as its event
-    sink (default: a new :class:`LastRoundLog`).
+    sink (default: a new :class:`RunEventLog`).
 
     Raises
     ------
@@ -109,5 +115,5 @@ def rater_from_bytes(data: bytes, *, where: str = "snapshot",
         fmt, ver = (meta.get("format"), meta.get("version")) if isinstance(meta, dict) \
             else (None, None)
         raise CheckpointError(f"{where}: unsupported snapshot format {fmt!r} version {ver!r}")
-    sink = LastRoundLog() if events is None else events
+    sink = RunEventLog() if events is None else events
     return Rater.from_arrays(arrays, events=sink, where=where, what="snapshot")
