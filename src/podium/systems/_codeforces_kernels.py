@@ -22,13 +22,17 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import (
+from podium.core.numerics.chebyshev import (
+    cheb_fit,
     cheb_matrix,
+    cheb_nodes,
     clenshaw,
-    fast_tanh,
-    newton_step,
-    robust_average_zero,
+    panel_ends,
+    panel_grid,
 )
+from podium.core.numerics.newton import newton_begin, newton_next
+from podium.core.numerics.robust import robust_average_zero
+from podium.core.numerics.special import fast_tanh
 
 __all__ = [
     "CF_SEARCH_LO",
@@ -267,11 +271,7 @@ def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_h
             s += ucnt[u] * fast_tanh((x - uval[u]) * w_arg)
         vals[p - p0, jj] = s
     for p in range(p0, n_p):
-        for k in range(m):
-            s = 0.0
-            for j in range(m):
-                s += cmat[k, j] * vals[p - p0, j]
-            coef[p, k] = s
+        cheb_fit(cmat, vals[p - p0], coef[p])
         edge_hi[p] = vals[p - p0, 0]  # node j = 0 is the right end
         edge_lo[p] = vals[p - p0, m - 1]
 
@@ -279,15 +279,11 @@ def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_h
 @nb.njit(cache=True)
 def _split(lo_x, hi_x, half):
     """Panel edges covering ``[lo_x, hi_x]`` with half-width at most ``half``."""
-    k = int(math.ceil((hi_x - lo_x) / (2.0 * half)))
-    if k < 1:
-        k = 1
-    w = (hi_x - lo_x) / k
-    a = np.empty(k)
-    b = np.empty(k)
-    for p in range(k):
-        a[p] = lo_x + p * w
-        b[p] = lo_x + (p + 1) * w if p < k - 1 else hi_x
+    grid = panel_grid(lo_x, hi_x, half)
+    a = np.empty(grid.n)
+    b = np.empty(grid.n)
+    for p in range(grid.n):
+        a[p], b[p] = panel_ends(grid, p)
     return a, b
 
 
@@ -334,9 +330,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     n = mu.size
     m = CFSYS_NODES
     cmat = cheb_matrix(m)
-    tnodes = np.empty(m)
-    for j in range(m):
-        tnodes[j] = math.cos(math.pi * j / (m - 1))
+    tnodes = cheb_nodes(m)
     mu_min = uval[0]
     mu_max = uval[-1]
     if mu_max - mu_min < 1e-6:
@@ -418,20 +412,11 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
         qh = ehi[p]
         c = 0.5 * (a[p] + b[p])
         rr = 0.5 * (b[p] - a[p])
-        t = -1.0 + 2.0 * (tv - ql) / (qh - ql) if qh > ql else 0.0
-        if not (-1.0 < t < 1.0):
-            t = 0.0
-        lo_t = -1.0
-        hi_t = 1.0
-        for _ in range(100):
-            val, der = clenshaw(coef[p], t)
-            f = tv - val  # decreasing in t
-            if f == 0.0:
-                break
-            lo_t, hi_t, t, done = newton_step(lo_t, hi_t, t, f, -der)
-            if done:
-                break
-        perf[i] = c + rr * t
+        state = newton_begin(-1.0, 1.0, -1.0 + 2.0 * (tv - ql) / (qh - ql) if qh > ql else 0.0)
+        while state.running:
+            val, der = clenshaw(coef[p], state.x)
+            state = newton_next(state, tv - val, -der)  # decreasing in t
+        perf[i] = c + rr * state.x
     n_direct = 0
     for i in range(n):
         if direct[i] and i != i_lo and i != i_hi:

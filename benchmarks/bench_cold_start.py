@@ -1,0 +1,235 @@
+"""Cold and warm whole-process time of ``podium rate`` for every rating system.
+
+"Cold" is the first run after a fresh install: Numba's on-disk cache is empty, so
+every kernel the system calls is compiled.  Each cold run gets a fresh
+``NUMBA_CACHE_DIR`` in a temporary directory (Numba's user-provided cache locator
+comes before the in-tree ``__pycache__`` one, so a cache left in the source tree
+cannot mask it; the script checks that the fresh directory received index files).
+"Warm" reruns the same command with that cache filled (best of ``--warm-runs``).
+
+Input: the first three Codeforces contests of
+``../shared/datasets/codeforces/cache_codeforces.tar.gz`` (66, 122 and 264
+players), and the README's main job (``podium example example-data`` then
+``podium rate example-data --system mmr --out out``: 2000 players, 30 rounds).
+The peer is elo-mmr-py (the Rust reference's Python bindings), timed the same way
+(whole process: import, read the three files, ``rate_latest``) for ``mmr-fast``.
+
+    python benchmarks/bench_cold_start.py                          # this checkout
+    python benchmarks/bench_cold_start.py --src /work/main/src --json before.json
+    python benchmarks/bench_cold_start.py --before before.json --write-docs
+
+``--src`` picks the source tree that ``podium`` is imported from (``PYTHONPATH``),
+so the same script measures another checkout ("before").  ``--write-docs`` puts the
+table into the "Cold start" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("PODIUM_DATA_DIR", ROOT.parent / "shared" / "datasets"))
+ARCHIVE = DATA / "codeforces" / "cache_codeforces.tar.gz"
+DOC = ROOT / "docs" / "benchmarks.md"
+SECTION = "## Cold start"
+
+PEER = r'''
+import json, sys
+import elo_mmr_py as e
+cs = []
+for i in range(3):
+    with open(f"{sys.argv[1]}/{i}.json") as fh:
+        d = json.load(fh)
+    cs.append(e.Contest([tuple(s) for s in d["standings"]], name=d["name"],
+                        time_seconds=d["time_seconds"], url=d.get("url")))
+e.rate_latest(cs, "mmr-fast")
+'''
+
+
+class Refused(Exception):
+    """The command exited with an error (a system that refuses this input)."""
+
+
+def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise Refused(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
+                      f"exit status {proc.returncode}")
+    return dt
+
+
+def _index_files(cache: Path) -> int:
+    return sum(1 for _ in cache.rglob("*.nbi"))
+
+
+def measure(cmd: list[str], env: dict[str, str], cwd: Path, warm_runs: int) -> dict[str, Any]:
+    """Cold (fresh Numba cache) and warm (same cache, best of ``warm_runs``) times."""
+    cache = Path(tempfile.mkdtemp(prefix="podium-numba-"))
+    try:
+        e = {**env, "NUMBA_CACHE_DIR": str(cache)}
+        load = os.getloadavg()[0]
+        cold = _timed(cmd, e, cwd)
+        nbi = _index_files(cache)
+        warm = min(_timed(cmd, e, cwd) for _ in range(warm_runs))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return {"cold_s": cold, "warm_s": warm, "index_files": nbi, "load": load}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--src", type=Path, default=ROOT / "src",
+                    help="source tree to import podium from (default: this checkout)")
+    ap.add_argument("--systems", default=None, help="comma-separated (default: all SYSTEMS)")
+    ap.add_argument("--warm-runs", type=int, default=2)
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--before", type=Path, help="results of the 'before' tree (--json output)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="write the table into the 'Cold start' section of docs/benchmarks.md")
+    args = ap.parse_args()
+    if not ARCHIVE.exists():
+        print(f"skipped: {ARCHIVE} not found (set PODIUM_DATA_DIR)", file=sys.stderr)
+        return 0
+    src = args.src.resolve()
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    py = sys.executable
+    names = subprocess.run(
+        [py, "-c", "from podium.systems import SYSTEMS; print(','.join(SYSTEMS))"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip().split(",")
+    systems = args.systems.split(",") if args.systems else names
+
+    results: dict[str, Any] = {"src": str(src), "systems": {}}
+    with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
+        tmp = Path(tmp_s)
+        cf3 = tmp / "cf3"
+        cf3.mkdir()
+        with tarfile.open(ARCHIVE, "r|gz") as tf:
+            for m in tf:
+                hit = re.search(r"(?:^|/)([0-2])\.json$", m.name)
+                f = tf.extractfile(m) if hit and m.isfile() else None
+                if f is not None and hit is not None:
+                    (cf3 / f"{hit.group(1)}.json").write_bytes(f.read())
+                if len(list(cf3.iterdir())) == 3:
+                    break
+        podium = [py, "-m", "podium.cli"]
+        for name in systems:
+            try:
+                r = measure(podium + ["rate", str(cf3), "--system", name, "--out",
+                                      str(tmp / "out"), "--no-progress"], env, tmp,
+                            args.warm_runs)
+            except Refused as exc:
+                print(f"{name:16s} refused: {exc}", flush=True)
+                results["systems"][name] = None
+                continue
+            results["systems"][name] = r
+            print(f"{name:16s} cold {r['cold_s']:6.2f} s  warm {r['warm_s']:5.2f} s  "
+                  f"({r['index_files']} index files; load {r['load']:.2f})", flush=True)
+        _timed(podium + ["example", "example-data"], env, tmp)
+        r = measure(podium + ["rate", "example-data", "--system", "mmr", "--out", "out",
+                              "--no-progress"], env, tmp, args.warm_runs)
+        results["readme"] = r
+        print(f"{'README example':16s} cold {r['cold_s']:6.2f} s  warm {r['warm_s']:5.2f} s  "
+              f"(load {r['load']:.2f})", flush=True)
+        try:
+            peer = [py, "-c", PEER, str(cf3)]
+            t = min(_timed(peer, env, tmp) for _ in range(args.warm_runs))
+            results["peer_s"] = t
+            print(f"{'elo-mmr-py':16s} mmr-fast whole process {t:5.2f} s", flush=True)
+        except Refused as exc:
+            print(f"peer skipped: {exc}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    if args.write_docs:
+        before = json.loads(args.before.read_text()) if args.before else None
+        write_docs(results, before, sys.argv[1:])
+    return 0
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def write_docs(after: dict[str, Any], before: dict[str, Any] | None, argv: list[str]) -> None:
+    """Replace the "Cold start" section of docs/benchmarks.md with these results."""
+    import numba
+    import numpy
+
+    def cell(res: dict[str, Any] | None, key: str) -> str:
+        return f"{res[key]:.2f}" if res else "–"
+
+    rows = [
+        "| system | cold before (s) | cold after (s) | warm before (s) | warm after (s) "
+        "| load (1 min) before / after |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    bsys = before["systems"] if before else {}
+    for name, r in after["systems"].items():
+        b = bsys.get(name)
+        if r is None:
+            rows.append(f"| `{name}` | refuses this input (see `podium rate`) | | | | |")
+            continue
+        rows.append(f"| `{name}` | {cell(b, 'cold_s')} | {cell(r, 'cold_s')} | "
+                    f"{cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
+                    f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
+    b = before.get("readme") if before else None
+    r = after["readme"]
+    rows.append(f"| README example (`mmr`, 2000 players × 30 rounds) | {cell(b, 'cold_s')} | "
+                f"{cell(r, 'cold_s')} | {cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
+                f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
+    peer = after.get("peer_s")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = "\n".join([
+        SECTION,
+        "",
+        f"Measured on {now}, commit {_commit()}, on {os.cpu_count()} CPU cores shared with "
+        f"other jobs (the `uptime` load average is in the last column), Python "
+        f"{platform.python_version()}, NumPy {numpy.__version__}, Numba {numba.__version__}.",
+        "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
+        "first three Codeforces contests (66, 122 and 264 players). *Cold*: a fresh, empty "
+        "`NUMBA_CACHE_DIR` (every kernel the system calls is compiled); *warm*: the same "
+        "command again with that cache (best of two). *Before* is main at "
+        f"`{before['src'] if before else '–'}`; *after* is this commit. The README example "
+        "is the rating step of `podium example example-data && podium rate example-data "
+        "--system mmr --out out`.",
+        "",
+        *rows,
+        "",
+        (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes {peer:.2f} s as a "
+         "whole process (import, read, rate; compiled ahead of time, so it has no cold start)."
+         if peer is not None else "Peer: elo-mmr-py was not available."),
+        "",
+        "Command: `python benchmarks/bench_cold_start.py --src /work/main/src --json before.json"
+        " && python benchmarks/bench_cold_start.py " + " ".join(argv) + "`",
+        "",
+    ])
+    doc = DOC.read_text()
+    start = doc.find(SECTION)
+    if start < 0:
+        doc = doc.rstrip("\n") + "\n\n" + text
+    else:
+        nxt = doc.find("\n## ", start + len(SECTION))
+        doc = doc[:start] + text + (doc[nxt + 1:] if nxt >= 0 else "")
+    DOC.write_text(doc)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
