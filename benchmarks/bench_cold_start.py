@@ -36,7 +36,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +196,7 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, argv: list[
                 f"{cell(r, 'cold_s')} | {cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
                 f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
     peer = after.get("peer_s")
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = "\n".join([
         SECTION,
         "",

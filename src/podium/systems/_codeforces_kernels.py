@@ -257,10 +257,9 @@ def invariant_breaches(r, place, d):
 # cfsys: floating-point ratings
 # ======================================================================================
 @nb.njit(cache=True, parallel=True)
-def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_hi, p0):
+def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_hi, p0, n_p):
     """Chebyshev coefficients of ``T(x) = sum_u cnt_u tanh((x - u) w_arg)`` on the
-    panels ``[a[p], b[p]]`` for ``p >= p0`` (written into ``coef[p]``)."""
-    n_p = a.size
+    panels ``[a[p], b[p]]`` for ``p0 <= p < n_p`` (written into ``coef[p]``)."""
     vals = np.empty((n_p - p0, m))
     for q in nb.prange((n_p - p0) * m):
         p = p0 + q // m
@@ -285,6 +284,19 @@ def _split(lo_x, hi_x, half):
     for p in range(grid.n):
         a[p], b[p] = panel_ends(grid, p)
     return a, b
+
+
+@nb.njit(cache=True)
+def _joined(x, y, z):
+    """``concatenate((x, y, z))`` of three 1-d arrays."""
+    out = np.empty(x.size + y.size + z.size)
+    for i in range(x.size):
+        out[i] = x[i]
+    for i in range(y.size):
+        out[x.size + i] = y[i]
+    for i in range(z.size):
+        out[x.size + y.size + i] = z[i]
+    return out
 
 
 @nb.njit(cache=True)
@@ -340,7 +352,8 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     coef1 = np.empty((a1.size, m))
     elo1 = np.empty(a1.size)
     ehi1 = np.empty(a1.size)
-    _panel_coefs(a1, b1, uval, ucnt, w_arg, m, cmat, tnodes, coef1, elo1, ehi1, 0)
+    _panel_coefs(a1, b1, uval, ucnt, w_arg, m, cmat, tnodes, coef1, elo1, ehi1,
+                 np.int64(0), a1.size)  # int64, not a literal: one specialisation
     expected = np.empty(n)
     geo = np.empty(n)
     target = np.empty(n)
@@ -373,26 +386,23 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     if x_hi > mu_max:
         ar, br = _split(mu_max, x_hi, half)
     n1 = a1.size
-    na = al.size + n1 + ar.size
-    a = np.empty(na)
-    b = np.empty(na)
+    nl = al.size
+    na = nl + n1 + ar.size
+    a = _joined(al, a1, ar)
+    b = _joined(bl, b1, br)
     coef = np.empty((na, m))
     elo = np.empty(na)
     ehi = np.empty(na)
-    a[: al.size] = al
-    b[: al.size] = bl
-    a[al.size: al.size + n1] = a1
-    b[al.size: al.size + n1] = b1
-    coef[al.size: al.size + n1] = coef1
-    elo[al.size: al.size + n1] = elo1
-    ehi[al.size: al.size + n1] = ehi1
-    a[al.size + n1:] = ar
-    b[al.size + n1:] = br
-    if al.size > 0:
-        _panel_coefs(a[: al.size], b[: al.size], uval, ucnt, w_arg, m, cmat, tnodes,
-                     coef[: al.size], elo[: al.size], ehi[: al.size], 0)
+    for p in range(n1):
+        elo[nl + p] = elo1[p]
+        ehi[nl + p] = ehi1[p]
+        for k in range(m):
+            coef[nl + p, k] = coef1[p, k]
+    # the extensions: panels [0, nl) and [nl + n1, na) (coefficients by index, in place)
+    if nl > 0:
+        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, np.int64(0), nl)
     if ar.size > 0:
-        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, al.size + n1)
+        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, nl + n1, na)
     # phase 3: every other performance by safeguarded Newton on the interpolant
     for i in nb.prange(n):
         if direct[i]:

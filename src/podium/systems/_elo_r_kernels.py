@@ -38,6 +38,7 @@ from podium.core.numerics.performance import LOGISTIC, OpponentTerms, TieGroups,
 from podium.core.numerics.robust import robust_average_zero
 from podium.core.numerics.special import own_logistic_term, tanh_sech2
 from podium.systems._elo_mmr_kernels import Blocks, Factors, Normal
+
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
 _SERIES_BELOW = 0.05
 #: A Newton step of x tanh x = c below this relative size is the last one needed.
@@ -192,8 +193,9 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
             wsum[g] += w[j]
             if w[j] > gwmax[g]:
                 gwmax[g] = w[j]
-    top = _solve_group_extreme(mu, w, groups, 0, True)
-    bot = _solve_group_extreme(mu, w, groups, G - 1, False)
+    # typed arguments, not literals: one compiled _solve_group_extreme for both calls
+    top = _solve_group_extreme(mu, w, groups, np.int64(0), np.bool_(True))
+    bot = _solve_group_extreme(mu, w, groups, G - 1, np.bool_(False))
     a_all = bot
     b_all = top
     if b_all - a_all < 1e-6:
@@ -463,7 +465,7 @@ def _solve_one(r0, w0, p, wg):
     return state.x, state.status
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True)
 def absorb_normal(r_prior, sig_prior, perf, gamma, robust):
     """Algorithm 2: ``r`` solves ``(r - r')/sigma'^2 + tanh((r - p)/gamma)/gamma = 0``
     and ``sigma = (sigma'^-2 + gamma^-2)^-1/2``; the posterior is then approximated by
@@ -474,7 +476,7 @@ def absorb_normal(r_prior, sig_prior, perf, gamma, robust):
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in nb.prange(n):
+    for k in range(n):
         w0 = 1.0 / (sig_prior[k] * sig_prior[k])
         wg = 1.0 / gamma[k]
         if robust:

@@ -299,17 +299,21 @@ class EloR(RatingSystem):
             return mu.copy(), np.sqrt(sigma**2 + eta**2), warnings
         if self.noise == "fancy":
             sig = K.noise_fancy(
-                players, mu, sigma, eta, state.normal_view(), state.blocks_view(), state.pool_view()
+                players, mu, sigma, eta, state.normal_view(), state.blocks_view(),
+                state.pool_view(),
             )
             return mu.copy(), sig, warnings
         all_tau = self.noise == "all"
         sig = K.noise_constant(
-            players, sigma, eta, all_tau, state.normal_view(), state.blocks_view(), state.pool_view()
+            players, sigma, eta, all_tau, state.normal_view(), state.blocks_view(),
+            state.pool_view(),
         )
         if not all_tau:
             return mu.copy(), sig, warnings
         # constant multiple on all tau moves the mode (Sec. 5.2): r' is the new mode
-        r, status = K.prior_modes(players, mu, state.normal_view(), state.blocks_view(), state.pool_view())
+        r, status = K.prior_modes(
+            players, mu, state.normal_view(), state.blocks_view(), state.pool_view()
+        )
         warnings += _status_warnings(status, contest, "prior mode")
         return r, sig, warnings
 
@@ -326,7 +330,8 @@ class EloR(RatingSystem):
         state.reserve(players)
         cap = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
         mu, sigma, status = K.absorb_history(
-            players, r_prior, perf, gamma, cap, state.normal_view(), state.blocks_view(), state.pool_view()
+            players, r_prior, perf, gamma, cap, state.normal_view(), state.blocks_view(),
+            state.pool_view(),
         )
         state.maybe_compact()
         return mu, sigma, status

@@ -170,7 +170,7 @@ def group_sums(kind: int, x: float, terms: OpponentTerms, first: int, stop: int,
     return _gaussian_sums(x, terms, first, stop, split_ties)
 
 
-@overload(model_terms, jit_options={"cache": True})
+@overload(model_terms)
 def _model_terms_ol(kind, x, mu, pa, pb, split_ties):  # type: ignore[no-untyped-def]
     if not isinstance(kind, types.IntegerLiteral):
         return None  # Numba retries with the literal
@@ -179,7 +179,7 @@ def _model_terms_ol(kind, x, mu, pa, pb, split_ties):  # type: ignore[no-untyped
     return lambda kind, x, mu, pa, pb, split_ties: gaussian_terms(x, mu, pa, split_ties)
 
 
-@overload(group_sums, jit_options={"cache": True})
+@overload(group_sums, inline="always")
 def _group_sums_ol(kind, x, terms, first, stop, w_total, split_ties):  # type: ignore[no-untyped-def]
     if not isinstance(kind, types.IntegerLiteral):
         return None  # Numba retries with the literal
@@ -190,7 +190,9 @@ def _group_sums_ol(kind, x, terms, first, stop, w_total, split_ties):  # type: i
             _gaussian_sums(x, terms, first, stop, split_ties))
 
 
-@nb.njit(cache=True)
+# Inlined into node_values: a call per group would pass three arrays (and touch
+# their reference counts) once per group, node and panel.
+@nb.njit(cache=True, inline="always")
 def _logistic_sums(x: float, terms: OpponentTerms, first: int, stop: int, w_total: float,
                    split_ties: bool) -> tuple[float, float, float]:
     sv = 0.0
@@ -200,7 +202,7 @@ def _logistic_sums(x: float, terms: OpponentTerms, first: int, stop: int, w_tota
     return sv - w_total, sv + w_total, tie_mult * sv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _gaussian_sums(x: float, terms: OpponentTerms, first: int, stop: int,
                    split_ties: bool) -> tuple[float, float, float]:
     sl = 0.0
@@ -215,7 +217,7 @@ def _gaussian_sums(x: float, terms: OpponentTerms, first: int, stop: int,
 
 
 @nb.njit(cache=True)
-def _q_direct(kind: int, x: float, terms: OpponentTerms, groups: TieGroups, g: int,
+def _q_direct(kind: int, x: float, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
               split_ties: bool) -> tuple[float, float]:
     """Direct O(N) evaluation of Q_g(x) and Q_g'(x) for tie group ``g``."""
     mu, pa, pb = terms
@@ -238,7 +240,7 @@ def _q_direct(kind: int, x: float, terms: OpponentTerms, groups: TieGroups, g: i
 
 
 @nb.njit(cache=True)
-def _solve_direct(kind: int, terms: OpponentTerms, groups: TieGroups, g: int,
+def _solve_direct(kind: int, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
                   split_ties: bool) -> tuple[float, int]:
     """Zero of ``Q_g`` by Newton on the direct sum, from the group's mean centre."""
     s = 0.0
@@ -278,9 +280,8 @@ def node_values(kind: int, x: float, terms: OpponentTerms, groups: TieGroups,
         acc += Vs[jj, g]
 
 
-@nb.njit(cache=True, parallel=True)
 def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                      min_spread: float, direct_groups: int):
+                      min_spread: float, direct_groups: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Performance of every tie group: the zero of ``Q_g`` (Theorem 3.2), exactly.
 
     Parameters
@@ -334,7 +335,28 @@ def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_
         How many groups were solved directly (all of them below
         ``direct_groups``; otherwise the ones the panels did not place).
     """
-    nb.literally(kind)  # one specialisation per kind: a system compiles only its terms
+    solve = _logistic_zeros if kind == LOGISTIC else _gaussian_zeros
+    perf, status, n_direct = solve(terms, groups, split_ties, min_spread, direct_groups)
+    return perf, status, int(n_direct)
+
+
+@nb.njit(cache=True)
+def _logistic_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                    min_spread: float, direct_groups: int):
+    return _performance_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
+
+
+@nb.njit(cache=True)
+def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                    min_spread: float, direct_groups: int):
+    return _performance_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
+
+
+@nb.njit(cache=True, parallel=True)
+def _performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                       min_spread: float, direct_groups: int):
+    """:func:`performance_zeros` for one ``kind``, a literal: compiled once per kind, so
+    that a system compiles only its own terms."""
     G = groups.start.size
     perf = np.empty(G)
     status = np.zeros(G, dtype=np.int8)
@@ -342,8 +364,8 @@ def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_
         return perf, status, 0
     solved = np.zeros(G, dtype=np.bool_)
     if G > direct_groups:
-        top = G - G  # an int64, not the literal 0 (one compiled _solve_direct for all)
-        p_top, st_top = _solve_direct(kind, terms, groups, top, split_ties)
+        # np.int64(0), not the literal 0: one compiled _solve_direct serves every call
+        p_top, st_top = _solve_direct(kind, terms, groups, np.int64(0), split_ties)
         p_bot, st_bot = _solve_direct(kind, terms, groups, G - 1, split_ties)
         perf[0] = p_top
         status[0] = st_top
