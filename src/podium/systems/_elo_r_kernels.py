@@ -18,25 +18,27 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics.chebyshev import (
+from podium.core.numerics import (
     CHEB_NODES,
+    HI_BOUND,
+    LO_BOUND,
+    LOGISTIC,
+    MAX_ITER,
+    OpponentTerms,
+    TieGroups,
     cheb_fit,
     cheb_matrix,
     cheb_nodes,
-    panel_ends,
-    panel_grid,
-    panel_zero,
-)
-from podium.core.numerics.newton import (
-    HI_BOUND,
-    LO_BOUND,
-    MAX_ITER,
     newton_begin,
     newton_next,
+    own_logistic_term,
+    panel_grid,
+    panel_span,
+    panel_values,
+    panel_zero,
+    robust_average_zero,
+    tanh_sech2,
 )
-from podium.core.numerics.performance import LOGISTIC, OpponentTerms, TieGroups, node_values
-from podium.core.numerics.robust import robust_average_zero
-from podium.core.numerics.special import own_logistic_term, tanh_sech2
 from podium.systems._elo_mmr_kernels import Blocks, Factors, Normal
 
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
@@ -209,11 +211,8 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
     solved = np.zeros(n, dtype=np.bool_)
     terms = OpponentTerms(mu, w, w)
     for p in range(grid.n):
-        a, b = panel_ends(grid, p)
-        c = 0.5 * (a + b)
-        r = 0.5 * (b - a)
-        for jj in nb.prange(m):
-            node_values(LOGISTIC, c + r * tnodes[jj], terms, groups, True, wsum, Qv, Vs, jj)
+        a, b, c, r = panel_span(grid, p)
+        panel_values(LOGISTIC, c, r, tnodes, terms, groups, True, wsum, Qv, Vs)
         for g in nb.prange(G):
             ra = Qv[g, m - 1]
             rb = Qv[g, 0]
@@ -234,10 +233,7 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
                 t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
                 perf[i] = c + r * t
                 solved[i] = True
-    nfb = 0
-    for i in range(n):
-        if not solved[i]:
-            nfb += 1
+    nfb = n - np.count_nonzero(solved)
     for i in nb.prange(n):
         if not solved[i]:
             pv, st = _solve_player(mu, w, lo, i)
@@ -506,9 +502,9 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    nf_mu, nf_w = normal
     fb_base, _, fb_start, fb_len = blocks
     f_mu, f_warg, f_wout = pool
+    nf_mu = normal.mu
     for k in nb.prange(n):
         i = players[k]
         if fb_len[i] > 0 and fb_len[i] + 1 >= max_history:
@@ -519,9 +515,9 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
                 w1 = f_warg[q] * f_wout[q]
             else:
                 w1 = f_wout[q] * math.tanh(z) / d
-            w0 = nf_w[i]
+            w0 = normal.w[i]
             nf_mu[i] = (w0 * nf_mu[i] + w1 * f_mu[q]) / (w0 + w1)
-            nf_w[i] = w0 + w1
+            normal.w[i] = w0 + w1
             fb_start[i] += 1
             fb_len[i] -= 1
         wg = 1.0 / gamma[k]
@@ -532,7 +528,7 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
         fb_len[i] += 1
         b = fb_base[i] + fb_start[i]
         e = b + fb_len[i]
-        w0 = nf_w[i]
+        w0 = normal.w[i]
         x, st = robust_average_zero(f_mu, f_warg, f_wout, b, e, 1.0, -nf_mu[i] * w0, w0,
                                     r_prior[k])
         out_mu[k] = x

@@ -30,6 +30,7 @@ __all__ = [
     "PanelGrid",
     "panel_grid",
     "panel_ends",
+    "panel_span",
     "panel_mid",
     "panel_coordinate",
     "cheb_nodes",
@@ -83,6 +84,13 @@ def panel_ends(grid: PanelGrid, p: int) -> tuple[float, float]:
     a = grid.left + p * grid.width
     b = grid.left + (p + 1) * grid.width if p < grid.n - 1 else grid.right
     return a, b
+
+
+@nb.njit(cache=True)
+def panel_span(grid: PanelGrid, p: int) -> tuple[float, float, float, float]:
+    """Ends, centre and half-width ``(a, b, c, r)`` of panel ``p``: ``x = c + r t``."""
+    a, b = panel_ends(grid, p)
+    return a, b, 0.5 * (a + b), 0.5 * (b - a)
 
 
 @nb.njit(cache=True)

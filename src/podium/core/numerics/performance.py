@@ -22,8 +22,8 @@ from podium.core.numerics.chebyshev import (
     cheb_fit,
     cheb_matrix,
     cheb_nodes,
-    panel_ends,
     panel_grid,
+    panel_span,
     panel_zero,
 )
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
@@ -45,6 +45,7 @@ __all__ = [
     "logistic_terms",
     "gaussian_terms",
     "node_values",
+    "panel_values",
     "performance_zeros",
 ]
 
@@ -280,6 +281,16 @@ def node_values(kind: int, x: float, terms: OpponentTerms, groups: TieGroups,
         acc += Vs[jj, g]
 
 
+@nb.njit(cache=True, parallel=True)
+def panel_values(kind: int, c: float, r: float, tnodes: np.ndarray, terms: OpponentTerms,
+                 groups: TieGroups, split_ties: bool, wsum: np.ndarray, Qv: np.ndarray,
+                 Vs: np.ndarray) -> None:
+    """:func:`node_values` at every node ``c + r tnodes[j]`` of a panel (column ``j``
+    of ``Qv``), the nodes in parallel.  ``kind`` is a literal (see :func:`model_terms`)."""
+    for jj in nb.prange(tnodes.size):
+        node_values(kind, c + r * tnodes[jj], terms, groups, split_ties, wsum, Qv, Vs, jj)
+
+
 def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                       min_spread: float, direct_groups: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Performance of every tie group: the zero of ``Q_g`` (Theorem 3.2), exactly.
@@ -374,10 +385,7 @@ def _performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split
         solved[0] = True
         solved[G - 1] = True
         _panel_zeros(kind, terms, groups, split_ties, min_spread, perf, solved)
-    n_direct = 0
-    for g in range(G):
-        if not solved[g]:
-            n_direct += 1
+    n_direct = G - np.count_nonzero(solved)
     for g in nb.prange(G):
         if not solved[g]:
             pg, st = _solve_direct(kind, terms, groups, np.int64(g), split_ties)
@@ -409,11 +417,8 @@ def _panel_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties:
             for j in range(groups.start[g], groups.end[g]):
                 wsum[g] += terms.pb[j]
     for p in range(grid.n):
-        a, b = panel_ends(grid, p)
-        c = 0.5 * (a + b)
-        r = 0.5 * (b - a)
-        for jj in nb.prange(m):
-            node_values(kind, c + r * tnodes[jj], terms, groups, split_ties, wsum, Qv, Vs, jj)
+        _, _, c, r = panel_span(grid, p)
+        panel_values(kind, c, r, tnodes, terms, groups, split_ties, wsum, Qv, Vs)
         for g in nb.prange(G):
             if solved[g]:
                 continue
