@@ -322,7 +322,9 @@ def _eval_T(a, b, coef, x):
     return v
 
 
-@nb.njit(cache=True, parallel=True)
+# Serial: its per-participant loops are cheap (a Clenshaw sum, a few Newton steps on
+# the interpolant); the heavy one, the node values, runs in parallel in _panel_coefs.
+@nb.njit(cache=True)
 def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     """Expected rank, geometric-mean rank and performance of every participant (cfsys).
 
@@ -357,7 +359,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     expected = np.empty(n)
     geo = np.empty(n)
     target = np.empty(n)
-    for i in nb.prange(n):
+    for i in range(n):
         ex = 0.5 * (n + 1.0 - _eval_T(a1, b1, coef1, mu[i]))
         g = math.sqrt(ex * 0.5 * (lo[i] + hi[i] + 2.0))
         expected[i] = ex
@@ -404,7 +406,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     if ar.size > 0:
         _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, nl + n1, na)
     # phase 3: every other performance by safeguarded Newton on the interpolant
-    for i in nb.prange(n):
+    for i in range(n):
         if direct[i]:
             continue
         tv = target[i]
@@ -433,7 +435,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
             n_direct += 1
     if n_direct:
         warg = np.full(uval.size, w_arg)
-        for i in nb.prange(n):
+        for i in range(n):
             if direct[i] and i != i_lo and i != i_hi:
                 x, _ = robust_average_zero(uval, warg, ucnt, 0, uval.size, 1.0, -target[i],
                                            0.0, mu[i])

@@ -29,6 +29,7 @@ from podium.core.numerics import (
     cheb_fit,
     cheb_matrix,
     cheb_nodes,
+    n_unsolved,
     newton_begin,
     newton_next,
     own_logistic_term,
@@ -132,6 +133,41 @@ def _solve_group_extreme(mu, w, groups, g, top):
 
 
 @nb.njit(cache=True, parallel=True)
+def _place_players(a: float, b: float, mu: np.ndarray, w: np.ndarray, groups: TieGroups,
+                   gwmax: np.ndarray, Qv: np.ndarray, cmat: np.ndarray, perf: np.ndarray,
+                   solved: np.ndarray) -> None:
+    """Place every player whose zero lies in the panel ``[a, b]``: Newton on the
+    interpolant of its group's ``R_g`` (values at the nodes in ``Qv``) plus its own
+    term; the groups in parallel."""
+    m = Qv.shape[1]
+    c = 0.5 * (a + b)
+    r = 0.5 * (b - a)
+    for g in nb.prange(groups.start.size):
+        ra = Qv[g, m - 1]
+        rb = Qv[g, 0]
+        if not (ra + gwmax[g] >= 0.0 and rb - gwmax[g] <= 0.0):
+            continue
+        coef = np.empty(m)
+        have_coef = False
+        for i in range(groups.start[g], groups.end[g]):
+            if solved[i]:
+                continue
+            qa = ra + _term(a, mu[i], w[i])[0]
+            qb = rb + _term(b, mu[i], w[i])[0]
+            if not (qa >= 0.0 and qb <= 0.0):
+                continue
+            if not have_coef:
+                cheb_fit(cmat, Qv[g], coef)
+                have_coef = True
+            t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
+            perf[i] = c + r * t
+            solved[i] = True
+
+
+# Serial: the direct solves it does itself are small (rounds of at most ``direct_n``
+# players, and the odd player the panels do not place); the heavy loops run in
+# parallel in panel_values and _place_players.
+@nb.njit(cache=True)
 def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroups,
                  direct_n: int):
     """Every participant's performance ``p_i``: the zero of ``Q_i`` (Sec. 3), exactly.
@@ -176,7 +212,7 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
     if n == 0:
         return perf, status, 0
     if n <= direct_n:
-        for i in nb.prange(n):
+        for i in range(n):
             p, st = _solve_player(mu, w, lo, i)
             perf[i] = p
             status[i] = st
@@ -213,28 +249,9 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
     for p in range(grid.n):
         a, b, c, r = panel_span(grid, p)
         panel_values(LOGISTIC, c, r, tnodes, terms, groups, True, wsum, Qv, Vs)
-        for g in nb.prange(G):
-            ra = Qv[g, m - 1]
-            rb = Qv[g, 0]
-            if not (ra + gwmax[g] >= 0.0 and rb - gwmax[g] <= 0.0):
-                continue
-            coef = np.empty(m)
-            have_coef = False
-            for i in range(g_start[g], g_end[g]):
-                if solved[i]:
-                    continue
-                qa = ra + _term(a, mu[i], w[i])[0]
-                qb = rb + _term(b, mu[i], w[i])[0]
-                if not (qa >= 0.0 and qb <= 0.0):
-                    continue
-                if not have_coef:
-                    cheb_fit(cmat, Qv[g], coef)
-                    have_coef = True
-                t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
-                perf[i] = c + r * t
-                solved[i] = True
-    nfb = n - np.count_nonzero(solved)
-    for i in nb.prange(n):
+        _place_players(a, b, mu, w, groups, gwmax, Qv, cmat, perf, solved)
+    nfb = n_unsolved(solved)
+    for i in range(n):
         if not solved[i]:
             pv, st = _solve_player(mu, w, lo, i)
             perf[i] = pv

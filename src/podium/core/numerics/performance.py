@@ -46,6 +46,7 @@ __all__ = [
     "gaussian_terms",
     "node_values",
     "panel_values",
+    "n_unsolved",
     "performance_zeros",
 ]
 
@@ -281,6 +282,16 @@ def node_values(kind: int, x: float, terms: OpponentTerms, groups: TieGroups,
         acc += Vs[jj, g]
 
 
+@nb.njit(cache=True)
+def n_unsolved(solved: np.ndarray) -> int:
+    """How many entries of the mask ``solved`` are false (those left to a direct solve)."""
+    k = 0
+    for s in solved:
+        if not s:
+            k += 1
+    return k
+
+
 @nb.njit(cache=True, parallel=True)
 def panel_values(kind: int, c: float, r: float, tnodes: np.ndarray, terms: OpponentTerms,
                  groups: TieGroups, split_ties: bool, wsum: np.ndarray, Qv: np.ndarray,
@@ -363,7 +374,11 @@ def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
     return _performance_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
 
 
-@nb.njit(cache=True, parallel=True)
+# Serial: the direct solves it does itself are few and small (rounds of at most
+# ``direct_groups`` groups, and the odd group the panels do not place); the heavy
+# loops run in parallel in _panel_zeros and panel_values.  (A parallel function costs
+# seconds more to compile: its loops are outlined and compiled one by one.)
+@nb.njit(cache=True)
 def _performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                        min_spread: float, direct_groups: int):
     """:func:`performance_zeros` for one ``kind``, a literal: compiled once per kind, so
@@ -385,10 +400,10 @@ def _performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split
         solved[0] = True
         solved[G - 1] = True
         _panel_zeros(kind, terms, groups, split_ties, min_spread, perf, solved)
-    n_direct = G - np.count_nonzero(solved)
-    for g in nb.prange(G):
+    n_direct = n_unsolved(solved)
+    for g in range(G):
         if not solved[g]:
-            pg, st = _solve_direct(kind, terms, groups, np.int64(g), split_ties)
+            pg, st = _solve_direct(kind, terms, groups, g, split_ties)
             perf[g] = pg
             status[g] = st
     return perf, status, n_direct
