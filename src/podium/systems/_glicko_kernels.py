@@ -72,10 +72,10 @@ def _panel_values(grid: PanelGrid, tnodes: np.ndarray, mu: np.ndarray, k: np.nda
     return vals
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True)
 def _panel_eval(x: np.ndarray, grid: PanelGrid, coef: np.ndarray) -> np.ndarray:
     out = np.empty(x.size)
-    for i in nb.prange(x.size):
+    for i in range(x.size):
         p, t = panel_coordinate(grid, x[i])
         v, _ = clenshaw(coef[p], t)
         out[i] = v
