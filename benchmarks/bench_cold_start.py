@@ -15,12 +15,12 @@ The peer is elo-mmr-py (the Rust reference's Python bindings), timed the same wa
 (whole process: import, read the three files, ``rate_latest``) for ``mmr-fast``.
 
     python benchmarks/bench_cold_start.py                          # this checkout
-    python benchmarks/bench_cold_start.py --src /work/main/src --json before.json
-    python benchmarks/bench_cold_start.py --before before.json --write-docs
+    python benchmarks/bench_cold_start.py --before /work/main/src --write-docs
 
-``--src`` picks the source tree that ``podium`` is imported from (``PYTHONPATH``),
-so the same script measures another checkout ("before").  ``--write-docs`` puts the
-table into the "Cold start" section of docs/benchmarks.md.
+``--src`` picks the source tree that ``podium`` is imported from (``PYTHONPATH``).
+``--before SRC`` measures another checkout ("before", e.g. main) in the same run,
+system by system right before this one, so that both see the same machine load.
+``--write-docs`` puts the table into the "Cold start" section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -98,24 +98,32 @@ def main() -> int:
     ap.add_argument("--systems", default=None, help="comma-separated (default: all SYSTEMS)")
     ap.add_argument("--warm-runs", type=int, default=2)
     ap.add_argument("--json", type=Path, help="write the results here")
-    ap.add_argument("--before", type=Path, help="results of the 'before' tree (--json output)")
+    ap.add_argument("--before", type=Path,
+                    help="source tree of the 'before' version, measured alongside")
     ap.add_argument("--write-docs", action="store_true",
                     help="write the table into the 'Cold start' section of docs/benchmarks.md")
     args = ap.parse_args()
     if not ARCHIVE.exists():
         print(f"skipped: {ARCHIVE} not found (set PODIUM_DATA_DIR)", file=sys.stderr)
         return 0
-    src = args.src.resolve()
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    env.pop("NUMBA_CACHE_DIR", None)
+    trees = {"after": args.src.resolve()}
+    if args.before:
+        trees = {"before": args.before.resolve(), **trees}
+    envs = {}
+    for label, src in trees.items():
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        env.pop("NUMBA_CACHE_DIR", None)
+        envs[label] = env
     py = sys.executable
     names = subprocess.run(
         [py, "-c", "from podium.systems import SYSTEMS; print(','.join(SYSTEMS))"],
-        env=env, capture_output=True, text=True, check=True,
+        env=envs["after"], capture_output=True, text=True, check=True,
     ).stdout.strip().split(",")
     systems = args.systems.split(",") if args.systems else names
 
-    results: dict[str, Any] = {"src": str(src), "systems": {}}
+    results: dict[str, Any] = {
+        label: {"src": str(src), "systems": {}} for label, src in trees.items()
+    }
     with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
         tmp = Path(tmp_s)
         cf3 = tmp / "cf3"
@@ -130,26 +138,29 @@ def main() -> int:
                     break
         podium = [py, "-m", "podium.cli"]
         for name in systems:
-            try:
-                r = measure(podium + ["rate", str(cf3), "--system", name, "--out",
-                                      str(tmp / "out"), "--no-progress"], env, tmp,
-                            args.warm_runs)
-            except Refused as exc:
-                print(f"{name:16s} refused: {exc}", flush=True)
-                results["systems"][name] = None
-                continue
-            results["systems"][name] = r
-            print(f"{name:16s} cold {r['cold_s']:6.2f} s  warm {r['warm_s']:5.2f} s  "
-                  f"({r['index_files']} index files; load {r['load']:.2f})", flush=True)
-        _timed(podium + ["example", "example-data"], env, tmp)
-        r = measure(podium + ["rate", "example-data", "--system", "mmr", "--out", "out",
-                              "--no-progress"], env, tmp, args.warm_runs)
-        results["readme"] = r
-        print(f"{'README example':16s} cold {r['cold_s']:6.2f} s  warm {r['warm_s']:5.2f} s  "
-              f"(load {r['load']:.2f})", flush=True)
+            for label, env in envs.items():
+                try:
+                    r = measure(podium + ["rate", str(cf3), "--system", name, "--out",
+                                          str(tmp / "out"), "--no-progress"], env, tmp,
+                                args.warm_runs)
+                except Refused as exc:
+                    print(f"{label:6s} {name:16s} refused: {exc}", flush=True)
+                    results[label]["systems"][name] = None
+                    continue
+                results[label]["systems"][name] = r
+                print(f"{label:6s} {name:16s} cold {r['cold_s']:6.2f} s  "
+                      f"warm {r['warm_s']:5.2f} s  ({r['index_files']} index files; "
+                      f"load {r['load']:.2f})", flush=True)
+        _timed(podium + ["example", "example-data"], envs["after"], tmp)
+        for label, env in envs.items():
+            r = measure(podium + ["rate", "example-data", "--system", "mmr", "--out", "out",
+                                  "--no-progress"], env, tmp, args.warm_runs)
+            results[label]["readme"] = r
+            print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s  "
+                  f"warm {r['warm_s']:5.2f} s  (load {r['load']:.2f})", flush=True)
         try:
             peer = [py, "-c", PEER, str(cf3)]
-            t = min(_timed(peer, env, tmp) for _ in range(args.warm_runs))
+            t = min(_timed(peer, envs["after"], tmp) for _ in range(args.warm_runs))
             results["peer_s"] = t
             print(f"{'elo-mmr-py':16s} mmr-fast whole process {t:5.2f} s", flush=True)
         except Refused as exc:
@@ -157,8 +168,8 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     if args.write_docs:
-        before = json.loads(args.before.read_text()) if args.before else None
-        write_docs(results, before, sys.argv[1:])
+        write_docs(results["after"], results.get("before"), results.get("peer_s"),
+                   sys.argv[1:])
     return 0
 
 
@@ -168,7 +179,8 @@ def _commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def write_docs(after: dict[str, Any], before: dict[str, Any] | None, argv: list[str]) -> None:
+def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float | None,
+               argv: list[str]) -> None:
     """Replace the "Cold start" section of docs/benchmarks.md with these results."""
     import numba
     import numpy
@@ -195,7 +207,6 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, argv: list[
     rows.append(f"| README example (`mmr`, 2000 players × 30 rounds) | {cell(b, 'cold_s')} | "
                 f"{cell(r, 'cold_s')} | {cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
                 f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
-    peer = after.get("peer_s")
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = "\n".join([
         SECTION,
@@ -217,8 +228,7 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, argv: list[
          "whole process (import, read, rate; compiled ahead of time, so it has no cold start)."
          if peer is not None else "Peer: elo-mmr-py was not available."),
         "",
-        "Command: `python benchmarks/bench_cold_start.py --src /work/main/src --json before.json"
-        " && python benchmarks/bench_cold_start.py " + " ".join(argv) + "`",
+        "Command: `python benchmarks/bench_cold_start.py " + " ".join(argv) + "`",
         "",
     ])
     doc = DOC.read_text()
