@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -63,14 +64,18 @@ class Refused(Exception):
     """The command exited with an error (a system that refuses this input)."""
 
 
-def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (user + system) of a whole process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
     dt = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise Refused(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
                       f"exit status {proc.returncode}")
-    return dt
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return dt, cpu
 
 
 def _index_files(cache: Path) -> int:
@@ -83,12 +88,13 @@ def measure(cmd: list[str], env: dict[str, str], cwd: Path, warm_runs: int) -> d
     try:
         e = {**env, "NUMBA_CACHE_DIR": str(cache)}
         load = os.getloadavg()[0]
-        cold = _timed(cmd, e, cwd)
+        cold, cold_cpu = _timed(cmd, e, cwd)
         nbi = _index_files(cache)
-        warm = min(_timed(cmd, e, cwd) for _ in range(warm_runs))
+        warm, warm_cpu = min(_timed(cmd, e, cwd) for _ in range(warm_runs))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    return {"cold_s": cold, "warm_s": warm, "index_files": nbi, "load": load}
+    return {"cold_s": cold, "warm_s": warm, "cold_cpu_s": cold_cpu, "warm_cpu_s": warm_cpu,
+            "index_files": nbi, "load": load}
 
 
 def main() -> int:
@@ -100,9 +106,16 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--before", type=Path,
                     help="source tree of the 'before' version, measured alongside")
+    ap.add_argument("--from-json", type=Path,
+                    help="write the docs from results saved by --json (no measuring)")
     ap.add_argument("--write-docs", action="store_true",
                     help="write the table into the 'Cold start' section of docs/benchmarks.md")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        write_docs(saved["after"], saved.get("before"), saved.get("peer_s"),
+                   saved.get("argv", []))
+        return 0
     if not ARCHIVE.exists():
         print(f"skipped: {ARCHIVE} not found (set PODIUM_DATA_DIR)", file=sys.stderr)
         return 0
@@ -124,6 +137,7 @@ def main() -> int:
     results: dict[str, Any] = {
         label: {"src": str(src), "systems": {}} for label, src in trees.items()
     }
+    results["argv"] = sys.argv[1:]
     with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
         tmp = Path(tmp_s)
         cf3 = tmp / "cf3"
@@ -148,19 +162,21 @@ def main() -> int:
                     results[label]["systems"][name] = None
                     continue
                 results[label]["systems"][name] = r
-                print(f"{label:6s} {name:16s} cold {r['cold_s']:6.2f} s  "
-                      f"warm {r['warm_s']:5.2f} s  ({r['index_files']} index files; "
-                      f"load {r['load']:.2f})", flush=True)
+                print(f"{label:6s} {name:16s} cold {r['cold_s']:6.2f} s "
+                      f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
+                      f"(cpu {r['warm_cpu_s']:4.2f})  {r['index_files']} index files; "
+                      f"load {r['load']:.2f}", flush=True)
         _timed(podium + ["example", "example-data"], envs["after"], tmp)
         for label, env in envs.items():
             r = measure(podium + ["rate", "example-data", "--system", "mmr", "--out", "out",
                                   "--no-progress"], env, tmp, args.warm_runs)
             results[label]["readme"] = r
-            print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s  "
-                  f"warm {r['warm_s']:5.2f} s  (load {r['load']:.2f})", flush=True)
+            print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s "
+                  f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
+                  f"(cpu {r['warm_cpu_s']:4.2f})  load {r['load']:.2f}", flush=True)
         try:
             peer = [py, "-c", PEER, str(cf3)]
-            t = min(_timed(peer, envs["after"], tmp) for _ in range(args.warm_runs))
+            t = min(_timed(peer, envs["after"], tmp)[0] for _ in range(args.warm_runs))
             results["peer_s"] = t
             print(f"{'elo-mmr-py':16s} mmr-fast whole process {t:5.2f} s", flush=True)
         except Refused as exc:
@@ -188,25 +204,24 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
     def cell(res: dict[str, Any] | None, key: str) -> str:
         return f"{res[key]:.2f}" if res else "–"
 
+    def row(label: str, b: dict[str, Any] | None, r: dict[str, Any]) -> str:
+        cells = [f"{cell(b, k)} → {cell(r, k)}"
+                 for k in ("cold_s", "cold_cpu_s", "warm_s", "warm_cpu_s")]
+        load = f"{b['load']:.1f} / {r['load']:.1f}" if b else f"{r['load']:.1f}"
+        return f"| {label} | " + " | ".join(cells) + f" | {load} |"
+
     rows = [
-        "| system | cold before (s) | cold after (s) | warm before (s) | warm after (s) "
-        "| load (1 min) before / after |",
+        "| system | cold wall (s) | cold CPU (s) | warm wall (s) | warm CPU (s) | load |",
         "|---|---:|---:|---:|---:|---|",
     ]
     bsys = before["systems"] if before else {}
     for name, r in after["systems"].items():
-        b = bsys.get(name)
         if r is None:
             rows.append(f"| `{name}` | refuses this input (see `podium rate`) | | | | |")
             continue
-        rows.append(f"| `{name}` | {cell(b, 'cold_s')} | {cell(r, 'cold_s')} | "
-                    f"{cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
-                    f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
-    b = before.get("readme") if before else None
-    r = after["readme"]
-    rows.append(f"| README example (`mmr`, 2000 players × 30 rounds) | {cell(b, 'cold_s')} | "
-                f"{cell(r, 'cold_s')} | {cell(b, 'warm_s')} | {cell(r, 'warm_s')} | "
-                f"{b['load'] if b else 0:.2f} / {r['load']:.2f} |")
+        rows.append(row(f"`{name}`", bsys.get(name), r))
+    rows.append(row("README example (`mmr`, 2000 players × 30 rounds)",
+                    before.get("readme") if before else None, after["readme"]))
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = "\n".join([
         SECTION,
@@ -217,10 +232,13 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
         "first three Codeforces contests (66, 122 and 264 players). *Cold*: a fresh, empty "
         "`NUMBA_CACHE_DIR` (every kernel the system calls is compiled); *warm*: the same "
-        "command again with that cache (best of two). *Before* is main at "
-        f"`{before['src'] if before else '–'}`; *after* is this commit. The README example "
-        "is the rating step of `podium example example-data && podium rate example-data "
-        "--system mmr --out out`.",
+        "command again with that cache (best of two). Each cell is *before → after*: "
+        f"before is main (`{before['src'] if before else '–'}`), after is this commit, "
+        "measured one right after the other for each row. *CPU* is the process's user + "
+        "system time, which the machine's load inflates far less than the wall-clock "
+        "time; *load* is the 1-minute load average before each cold run (before / after). "
+        "The README example is the rating step of `podium example example-data && podium "
+        "rate example-data --system mmr --out out`.",
         "",
         *rows,
         "",
