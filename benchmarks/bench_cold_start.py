@@ -242,6 +242,31 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "",
         *rows,
         "",
+        "Where the compile time went, and what was cut (all bit-identical):",
+        "",
+        "* kernels specialised per model: `performance_zeros` has one compiled entry per "
+        "kind (`LOGISTIC`, `GAUSSIAN`), so `mmr` no longer compiles the Gaussian terms "
+        "and `mmx` not the logistic ones;",
+        "* one specialisation per kernel: integer arguments passed as typed values, not "
+        "literals (a literal `0` and an `int64` compiled `_solve_direct` three times);",
+        "* `parallel=True` only on loops that carry O(N × nodes) work (the panel sweep, "
+        "the per-group placement, the per-player rating updates); the drivers around them "
+        "and small kernels (`diffuse`, `update_gaussian`, `noise_constant`, "
+        "`absorb_normal`, `cfsys_performances`, Glicko's panel evaluation) are serial: "
+        "Numba outlines and compiles every parallel loop separately;",
+        "* no `inline=\"always\"` (it re-types the callee inside every caller; LLVM still "
+        "inlines the small functions);",
+        "* no slice assignment in kernels (`a[:k] = b` compiles Numba's shape-error "
+        "formatting, 1–2 s: `reserve`, `cfsys_performances`);",
+        "* imports: `import podium` loads nothing heavy, `podium rate` does not import the "
+        "store, service and evaluation commands, pandas and SciPy are imported where "
+        "used. What remains warm is Python, NumPy, Numba (which itself imports "
+        "`scipy.linalg` when its first kernel loads), the kernels' cache and pandas in "
+        "the output writer.",
+        "",
+        "A first run still compiles; it says so on stderr (`compiling kernels for mmr, "
+        "once: ~N s`) when none of the system's kernels is in Numba's cache.",
+        "",
         (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes {peer:.2f} s as a "
          "whole process (import, read, rate; compiled ahead of time, so it has no cold start)."
          if peer is not None else "Peer: elo-mmr-py was not available."),
