@@ -114,7 +114,7 @@ def main() -> int:
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         write_docs(saved["after"], saved.get("before"), saved.get("peer_s"),
-                   saved.get("argv", []))
+                   saved.get("argv", []), saved.get("commit"))
         return 0
     if not ARCHIVE.exists():
         print(f"skipped: {ARCHIVE} not found (set PODIUM_DATA_DIR)", file=sys.stderr)
@@ -138,6 +138,7 @@ def main() -> int:
         label: {"src": str(src), "systems": {}} for label, src in trees.items()
     }
     results["argv"] = sys.argv[1:]
+    results["commit"] = _commit()
     with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
         tmp = Path(tmp_s)
         cf3 = tmp / "cf3"
@@ -185,7 +186,7 @@ def main() -> int:
         args.json.write_text(json.dumps(results, indent=1))
     if args.write_docs:
         write_docs(results["after"], results.get("before"), results.get("peer_s"),
-                   sys.argv[1:])
+                   sys.argv[1:], results["commit"])
     return 0
 
 
@@ -196,7 +197,7 @@ def _commit() -> str:
 
 
 def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float | None,
-               argv: list[str]) -> None:
+               argv: list[str], commit: str | None = None) -> None:
     """Replace the "Cold start" section of docs/benchmarks.md with these results."""
     import numba
     import numpy
@@ -226,8 +227,8 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
     text = "\n".join([
         SECTION,
         "",
-        f"Measured on {now}, commit {_commit()}, on {os.cpu_count()} CPU cores shared with "
-        f"other jobs (the `uptime` load average is in the last column), Python "
+        f"Measured on {now}, commit {commit or _commit()}, on {os.cpu_count()} CPU cores "
+        f"shared with other jobs (the `uptime` load average is in the last column), Python "
         f"{platform.python_version()}, NumPy {numpy.__version__}, Numba {numba.__version__}.",
         "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
         "first three Codeforces contests (66, 122 and 264 players). *Cold*: a fresh, empty "

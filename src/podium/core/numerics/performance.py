@@ -48,6 +48,7 @@ __all__ = [
     "panel_values",
     "n_unsolved",
     "performance_zeros",
+    "tie_group_zeros",
 ]
 
 #: Logistic opponent terms: ``pa = w_arg``, ``pb = w_out`` (Sec. 3.1).
@@ -365,13 +366,13 @@ def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_
 @nb.njit(cache=True)
 def _logistic_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                     min_spread: float, direct_groups: int):
-    return _performance_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
+    return tie_group_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
 
 
 @nb.njit(cache=True)
 def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                     min_spread: float, direct_groups: int):
-    return _performance_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
+    return tie_group_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
 
 
 # Serial: the direct solves it does itself are few and small (rounds of at most
@@ -379,10 +380,12 @@ def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
 # loops run in parallel in _panel_zeros and panel_values.  (A parallel function costs
 # seconds more to compile: its loops are outlined and compiled one by one.)
 @nb.njit(cache=True)
-def _performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                        min_spread: float, direct_groups: int):
-    """:func:`performance_zeros` for one ``kind``, a literal: compiled once per kind, so
-    that a system compiles only its own terms."""
+    """:func:`performance_zeros` for compiled callers: ``kind`` must be a literal
+    (pass the constant ``LOGISTIC`` or ``GAUSSIAN``), so that it is compiled once per
+    kind and a system compiles only its own terms.  Returns ``(perf, status,
+    n_direct)`` like :func:`performance_zeros`."""
     G = groups.start.size
     perf = np.empty(G)
     status = np.zeros(G, dtype=np.int8)
