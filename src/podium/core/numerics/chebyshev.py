@@ -162,7 +162,7 @@ def cheb_matrix(n: int) -> np.ndarray:
     return c
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def cheb_fit(cmat: np.ndarray, values: np.ndarray, coef: np.ndarray) -> None:
     """Fill ``coef`` with the Chebyshev coefficients ``cmat @ values``.
 
@@ -183,7 +183,7 @@ def cheb_fit(cmat: np.ndarray, values: np.ndarray, coef: np.ndarray) -> None:
         coef[k] = s
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def clenshaw(coef: np.ndarray, t: float) -> tuple[float, float]:
     """Value and d/dt of ``sum_k coef[k] T_k(t)`` (Clenshaw's recurrence).
 

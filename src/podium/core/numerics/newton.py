@@ -81,7 +81,7 @@ class NewtonState(NamedTuple):
     running: bool
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def newton_step(lo: float, hi: float, guess: float, value: float, deriv: float):
     """One step of a safeguarded Newton method for a *decreasing* function.
 

@@ -84,7 +84,7 @@ class TieGroups(NamedTuple):
 # contributions of one opponent term at x.
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def logistic_terms(x: float, mu: float, w_arg: float, w_out: float, split_ties: bool):
     """Loss, win and tie terms (and derivatives) of one logistic opponent at ``x``."""
     t, d2 = tanh_sech2((x - mu) * w_arg)
@@ -173,7 +173,7 @@ def group_sums(kind: int, x: float, terms: OpponentTerms, first: int, stop: int,
     return _gaussian_sums(x, terms, first, stop, split_ties)
 
 
-@overload(model_terms)
+@overload(model_terms, inline="always")
 def _model_terms_ol(kind, x, mu, pa, pb, split_ties):  # type: ignore[no-untyped-def]
     if not isinstance(kind, types.IntegerLiteral):
         return None  # Numba retries with the literal

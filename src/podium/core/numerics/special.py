@@ -83,7 +83,7 @@ def normal_hazard(t: float) -> float:
     return _SQRT_2_OVER_PI / erfcx(t * INV_SQRT2)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def tanh_sech2(z: float) -> tuple[float, float]:
     """``(tanh z, sech^2 z)`` from one ``exp``, accurate in absolute terms everywhere.
 
@@ -99,7 +99,7 @@ def tanh_sech2(z: float) -> tuple[float, float]:
     return t, 4.0 * e / (d * d)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def fast_tanh(z: float) -> float:
     """``tanh(z)`` from one ``exp``, exact to ~1e-16 in absolute terms (what sums need)."""
     e = math.exp(-2.0 * abs(z))
@@ -107,7 +107,7 @@ def fast_tanh(z: float) -> float:
     return t if z >= 0.0 else -t
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def own_logistic_term(x: float, mu: float, w: float) -> tuple[float, float]:
     """A logistic term ``-w tanh((x - mu) w)`` and its derivative in ``x``.
 
