@@ -255,8 +255,10 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "and small kernels (`diffuse`, `update_gaussian`, `noise_constant`, "
         "`absorb_normal`, `cfsys_performances`, Glicko's panel evaluation) are serial: "
         "Numba outlines and compiles every parallel loop separately;",
-        "* no `inline=\"always\"` (it re-types the callee inside every caller; LLVM still "
-        "inlines the small functions);",
+        "* `inline=\"always\"` (which re-types the callee inside every caller) kept only "
+        "on the hot scalar helpers (tanh, Clenshaw, the Chebyshev fit, the Newton step, "
+        "the logistic terms), where the 1087-contest `mmr` run needs it; dropped "
+        "elsewhere (TrueSkill, pairwise, Elo-R, Elo-MMR's pool and window helpers);",
         "* no slice assignment in kernels (`a[:k] = b` compiles Numba's shape-error "
         "formatting, 1–2 s: `reserve`, `cfsys_performances`);",
         "* imports: `import podium` loads nothing heavy, `podium rate` does not import the "
