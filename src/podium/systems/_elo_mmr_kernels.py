@@ -115,6 +115,8 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
     new_sig = np.empty(n)
     nf_mu, nf_w = normal
     scale, sum_aw, sum_w = lazy
+    fb_base, _, fb_start, fb_len = blocks
+    f_wout = pool.wout
     for k in range(n):
         i = players[k]
         s_old = post_sig[k]
@@ -123,8 +125,8 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
         if collapse:
             nf_mu[i] = post_mu[k]
             nf_w[i] = 1.0 / (s_new * s_new)
-            blocks.start[i] = 0
-            blocks.length[i] = 0
+            fb_start[i] = 0
+            fb_len[i] = 0
             scale[i] = 1.0
             sum_aw[i] = 0.0
             sum_w[i] = 0.0
@@ -139,10 +141,10 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
         nf_mu[i] = (from_norm * nf_mu[i] + from_transfer * post_mu[k]) / total
         nf_w[i] = kappa * total
         scale[i] *= transfer * kappa
-        if scale[i] < _RESCALE_BELOW and blocks.length[i] > 0:
-            b = blocks.base[i] + blocks.start[i]
-            for q in range(b, b + blocks.length[i]):
-                pool.wout[q] *= scale[i]
+        if scale[i] < _RESCALE_BELOW and fb_len[i] > 0:
+            b = fb_base[i] + fb_start[i]
+            for q in range(b, b + fb_len[i]):
+                f_wout[q] *= scale[i]
             sum_aw[i] *= scale[i]
             sum_w[i] *= scale[i]
             scale[i] = 1.0

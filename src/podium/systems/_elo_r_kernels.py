@@ -515,13 +515,14 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
 
     Returns (mu, sigma, status) per participant.
     """
+    # plain local names: Numba's parallel loops drop a store through `tuple.field[i]`
+    nf_mu, nf_w = normal
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     n = players.size
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    fb_base, _, fb_start, fb_len = blocks
-    f_mu, f_warg, f_wout = pool
-    nf_mu = normal.mu
     for k in nb.prange(n):
         i = players[k]
         if fb_len[i] > 0 and fb_len[i] + 1 >= max_history:
@@ -532,9 +533,9 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
                 w1 = f_warg[q] * f_wout[q]
             else:
                 w1 = f_wout[q] * math.tanh(z) / d
-            w0 = normal.w[i]
+            w0 = nf_w[i]
             nf_mu[i] = (w0 * nf_mu[i] + w1 * f_mu[q]) / (w0 + w1)
-            normal.w[i] = w0 + w1
+            nf_w[i] = w0 + w1
             fb_start[i] += 1
             fb_len[i] -= 1
         wg = 1.0 / gamma[k]
@@ -545,7 +546,7 @@ def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
         fb_len[i] += 1
         b = fb_base[i] + fb_start[i]
         e = b + fb_len[i]
-        w0 = normal.w[i]
+        w0 = nf_w[i]
         x, st = robust_average_zero(f_mu, f_warg, f_wout, b, e, 1.0, -nf_mu[i] * w0, w0,
                                     r_prior[k])
         out_mu[k] = x
