@@ -21,18 +21,18 @@ from typing import Any, TextIO
 
 __all__ = ["system_kernels", "cache_is_cold", "announce_compile"]
 
-#: Rough compile time (seconds, one idle core) of each kernel module's kernels as a
-#: system uses them, from ``benchmarks/bench_cold_start.py`` (cold minus warm).
+#: Rough compile time (seconds, one idle core) of the kernels a system of each kernel
+#: module calls, from ``benchmarks/bench_cold_start.py`` (cold minus warm); the shared
+#: numerics they call are included.
 _COMPILE_SECONDS = {
-    "podium.systems._elo_mmr_kernels": 3.0,
-    "podium.core.numerics.performance": 3.0,
+    "podium.systems._elo_mmr_kernels": 5.0,
     "podium.systems._elo_r_kernels": 5.0,
-    "podium.systems._codeforces_kernels": 4.0,
+    "podium.systems._elo_srm_kernels": 4.0,
+    "podium.systems._codeforces_kernels": 3.0,
     "podium.systems._trueskill_kernels": 3.0,
-    "podium.systems._elo_srm_kernels": 3.0,
-    "podium.systems._glicko_kernels": 2.0,
-    "podium.systems._topcoder_kernels": 1.5,
-    "podium.systems._pairwise_kernels": 1.0,
+    "podium.systems._glicko_kernels": 2.5,
+    "podium.systems._topcoder_kernels": 1.0,
+    "podium.systems._pairwise_kernels": 0.5,
 }
 
 
@@ -119,7 +119,8 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     if not cache_is_cold(system):
         return False
     kernels = system_kernels(system)
-    seconds = sum(_COMPILE_SECONDS.get(m, 0.5) for m in kernels)
+    seconds = sum(_COMPILE_SECONDS.get(m, 0.0) for m in kernels)
     out = sys.stderr if stream is None else stream
-    print(f"compiling kernels for {name}, once: ~{seconds:.0f} s", file=out, flush=True)
+    print(f"compiling kernels for {name}, once: ~{max(seconds, 1.0):.0f} s", file=out,
+          flush=True)
     return True
