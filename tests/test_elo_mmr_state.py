@@ -66,8 +66,8 @@ def test_pool_compaction_preserves_factors(long_history):
     r.extend(long_history)
     st = r.state
     before = [st.factors(i) for i in range(st.n)]
-    st.f_mu, st.f_warg, st.f_wout, st.used = K.compact_pool(
-        st.n, st.fb_base, st.fb_cap, st.fb_start, st.fb_len, st.f_mu, st.f_warg, st.f_wout)
+    pool, st.used = K.compact_pool(st.n, st.blocks_view(), st.pool_view())
+    st.f_mu, st.f_warg, st.f_wout = pool
     assert st.used <= sum(max(4, int(x)) for x in st.fb_len[: st.n])
     for i in range(st.n):
         for a, b in zip(before[i], st.factors(i), strict=True):
@@ -92,8 +92,8 @@ def test_lazy_scale_is_folded_in_before_underflow():
     players = np.array([i], dtype=np.int64)
     mu, sig = r.players.mu[players], r.players.sigma[players]
     gamma = np.array([80 * math.sqrt(0.2)])
-    K.diffuse(players, mu, sig, gamma, 1.0, False, st.nf_mu, st.nf_w, st.scale, st.sum_aw,
-              st.sum_w, st.fb_base, st.fb_start, st.fb_len, st.f_wout)
+    K.diffuse(players, mu, sig, gamma, 1.0, False, st.normal_view(),
+              K.LazyWeights(st.scale, st.sum_aw, st.sum_w), st.blocks_view(), st.pool_view())
     assert st.scale[i] == 1.0  # folded into the stored weights
     kappa = (sig[0] / math.hypot(sig[0], gamma[0])) ** 2
     np.testing.assert_allclose(st.factors(i)[2], w_before * kappa**2, rtol=1e-12)

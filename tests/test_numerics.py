@@ -13,10 +13,14 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from podium.core.numerics import (
+    GAUSSIAN,
+    LOGISTIC,
     SOLVER_BOUNDS,
     STATUS_AT_BOUND,
     STATUS_OK,
     TANH_MULTIPLIER,
+    OpponentTerms,
+    TieGroups,
     fast_tanh,
     normal_cdf,
     performance_zeros,
@@ -73,18 +77,19 @@ def _random_round(rng, n, tie_frac):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(2, 400), tie=st.sampled_from([0.0, 0.3, 0.8]),
-       kind=st.sampled_from([0, 1]), split=st.booleans())
+       kind=st.sampled_from([LOGISTIC, GAUSSIAN]), split=st.booleans())
 def test_panel_method_agrees_with_direct_solves(seed, n, tie, kind, split) -> None:
     rng = np.random.default_rng(seed)
     mu, delta, lo = _random_round(rng, n, tie)
     gs, ge = _groups(lo)
-    if kind == 0:
+    if kind == LOGISTIC:
         w = TANH_MULTIPLIER / delta
         pa, pb = w / 2, w
     else:
         pa = pb = delta
-    direct, st_d, nd = performance_zeros(kind, mu, pa, pb, gs, ge, split, delta.min(), 10**9)
-    panel, st_p, nf = performance_zeros(kind, mu, pa, pb, gs, ge, split, delta.min(), 2)
+    terms, groups = OpponentTerms(mu, pa, pb), TieGroups(gs, ge)
+    direct, st_d, nd = performance_zeros(kind, terms, groups, split, delta.min(), 10**9)
+    panel, st_p, nf = performance_zeros(kind, terms, groups, split, delta.min(), 2)
     assert nd == gs.size
     assert np.all(st_d == STATUS_OK) and np.all(st_p == STATUS_OK)
     np.testing.assert_allclose(panel, direct, rtol=0, atol=1e-8)
@@ -99,7 +104,9 @@ def test_performance_is_zero_of_written_out_q() -> None:
     mu, delta, lo = _random_round(rng, 300, 0.4)
     gs, ge = _groups(lo)
     w = TANH_MULTIPLIER / delta
-    perf, _, _ = performance_zeros(0, mu, w / 2, w, gs, ge, False, delta.min(), 2)
+    perf, _, _ = performance_zeros(
+        LOGISTIC, OpponentTerms(mu, w / 2, w), TieGroups(gs, ge), False, delta.min(), 2
+    )
     for g in range(0, gs.size, 17):
         i = gs[g]
         root = brentq(lambda x, i=i: _direct_q(x, mu, delta, lo, i), *SOLVER_BOUNDS, xtol=1e-12)
@@ -113,7 +120,9 @@ def test_zero_outside_bracket_reports_bound() -> None:
     delta = np.array([200.0, 200.0, 200.0])
     gs, ge = np.array([0, 1, 2]), np.array([1, 2, 3])
     w = TANH_MULTIPLIER / delta
-    perf, status, _ = performance_zeros(0, mu, w / 2, w, gs, ge, False, 200.0, 10**9)
+    perf, status, _ = performance_zeros(
+        LOGISTIC, OpponentTerms(mu, w / 2, w), TieGroups(gs, ge), False, 200.0, 10**9
+    )
     assert np.all(perf == pytest.approx(SOLVER_BOUNDS[1]))
     assert np.all(status == STATUS_AT_BOUND)
 
@@ -171,3 +180,77 @@ def test_gaussian_performance_far_outside_the_field() -> None:
     ev = r.events_frame()
     last = ev[ev.contest_index == 2].sort_values("place")
     assert np.all(np.diff(last["perf"].to_numpy()) <= 1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# The building blocks of the numerics package
+
+
+def _newton(f, lo, hi, start):
+    """Drive the shared Newton solver from Python, as the kernels do."""
+    from podium.core.numerics import newton_begin, newton_next
+
+    state = newton_begin(lo, hi, start)
+    steps = 0
+    while state.running:
+        state = newton_next(state, *f(state.x))
+        steps += 1
+    return state.x, state.status, steps
+
+
+def test_newton_driver_finds_a_root_and_reports_bounds() -> None:
+    from podium.core.numerics import MAX_ITER
+
+    x, status, steps = _newton(lambda x: (2.0 - x**3, -3.0 * x * x), 0.0, 10.0, 7.0)
+    assert status == STATUS_OK and x == pytest.approx(2.0 ** (1 / 3), rel=1e-15)
+    assert steps < MAX_ITER
+    # a start outside the bracket starts from the midpoint
+    x2, _, _ = _newton(lambda x: (2.0 - x**3, -3.0 * x * x), 0.0, 10.0, 99.0)
+    assert x2 == pytest.approx(x, rel=1e-15)
+    # the zero (at 20) lies beyond the bracket: the bound, flagged
+    x3, status3, _ = _newton(lambda x: (20.0 - x, -1.0), *SOLVER_BOUNDS, 0.0)
+    assert status3 == STATUS_OK and x3 == 20.0
+    x4, status4, _ = _newton(lambda x: (20000.0 - x, -1.0), *SOLVER_BOUNDS, 0.0)
+    assert status4 == STATUS_AT_BOUND and x4 == SOLVER_BOUNDS[1]
+    # a wrong-signed derivative falls back to bisection and still converges
+    x5, status5, _ = _newton(lambda x: (1.0 - x, 5.0), -3.0, 4.0, 0.0)
+    assert status5 == STATUS_OK and x5 == pytest.approx(1.0, abs=1e-12)
+
+
+def test_panel_grid_covers_the_interval() -> None:
+    from podium.core.numerics import panel_coordinate, panel_ends, panel_grid, panel_mid
+
+    grid = panel_grid(-3.0, 10.0, 1.5)
+    assert grid.n == 5 and grid.width <= 3.0
+    ends = [panel_ends(grid, p) for p in range(grid.n)]
+    assert ends[0][0] == -3.0 and ends[-1][1] == 10.0
+    for (_, b), (a, _) in zip(ends, ends[1:], strict=False):
+        assert a == pytest.approx(b)
+    p, t = panel_coordinate(grid, 0.0)
+    assert ends[p][0] <= 0.0 <= ends[p][1]
+    assert panel_mid(grid, p) + 0.5 * grid.width * t == pytest.approx(0.0, abs=1e-15)
+    assert panel_coordinate(grid, 1e9) == (grid.n - 1, 1.0)
+    assert panel_grid(1.0, 1.0, 0.5).n == 1
+
+
+def test_chebyshev_fit_and_clenshaw_reproduce_a_polynomial() -> None:
+    from podium.core.numerics import cheb_fit, cheb_matrix, cheb_nodes, clenshaw
+
+    m = 8
+    t = cheb_nodes(m)
+    assert t[0] == 1.0 and t[-1] == -1.0
+    coef = np.empty(m)
+    cheb_fit(cheb_matrix(m), 3 * t**5 - t**2 + 0.5, coef)
+    for x in np.linspace(-1, 1, 9):
+        v, d = clenshaw(coef, float(x))
+        assert v == pytest.approx(3 * x**5 - x**2 + 0.5, abs=1e-13)
+        assert d == pytest.approx(15 * x**4 - 2 * x, abs=1e-12)
+
+
+def test_erfcx_matches_scipy() -> None:
+    from scipy.special import erfcx as sp_erfcx
+
+    from podium.core.numerics import erfcx
+
+    for x in (0.0, 0.5, 3.0, 24.9, 25.0, 26.0, 100.0, 1e5):
+        assert erfcx(x) == pytest.approx(float(sp_erfcx(x)), rel=1e-13)

@@ -288,8 +288,8 @@ def diffuse_one(st_: EloMMRState, i: int, mu: float, sig: float, gamma: float,
                 rho: float) -> float:
     out = K.diffuse(
         np.array([i], dtype=np.int64), np.array([mu]), np.array([sig]), np.array([gamma]),
-        float(rho), False, st_.nf_mu, st_.nf_w, st_.scale, st_.sum_aw, st_.sum_w,
-        st_.fb_base, st_.fb_start, st_.fb_len, st_.f_wout,
+        float(rho), False, st_.normal_view(), K.LazyWeights(st_.scale, st_.sum_aw, st_.sum_w),
+        st_.blocks_view(), st_.pool_view(),
     )
     return float(out[0])
 

@@ -6,9 +6,17 @@ The flagship is Elo-MMR (Ebtekar & Liu); see :mod:`podium.systems`.
 >>> r = rate([Contest([("ann", 0, 0), ("bob", 1, 1), ("cat", 2, 2)])], "mmr")
 >>> [round(x) for x in r.ratings()["mu"]]
 [1705, 1500, 1295]
+
+The names below are imported on first use (PEP 562), so that ``import podium`` --
+and every ``podium`` command -- loads only what it needs (NumPy, Numba and the rating
+systems when a system is used; pandas when a table is built).
 """
 
+from __future__ import annotations
+
+import importlib
 import os as _os
+from typing import TYPE_CHECKING, Any
 
 # Numba's OpenMP workers spin while waiting by default; on a busy or small
 # machine that costs far more than it saves (measured: 8x slower rounds on 2
@@ -16,7 +24,6 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from podium._version import __version__  # noqa: E402
-from podium.core.contest import Contest, Standing  # noqa: E402
 from podium.errors import (  # noqa: E402
     CheckpointError,
     ConfigError,
@@ -25,8 +32,11 @@ from podium.errors import (  # noqa: E402
     DataFormatError,
     PodiumError,
 )
-from podium.rater import Rater, RoundReport, rate  # noqa: E402
-from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system  # noqa: E402
+
+if TYPE_CHECKING:
+    from podium.core.contest import Contest, Standing
+    from podium.rater import Rater, RoundReport, rate
+    from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system
 
 __all__ = [
     "Contest",
@@ -46,3 +56,29 @@ __all__ = [
     "ConvergenceError",
     "__version__",
 ]
+
+#: Public name -> the module that defines it (imported on first access).
+_LAZY = {
+    "Contest": "podium.core.contest",
+    "Standing": "podium.core.contest",
+    "Rater": "podium.rater",
+    "RoundReport": "podium.rater",
+    "rate": "podium.rater",
+    "RatingSystem": "podium.systems",
+    "EloMMR": "podium.systems",
+    "SYSTEMS": "podium.systems",
+    "get_system": "podium.systems",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'podium' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

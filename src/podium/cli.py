@@ -146,6 +146,9 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     else:
         system = args.system or file_system or "mmr"
         rater = Rater(system, **params)
+    from podium._jit import announce_compile
+
+    announce_compile(rater.system_name, rater.system, err)
 
     t0 = time.perf_counter()
     history = load_contests(
@@ -254,7 +257,31 @@ def _cmd_example(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands this module defines itself (no other module is imported for them).
+OWN_COMMANDS = frozenset({"rate", "systems", "example"})
+
+
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option)."""
+    words = sys.argv[1:] if argv is None else argv
+    return next((w for w in words if not w.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``podium`` parser.
+
+    Parameters
+    ----------
+    argv:
+        The command line about to be parsed (default ``sys.argv[1:]``).  When it names
+        one of :data:`OWN_COMMANDS`, the modules of :data:`COMMAND_MODULES` are not
+        imported (they pull in the store, the service and the evaluation tools, a
+        large part of a short command's run time); otherwise all are.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="podium", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -314,6 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="round performances to this many points, creating ties (default 5)")
     e.set_defaults(func=_cmd_example)
 
+    if _command_of(argv) in OWN_COMMANDS:
+        return parser
     import importlib
 
     for module in COMMAND_MODULES:
@@ -324,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

@@ -14,16 +14,18 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from podium.core.contest import Contest
 from podium.core.state import ContestRecord, EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.systems import SYSTEMS, RatingSystem, get_system
 from podium.systems.base import RoundBatch, RoundsOutput
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Rater", "RoundReport", "rate"]
 
@@ -317,6 +319,8 @@ class Rater:
         max_display_rating, last_change`` (floats unrounded).  Sorted by display
         rating, best first (ties by handle), unless ``sort=False``.
         """
+        import pandas as pd
+
         t = self.players
         n = t.n
         mu = t.mu[:n]
@@ -340,6 +344,8 @@ class Rater:
 
     def events_frame(self) -> pd.DataFrame:
         """Every rating event: ``contest_index, handle, mu, sigma, perf, place`` (0-based)."""
+        import pandas as pd
+
         ev = self.events.arrays()
         handles = np.asarray(self.players.handles, dtype=object)
         return pd.DataFrame(
@@ -356,6 +362,8 @@ class Rater:
     def history(self, handle: str) -> pd.DataFrame:
         """One player's events: contest index, name and time, mu, sigma, display rating,
         performance and place (0-based ``lo`` of the player's tie range)."""
+        import pandas as pd
+
         try:
             i = self.players.index[handle]
         except KeyError:

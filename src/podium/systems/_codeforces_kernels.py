@@ -22,13 +22,17 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import (
+from podium.core.numerics.chebyshev import (
+    cheb_fit,
     cheb_matrix,
+    cheb_nodes,
     clenshaw,
-    fast_tanh,
-    newton_step,
-    robust_average_zero,
+    panel_ends,
+    panel_grid,
 )
+from podium.core.numerics.newton import newton_begin, newton_next
+from podium.core.numerics.robust import robust_average_zero
+from podium.core.numerics.special import fast_tanh
 
 __all__ = [
     "CF_SEARCH_LO",
@@ -253,10 +257,9 @@ def invariant_breaches(r, place, d):
 # cfsys: floating-point ratings
 # ======================================================================================
 @nb.njit(cache=True, parallel=True)
-def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_hi, p0):
+def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_hi, p0, n_p):
     """Chebyshev coefficients of ``T(x) = sum_u cnt_u tanh((x - u) w_arg)`` on the
-    panels ``[a[p], b[p]]`` for ``p >= p0`` (written into ``coef[p]``)."""
-    n_p = a.size
+    panels ``[a[p], b[p]]`` for ``p0 <= p < n_p`` (written into ``coef[p]``)."""
     vals = np.empty((n_p - p0, m))
     for q in nb.prange((n_p - p0) * m):
         p = p0 + q // m
@@ -267,11 +270,7 @@ def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_h
             s += ucnt[u] * fast_tanh((x - uval[u]) * w_arg)
         vals[p - p0, jj] = s
     for p in range(p0, n_p):
-        for k in range(m):
-            s = 0.0
-            for j in range(m):
-                s += cmat[k, j] * vals[p - p0, j]
-            coef[p, k] = s
+        cheb_fit(cmat, vals[p - p0], coef[p])
         edge_hi[p] = vals[p - p0, 0]  # node j = 0 is the right end
         edge_lo[p] = vals[p - p0, m - 1]
 
@@ -279,16 +278,25 @@ def _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, edge_lo, edge_h
 @nb.njit(cache=True)
 def _split(lo_x, hi_x, half):
     """Panel edges covering ``[lo_x, hi_x]`` with half-width at most ``half``."""
-    k = int(math.ceil((hi_x - lo_x) / (2.0 * half)))
-    if k < 1:
-        k = 1
-    w = (hi_x - lo_x) / k
-    a = np.empty(k)
-    b = np.empty(k)
-    for p in range(k):
-        a[p] = lo_x + p * w
-        b[p] = lo_x + (p + 1) * w if p < k - 1 else hi_x
+    grid = panel_grid(lo_x, hi_x, half)
+    a = np.empty(grid.n)
+    b = np.empty(grid.n)
+    for p in range(grid.n):
+        a[p], b[p] = panel_ends(grid, p)
     return a, b
+
+
+@nb.njit(cache=True)
+def _joined(x, y, z):
+    """``concatenate((x, y, z))`` of three 1-d arrays."""
+    out = np.empty(x.size + y.size + z.size)
+    for i in range(x.size):
+        out[i] = x[i]
+    for i in range(y.size):
+        out[x.size + i] = y[i]
+    for i in range(z.size):
+        out[x.size + y.size + i] = z[i]
+    return out
 
 
 @nb.njit(cache=True)
@@ -314,7 +322,9 @@ def _eval_T(a, b, coef, x):
     return v
 
 
-@nb.njit(cache=True, parallel=True)
+# Serial: its per-participant loops are cheap (a Clenshaw sum, a few Newton steps on
+# the interpolant); the heavy one, the node values, runs in parallel in _panel_coefs.
+@nb.njit(cache=True)
 def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     """Expected rank, geometric-mean rank and performance of every participant (cfsys).
 
@@ -334,9 +344,7 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     n = mu.size
     m = CFSYS_NODES
     cmat = cheb_matrix(m)
-    tnodes = np.empty(m)
-    for j in range(m):
-        tnodes[j] = math.cos(math.pi * j / (m - 1))
+    tnodes = cheb_nodes(m)
     mu_min = uval[0]
     mu_max = uval[-1]
     if mu_max - mu_min < 1e-6:
@@ -346,11 +354,12 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     coef1 = np.empty((a1.size, m))
     elo1 = np.empty(a1.size)
     ehi1 = np.empty(a1.size)
-    _panel_coefs(a1, b1, uval, ucnt, w_arg, m, cmat, tnodes, coef1, elo1, ehi1, 0)
+    _panel_coefs(a1, b1, uval, ucnt, w_arg, m, cmat, tnodes, coef1, elo1, ehi1,
+                 np.int64(0), a1.size)  # int64, not a literal: one specialisation
     expected = np.empty(n)
     geo = np.empty(n)
     target = np.empty(n)
-    for i in nb.prange(n):
+    for i in range(n):
         ex = 0.5 * (n + 1.0 - _eval_T(a1, b1, coef1, mu[i]))
         g = math.sqrt(ex * 0.5 * (lo[i] + hi[i] + 2.0))
         expected[i] = ex
@@ -379,28 +388,25 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
     if x_hi > mu_max:
         ar, br = _split(mu_max, x_hi, half)
     n1 = a1.size
-    na = al.size + n1 + ar.size
-    a = np.empty(na)
-    b = np.empty(na)
+    nl = al.size
+    na = nl + n1 + ar.size
+    a = _joined(al, a1, ar)
+    b = _joined(bl, b1, br)
     coef = np.empty((na, m))
     elo = np.empty(na)
     ehi = np.empty(na)
-    a[: al.size] = al
-    b[: al.size] = bl
-    a[al.size: al.size + n1] = a1
-    b[al.size: al.size + n1] = b1
-    coef[al.size: al.size + n1] = coef1
-    elo[al.size: al.size + n1] = elo1
-    ehi[al.size: al.size + n1] = ehi1
-    a[al.size + n1:] = ar
-    b[al.size + n1:] = br
-    if al.size > 0:
-        _panel_coefs(a[: al.size], b[: al.size], uval, ucnt, w_arg, m, cmat, tnodes,
-                     coef[: al.size], elo[: al.size], ehi[: al.size], 0)
+    for p in range(n1):
+        elo[nl + p] = elo1[p]
+        ehi[nl + p] = ehi1[p]
+        for k in range(m):
+            coef[nl + p, k] = coef1[p, k]
+    # the extensions: panels [0, nl) and [nl + n1, na) (coefficients by index, in place)
+    if nl > 0:
+        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, np.int64(0), nl)
     if ar.size > 0:
-        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, al.size + n1)
+        _panel_coefs(a, b, uval, ucnt, w_arg, m, cmat, tnodes, coef, elo, ehi, nl + n1, na)
     # phase 3: every other performance by safeguarded Newton on the interpolant
-    for i in nb.prange(n):
+    for i in range(n):
         if direct[i]:
             continue
         tv = target[i]
@@ -418,27 +424,18 @@ def cfsys_performances(mu, lo, hi, w_arg, uval, ucnt, half):
         qh = ehi[p]
         c = 0.5 * (a[p] + b[p])
         rr = 0.5 * (b[p] - a[p])
-        t = -1.0 + 2.0 * (tv - ql) / (qh - ql) if qh > ql else 0.0
-        if not (-1.0 < t < 1.0):
-            t = 0.0
-        lo_t = -1.0
-        hi_t = 1.0
-        for _ in range(100):
-            val, der = clenshaw(coef[p], t)
-            f = tv - val  # decreasing in t
-            if f == 0.0:
-                break
-            lo_t, hi_t, t, done = newton_step(lo_t, hi_t, t, f, -der)
-            if done:
-                break
-        perf[i] = c + rr * t
+        state = newton_begin(-1.0, 1.0, -1.0 + 2.0 * (tv - ql) / (qh - ql) if qh > ql else 0.0)
+        while state.running:
+            val, der = clenshaw(coef[p], state.x)
+            state = newton_next(state, tv - val, -der)  # decreasing in t
+        perf[i] = c + rr * state.x
     n_direct = 0
     for i in range(n):
         if direct[i] and i != i_lo and i != i_hi:
             n_direct += 1
     if n_direct:
         warg = np.full(uval.size, w_arg)
-        for i in nb.prange(n):
+        for i in range(n):
             if direct[i] and i != i_lo and i != i_hi:
                 x, _ = robust_average_zero(uval, warg, ucnt, 0, uval.size, 1.0, -target[i],
                                            0.0, mu[i])

@@ -1,35 +1,71 @@
 """Numba kernels of the Elo-MMR family (see :mod:`podium.systems.elo_mmr`).
 
 Kept apart from the user-facing dataclass so that the algorithm reads top-down
-there and the loops live here.  Equation numbers refer to seed 002.
+there and the loops live here.  Equation numbers refer to [EbtekarLiu2021].
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import (
-    _HI_BOUND,
-    _LO_BOUND,
-    STATUS_AT_BOUND,
-    STATUS_MAX_ITER,
-    STATUS_OK,
-    TANH_MULTIPLIER,
-    newton_step,
-    normal_cdf,
-    normal_pdf,
-    robust_average_zero,
-    tanh_sech2,
-)
+from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
+from podium.core.numerics.performance import LOGISTIC
+from podium.core.numerics.robust import robust_average_zero
+from podium.core.numerics.special import TANH_MULTIPLIER, normal_cdf, normal_pdf, tanh_sech2
 
 SECS_PER_DAY = 86400.0
 #: weight of a tanh term = WEIGHT_OF_TANH * w_arg * w_out  (= 1/delta^2 when fresh)
 WEIGHT_OF_TANH = 2.0 / (TANH_MULTIPLIER * TANH_MULTIPLIER)
 #: below this lazy scale, fold it into the stored factor weights (avoids underflow)
 _RESCALE_BELOW = 1e-150
+
+
+class Normal(NamedTuple):
+    """Per player: the normal factor's mean and weight ``1/var``."""
+
+    mu: np.ndarray
+    w: np.ndarray
+
+
+class Blocks(NamedTuple):
+    """Per player: the pool block ``[base, base + cap)`` holding its logistic factors,
+    the live ones at ``base + start`` onwards (``length`` of them, oldest first)."""
+
+    base: np.ndarray
+    cap: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+
+
+class Factors(NamedTuple):
+    """The pool of logistic factors: location, weight inside the tanh, weight in front."""
+
+    mu: np.ndarray
+    warg: np.ndarray
+    wout: np.ndarray
+
+
+class LazyWeights(NamedTuple):
+    """Elo-MMR's per-player lazy scale of the logistic weights and the sums
+    ``sum w_arg w_out`` and ``sum w_out`` of its live factors (before scaling)."""
+
+    scale: np.ndarray
+    sum_aw: np.ndarray
+    sum_w: np.ndarray
+
+
+class MergedTerms(NamedTuple):
+    """Opponent terms merged by (mu, sigma) bucket, with each one's ranks in CSR form
+    (``ranks[offs[q]:offs[q + 1]]``), as :func:`merge_terms` returns them."""
+
+    mu: np.ndarray
+    sig: np.ndarray
+    offs: np.ndarray
+    ranks: np.ndarray
 
 
 @nb.njit(cache=True)
@@ -56,9 +92,10 @@ def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, d
     return beta, gamma
 
 
-@nb.njit(cache=True, parallel=True)
-def diffuse(players, post_mu, post_sig, gamma, rho, collapse,
-            nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_start, fb_len, f_wout):
+@nb.njit(cache=True)
+def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamma: np.ndarray,
+            rho: float, collapse: bool, normal: Normal, lazy: LazyWeights, blocks: Blocks,
+            pool: Factors) -> np.ndarray:
     """Skill drift before a round: Algorithm 2 (pseudodiffusion with transfer speed rho).
 
     ``kappa = (sigma_old / sigma_new)^2`` with ``sigma_new = hypot(sigma_old, gamma)``;
@@ -76,7 +113,11 @@ def diffuse(players, post_mu, post_sig, gamma, rho, collapse,
     """
     n = players.size
     new_sig = np.empty(n)
-    for k in nb.prange(n):
+    nf_mu, nf_w = normal
+    scale, sum_aw, sum_w = lazy
+    fb_base, _, fb_start, fb_len = blocks
+    f_wout = pool.wout
+    for k in range(n):
         i = players[k]
         s_old = post_sig[k]
         s_new = math.hypot(s_old, gamma[k])
@@ -111,15 +152,24 @@ def diffuse(players, post_mu, post_sig, gamma, rho, collapse,
 
 
 @nb.njit(cache=True)
-def reserve(players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout, used):
+def _copy_prefix(src: np.ndarray, dst: np.ndarray, n: int) -> None:
+    for q in range(n):
+        dst[q] = src[q]
+
+
+@nb.njit(cache=True)
+def reserve(players: np.ndarray, blocks: Blocks, pool: Factors,
+            used: int) -> tuple[Factors, int]:
     """Make room for one more logistic factor per participant.
 
     Each player's factors live in a block ``[base, base + cap)`` of the pool, the
-    live ones at ``base + start .. base + start + len``.  A full block is first
+    live ones at ``base + start .. base + start + length``.  A full block is first
     compacted (if factors were folded off its front), else moved to a new block
     twice as large at the end of the pool; the pool grows geometrically.
-    Returns the (possibly reallocated) pool arrays and the used size.
+    Returns the (possibly reallocated) pool and the used size.
     """
+    fb_base, fb_cap, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     need = used
     for k in range(players.size):
         i = players[k]
@@ -127,12 +177,14 @@ def reserve(players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout, us
             need += max(4, 2 * fb_cap[i])
     if need > f_mu.size:
         cap = max(need, int(f_mu.size * 1.5) + 1024)
-        m2 = np.empty(cap)
-        a2 = np.empty(cap)
-        w2 = np.empty(cap)
-        m2[:used] = f_mu[:used]
-        a2[:used] = f_warg[:used]
-        w2[:used] = f_wout[:used]
+        # zeros, not empty: spare slots are saved in checkpoints, which must not carry
+        # whatever the memory held (a checkpoint is a deterministic image)
+        m2 = np.zeros(cap)
+        a2 = np.zeros(cap)
+        w2 = np.zeros(cap)
+        _copy_prefix(f_mu, m2, used)
+        _copy_prefix(f_warg, a2, used)
+        _copy_prefix(f_wout, w2, used)
         f_mu, f_warg, f_wout = m2, a2, w2
     for k in range(players.size):
         i = players[k]
@@ -152,37 +204,39 @@ def reserve(players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout, us
             f_mu[dst + q] = f_mu[src + q]
             f_warg[dst + q] = f_warg[src + q]
             f_wout[dst + q] = f_wout[src + q]
-    return f_mu, f_warg, f_wout, used
+    return Factors(f_mu, f_warg, f_wout), used
 
 
 @nb.njit(cache=True)
-def compact_pool(n_players, fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout):
+def compact_pool(n_players: int, blocks: Blocks, pool: Factors) -> tuple[Factors, int]:
     """Copy every player's live factors into a fresh, gap-free pool."""
+    fb_base, fb_cap, fb_start, fb_len = blocks
     total = 0
     for i in range(n_players):
         total += max(4, fb_len[i])
-    m2 = np.empty(max(total, 1024))
-    a2 = np.empty(max(total, 1024))
-    w2 = np.empty(max(total, 1024))
+    m2 = np.zeros(max(total, 1024))  # zeros: see reserve
+    a2 = np.zeros(max(total, 1024))
+    w2 = np.zeros(max(total, 1024))
     pos = 0
     for i in range(n_players):
         cap = max(4, fb_len[i])
         src = fb_base[i] + fb_start[i]
         for q in range(fb_len[i]):
-            m2[pos + q] = f_mu[src + q]
-            a2[pos + q] = f_warg[src + q]
-            w2[pos + q] = f_wout[src + q]
+            m2[pos + q] = pool.mu[src + q]
+            a2[pos + q] = pool.warg[src + q]
+            w2[pos + q] = pool.wout[src + q]
         fb_base[i] = pos
         fb_cap[i] = cap
         fb_start[i] = 0
         pos += cap
-    return m2, a2, w2, pos
+    return Factors(m2, a2, w2), pos
 
 
 @nb.njit(cache=True, parallel=True)
-def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history_tol,
-                    nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_start, fb_len,
-                    f_mu, f_warg, f_wout):
+def update_logistic(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
+                    post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+                    history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
+                    pool: Factors):
     """Add each participant's performance as a logistic factor, then solve Eq. 6.
 
     When the player already holds ``max_history`` factors, the oldest is folded
@@ -201,6 +255,10 @@ def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
+    nf_mu, nf_w = normal
+    scale, sum_aw, sum_w = lazy
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     for k in nb.prange(n):
         i = players[k]
         if fb_len[i] >= max_history:
@@ -240,13 +298,15 @@ def update_logistic(players, perf, beta, post_mu, post_sig, max_history, history
     return out_mu, out_sig, status
 
 
-@nb.njit(cache=True, parallel=True)
-def update_gaussian(players, perf, beta, nf_mu, nf_w):
+@nb.njit(cache=True)
+def update_gaussian(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
+                    normal: Normal) -> tuple[np.ndarray, np.ndarray]:
     """Elo-MMchi: multiply the (collapsed) normal prior by the normal performance factor."""
+    nf_mu, nf_w = normal
     n = players.size
     out_mu = np.empty(n)
     out_sig = np.empty(n)
-    for k in nb.prange(n):
+    for k in range(n):
         i = players[k]
         wn = nf_w[i]
         wp = 1.0 / (beta[k] * beta[k])
@@ -262,7 +322,7 @@ def update_gaussian(players, perf, beta, nf_mu, nf_w):
 # rating bucket, equal buckets merged, each player using a window of nearby terms.
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def bucket(a, width):
     """round(a / width) with halves away from zero (Rust's f64::round)."""
     v = a / width
@@ -272,10 +332,11 @@ def bucket(a, width):
 
 
 @nb.njit(cache=True)
-def merge_terms(order, mu, sig, lo, width):
+def merge_terms(order: np.ndarray, mu: np.ndarray, sig: np.ndarray, lo: np.ndarray,
+                width: float) -> MergedTerms:
     """Merge consecutive terms (in ``order``) that share the (mu, sigma) bucket.
 
-    Returns merged (mu, sigma) and the ranks (lo) of each merged term in CSR form.
+    Returns the merged (mu, sigma) and the ranks (lo) of each merged term in CSR form.
     """
     n = order.size
     m_mu = np.empty(n)
@@ -301,10 +362,10 @@ def merge_terms(order, mu, sig, lo, width):
     offs = np.zeros(m + 1, dtype=np.int64)
     for q in range(m):
         offs[q + 1] = offs[q] + m_cnt[q]
-    return m_mu[:m].copy(), m_sig[:m].copy(), offs, ranks
+    return MergedTerms(m_mu[:m].copy(), m_sig[:m].copy(), offs, ranks)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _lower_bound(arr, a, b, x, strict):
     """First index in the sorted slice ``arr[a:b]`` whose value is ``>= x``
     (``> x`` when ``strict``)."""
@@ -317,7 +378,7 @@ def _lower_bound(arr, a, b, x, strict):
     return a
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _equal_range(ranks, a, b, x):
     """``[start, end)`` of value ``x`` in the sorted slice ``ranks[a:b]``, relative to ``a``."""
     start = _lower_bound(ranks, a, b, x, False)
@@ -325,7 +386,7 @@ def _equal_range(ranks, a, b, x):
     return start - a, end - a
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _window_counts(offs, ranks, beg, end, my_rank, n_less, n_eq, n_gre):
     """How many of each window term's ranks are better than, equal to and worse than mine."""
     for q in range(beg, end):
@@ -344,7 +405,7 @@ def _window_counts(offs, ranks, beg, end, my_rank, n_less, n_eq, n_gre):
         n_gre[q - beg] = (b - a) - lt - eq
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre, beg, end,
                  split_ties):
     """Q(x), Q'(x) over the window.  Logistic: every term of a merged group with
@@ -352,7 +413,7 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
     with ``coef = w_out * (cnt + ties)`` precomputed, ``Q = const + sum coef * (-tanh)``."""
     s = const
     sp = 0.0
-    if kind == 0:
+    if kind == LOGISTIC:
         for q in range(beg, end):
             t, d2 = tanh_sech2((x - m_mu[q]) * m_warg[q])
             c = coef[q - beg]
@@ -390,14 +451,17 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
 
 
 @nb.njit(cache=True, parallel=True)
-def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
-                           num_samples, width, split_ties, start):
+def subsampled_performance(kind: int, merged: MergedTerms, player_mu: np.ndarray,
+                           player_lo: np.ndarray, num_samples: int, width: float,
+                           split_ties: bool, start: np.ndarray):
     """Performance of each participant from a window of at most ``num_samples``
     merged opponent terms centred on its own rating (Sec. 5.3, adaptive subsampling).
 
     ``start`` is each solve's first guess (any value gives the same zero: the
     function is monotone and the solver bracketed); a guess near the answer
-    saves Newton steps."""
+    saves Newton steps.  ``kind`` is ``LOGISTIC`` or ``GAUSSIAN``
+    (:mod:`podium.core.numerics.performance`)."""
+    m_mu, m_sig, offs, ranks = merged
     M = m_mu.size
     n = player_mu.size
     m_warg = np.empty(M)
@@ -427,29 +491,18 @@ def subsampled_performance(kind, m_mu, m_sig, offs, ranks, player_mu, player_lo,
         _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
         coef = np.empty(w)
         const = 0.0
-        if kind == 0:
+        if kind == LOGISTIC:
             for q in range(w):
                 tot = n_less[q] + n_eq[q] + n_gre[q]
                 if not split_ties:
                     tot += n_eq[q]
                 coef[q] = m_wout[beg + q] * tot
                 const += m_wout[beg + q] * (n_gre[q] - n_less[q])
-        lo, hi = _LO_BOUND, _HI_BOUND
-        guess = start[k]
-        if not (lo < guess < hi):
-            guess = 0.5 * (lo + hi)
-        st = STATUS_MAX_ITER
-        for _ in range(200):
-            s, sp = _eval_window(kind, guess, m_mu, m_sig, m_warg, coef, const, n_less, n_eq,
-                                 n_gre, beg, end, split_ties)
-            if s == 0.0:
-                st = STATUS_OK
-                break
-            lo, hi, guess, done = newton_step(lo, hi, guess, s, sp)
-            if done:
-                st = STATUS_AT_BOUND if (guess <= _LO_BOUND or guess >= _HI_BOUND) \
-                    else STATUS_OK
-                break
-        perf[k] = guess
-        status[k] = st
+        state = newton_begin(LO_BOUND, HI_BOUND, start[k])
+        while state.running:
+            s, sp = _eval_window(kind, state.x, m_mu, m_sig, m_warg, coef, const, n_less,
+                                 n_eq, n_gre, beg, end, split_ties)
+            state = newton_next(state, s, sp)
+        perf[k] = state.x
+        status[k] = state.status
     return perf, status

@@ -19,23 +19,29 @@ import numba as nb
 import numpy as np
 
 from podium.core.numerics import (
-    _HI_BOUND,
-    _LO_BOUND,
     CHEB_NODES,
-    STATUS_AT_BOUND,
-    STATUS_MAX_ITER,
-    STATUS_OK,
-    _node_values,
-    cheb_coefficients,
+    HI_BOUND,
+    LO_BOUND,
+    LOGISTIC,
+    MAX_ITER,
+    OpponentTerms,
+    TieGroups,
+    cheb_fit,
     cheb_matrix,
-    newton_step,
+    cheb_nodes,
+    n_unsolved,
+    newton_begin,
+    newton_next,
     own_logistic_term,
+    panel_grid,
+    panel_span,
+    panel_values,
     panel_zero,
     robust_average_zero,
     tanh_sech2,
 )
+from podium.systems._elo_mmr_kernels import Blocks, Factors, Normal
 
-_MAX_ITER = 200
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
 _SERIES_BELOW = 0.05
 #: A Newton step of x tanh x = c below this relative size is the last one needed.
@@ -98,50 +104,72 @@ def _r_group(x, mu, w, g_start, g_end, g):
 
 @nb.njit(cache=True)
 def _solve_player(mu, w, lo, i):
-    lo_b, hi_b = _LO_BOUND, _HI_BOUND
-    guess = mu[i] if _LO_BOUND < mu[i] < _HI_BOUND else 0.5 * (lo_b + hi_b)
-    for _ in range(_MAX_ITER):
-        s, sp = _q_player(guess, mu, w, lo, i)
-        if s == 0.0:
-            return guess, STATUS_OK
-        lo_b, hi_b, guess, done = newton_step(lo_b, hi_b, guess, s, sp)
-        if done:
-            if guess <= _LO_BOUND or guess >= _HI_BOUND:
-                return guess, STATUS_AT_BOUND
-            return guess, STATUS_OK
-    return guess, STATUS_MAX_ITER
+    """Zero of ``Q_i`` by Newton on the direct sum, from the player's own rating."""
+    state = newton_begin(LO_BOUND, HI_BOUND, mu[i])
+    while state.running:
+        s, sp = _q_player(state.x, mu, w, lo, i)
+        state = newton_next(state, s, sp)
+    return state.x, state.status
 
 
 @nb.njit(cache=True)
-def _solve_group_extreme(mu, w, g_start, g_end, g, top):
+def _solve_group_extreme(mu, w, groups, g, top):
     """The largest (``top``) or smallest zero of ``Q_i`` over the members ``i`` of group
     ``g``: the zero of ``R_g + max_i v_i`` (or ``min_i v_i``), a decreasing function."""
-    lo_b, hi_b = _LO_BOUND, _HI_BOUND
-    a = g_start[g]
-    b = g_end[g]
-    guess = mu[a] if top else mu[b - 1]
-    if not (_LO_BOUND < guess < _HI_BOUND):
-        guess = 0.5 * (lo_b + hi_b)
-    for _ in range(_MAX_ITER):
-        s, sp = _r_group(guess, mu, w, g_start, g_end, g)
+    a = groups.start[g]
+    b = groups.end[g]
+    state = newton_begin(LO_BOUND, HI_BOUND, mu[a] if top else mu[b - 1])
+    while state.running:
+        guess = state.x
+        s, sp = _r_group(guess, mu, w, groups.start, groups.end, g)
         ev, evp = _term(guess, mu[a], w[a])
         for j in range(a + 1, b):
             v, vp = _term(guess, mu[j], w[j])
             if (v > ev) if top else (v < ev):
                 ev = v
                 evp = vp
-        s += ev
-        sp += evp
-        if s == 0.0:
-            return guess
-        lo_b, hi_b, guess, done = newton_step(lo_b, hi_b, guess, s, sp)
-        if done:
-            return guess
-    return guess
+        state = newton_next(state, s + ev, sp + evp)
+    return state.x
 
 
 @nb.njit(cache=True, parallel=True)
-def performances(mu, w, lo, g_start, g_end, direct_n):
+def _place_players(a: float, b: float, mu: np.ndarray, w: np.ndarray, groups: TieGroups,
+                   gwmax: np.ndarray, Qv: np.ndarray, cmat: np.ndarray, perf: np.ndarray,
+                   solved: np.ndarray) -> None:
+    """Place every player whose zero lies in the panel ``[a, b]``: Newton on the
+    interpolant of its group's ``R_g`` (values at the nodes in ``Qv``) plus its own
+    term; the groups in parallel."""
+    m = Qv.shape[1]
+    c = 0.5 * (a + b)
+    r = 0.5 * (b - a)
+    for g in nb.prange(groups.start.size):
+        ra = Qv[g, m - 1]
+        rb = Qv[g, 0]
+        if not (ra + gwmax[g] >= 0.0 and rb - gwmax[g] <= 0.0):
+            continue
+        coef = np.empty(m)
+        have_coef = False
+        for i in range(groups.start[g], groups.end[g]):
+            if solved[i]:
+                continue
+            qa = ra + _term(a, mu[i], w[i])[0]
+            qb = rb + _term(b, mu[i], w[i])[0]
+            if not (qa >= 0.0 and qb <= 0.0):
+                continue
+            if not have_coef:
+                cheb_fit(cmat, Qv[g], coef)
+                have_coef = True
+            t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
+            perf[i] = c + r * t
+            solved[i] = True
+
+
+# Serial: the direct solves it does itself are small (rounds of at most ``direct_n``
+# players, and the odd player the panels do not place); the heavy loops run in
+# parallel in panel_values and _place_players.
+@nb.njit(cache=True)
+def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroups,
+                 direct_n: int):
     """Every participant's performance ``p_i``: the zero of ``Q_i`` (Sec. 3), exactly.
 
     Parameters
@@ -150,8 +178,8 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
         Pre-round ratings ``r'_j`` and ``1/delta_j`` in standings order (best first).
     lo:
         0-based first place of each player's tie range.
-    g_start, g_end:
-        Tie groups as half-open position ranges, best first.
+    groups:
+        The tie groups, best first.
     direct_n:
         Rounds with at most this many players are solved directly, O(N) per
         Newton step per player.
@@ -184,12 +212,13 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
     if n == 0:
         return perf, status, 0
     if n <= direct_n:
-        for i in nb.prange(n):
+        for i in range(n):
             p, st = _solve_player(mu, w, lo, i)
             perf[i] = p
             status[i] = st
         return perf, status, n
 
+    g_start, g_end = groups
     G = g_start.size
     wmax = 0.0
     for j in range(n):
@@ -202,55 +231,27 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
             wsum[g] += w[j]
             if w[j] > gwmax[g]:
                 gwmax[g] = w[j]
-    top = _solve_group_extreme(mu, w, g_start, g_end, 0, True)
-    bot = _solve_group_extreme(mu, w, g_start, g_end, G - 1, False)
+    # typed arguments, not literals: one compiled _solve_group_extreme for both calls
+    top = _solve_group_extreme(mu, w, groups, np.int64(0), np.bool_(True))
+    bot = _solve_group_extreme(mu, w, groups, G - 1, np.bool_(False))
     a_all = bot
     b_all = top
     if b_all - a_all < 1e-6:
         b_all = a_all + 1e-6
-    half = 0.25 * math.pi / wmax
-    n_panels = max(1, int(math.ceil((b_all - a_all) / (2.0 * half))))
-    width = (b_all - a_all) / n_panels
+    grid = panel_grid(a_all, b_all, 0.25 * math.pi / wmax)
     m = CHEB_NODES
     cmat = cheb_matrix(m)
-    tnodes = np.empty(m)
-    for j in range(m):
-        tnodes[j] = math.cos(math.pi * j / (m - 1))
+    tnodes = cheb_nodes(m)
     Vs = np.empty((m, G))
     Qv = np.empty((G, m))
     solved = np.zeros(n, dtype=np.bool_)
-    for p in range(n_panels):
-        a = a_all + p * width
-        b = a_all + (p + 1) * width if p < n_panels - 1 else b_all
-        c = 0.5 * (a + b)
-        r = 0.5 * (b - a)
-        for jj in nb.prange(m):
-            _node_values(0, c + r * tnodes[jj], mu, w, w, g_start, g_end, True, wsum, Qv, Vs, jj)
-        for g in nb.prange(G):
-            ra = Qv[g, m - 1]
-            rb = Qv[g, 0]
-            if not (ra + gwmax[g] >= 0.0 and rb - gwmax[g] <= 0.0):
-                continue
-            coef = np.empty(m)
-            have_coef = False
-            for i in range(g_start[g], g_end[g]):
-                if solved[i]:
-                    continue
-                qa = ra + _term(a, mu[i], w[i])[0]
-                qb = rb + _term(b, mu[i], w[i])[0]
-                if not (qa >= 0.0 and qb <= 0.0):
-                    continue
-                if not have_coef:
-                    cheb_coefficients(cmat, Qv, g, coef)
-                    have_coef = True
-                t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
-                perf[i] = c + r * t
-                solved[i] = True
-    nfb = 0
+    terms = OpponentTerms(mu, w, w)
+    for p in range(grid.n):
+        a, b, c, r = panel_span(grid, p)
+        panel_values(LOGISTIC, c, r, tnodes, terms, groups, True, wsum, Qv, Vs)
+        _place_players(a, b, mu, w, groups, gwmax, Qv, cmat, perf, solved)
+    nfb = n_unsolved(solved)
     for i in range(n):
-        if not solved[i]:
-            nfb += 1
-    for i in nb.prange(n):
         if not solved[i]:
             pv, st = _solve_player(mu, w, lo, i)
             perf[i] = pv
@@ -262,8 +263,9 @@ def performances(mu, w, lo, g_start, g_end, direct_n):
 # Noising (Sec. 5, 5.1-5.2): the prior of the new round from the last posterior.
 
 
-@nb.njit(cache=True, parallel=True)
-def noise_constant(players, sig, eta, all_tau, nf_w, fb_base, fb_start, fb_len, f_warg, f_wout):
+@nb.njit(cache=True)
+def noise_constant(players: np.ndarray, sig: np.ndarray, eta: float, all_tau: bool,
+                   normal: Normal, blocks: Blocks, pool: Factors) -> np.ndarray:
     """Constant-multiple noising (Sec. 5.2, Sec. 6.2.2-6.2.3).
 
     Every factor's variance is multiplied by ``kappa^2 = 1 + eta^2/sigma^2``, which
@@ -275,7 +277,10 @@ def noise_constant(players, sig, eta, all_tau, nf_w, fb_base, fb_start, fb_len, 
     """
     n = players.size
     new_sig = np.empty(n)
-    for k in nb.prange(n):
+    nf_w = normal.w
+    fb_base, _, fb_start, fb_len = blocks
+    f_warg, f_wout = pool.warg, pool.wout
+    for k in range(n):
         i = players[k]
         k2 = 1.0 + (eta * eta) / (sig[k] * sig[k])
         kap = math.sqrt(k2)
@@ -291,7 +296,7 @@ def noise_constant(players, sig, eta, all_tau, nf_w, fb_base, fb_start, fb_len, 
     return new_sig
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _xtanhx(x):
     t, d2 = tanh_sech2(x)
     return x * t, t + x * d2
@@ -372,7 +377,7 @@ def _fancy_one(r, sig, eta, w0, f_mu, f_warg, b, e, scr, s0):
     hi = math.sqrt(uc)
     u = uc
     du = 0.0
-    for _ in range(_MAX_ITER):
+    for _ in range(MAX_ITER):
         f = w0 * u - target
         fp = w0
         for j in range(m):
@@ -402,7 +407,8 @@ def _fancy_one(r, sig, eta, w0, f_mu, f_warg, b, e, scr, s0):
 
 
 @nb.njit(cache=True, parallel=True)
-def noise_fancy(players, r, sig, eta, nf_w, fb_base, fb_start, fb_len, f_mu, f_warg, f_wout):
+def noise_fancy(players: np.ndarray, r: np.ndarray, sig: np.ndarray, eta: float,
+                normal: Normal, blocks: Blocks, pool: Factors) -> np.ndarray:
     """The fancy noising of Sec. 5.2 / Algorithm 4 (first line).
 
     Finds ``kappa`` such that ``tau'_0 = kappa tau_0`` and every ``tau'_k`` solving
@@ -413,6 +419,9 @@ def noise_fancy(players, r, sig, eta, nf_w, fb_base, fb_start, fb_len, f_mu, f_w
     """
     n = players.size
     new_sig = np.empty(n)
+    nf_w = normal.w
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     offs = np.empty(n + 1, dtype=np.int64)
     offs[0] = 0
     for k in range(n):
@@ -432,8 +441,12 @@ def noise_fancy(players, r, sig, eta, nf_w, fb_base, fb_start, fb_len, f_mu, f_w
 
 
 @nb.njit(cache=True, parallel=True)
-def prior_modes(players, start, nf_mu, nf_w, fb_base, fb_start, fb_len, f_mu, f_warg, f_wout):
+def prior_modes(players: np.ndarray, start: np.ndarray, normal: Normal, blocks: Blocks,
+                pool: Factors) -> tuple[np.ndarray, np.ndarray]:
     """Mode of each participant's belief (the zero of Sec. 4's equation)."""
+    nf_mu, nf_w = normal
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     n = players.size
     out = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
@@ -455,23 +468,17 @@ def prior_modes(players, start, nf_mu, nf_w, fb_base, fb_start, fb_len, f_mu, f_
 @nb.njit(cache=True)
 def _solve_one(r0, w0, p, wg):
     """Zero of ``w0 (x - r0) + wg tanh((x - p) wg)`` (increasing)."""
-    lo, hi = _LO_BOUND, _HI_BOUND
-    guess = r0 if _LO_BOUND < r0 < _HI_BOUND else 0.5 * (lo + hi)
-    for _ in range(_MAX_ITER):
+    state = newton_begin(LO_BOUND, HI_BOUND, r0)
+    while state.running:
+        guess = state.x
         t, d2 = tanh_sech2((guess - p) * wg)
         s = w0 * (guess - r0) + wg * t
         sp = w0 + wg * wg * d2
-        if s == 0.0:
-            return guess, STATUS_OK
-        lo, hi, guess, done = newton_step(lo, hi, guess, -s, -sp)
-        if done:
-            if guess <= _LO_BOUND or guess >= _HI_BOUND:
-                return guess, STATUS_AT_BOUND
-            return guess, STATUS_OK
-    return guess, STATUS_MAX_ITER
+        state = newton_next(state, -s, -sp)
+    return state.x, state.status
 
 
-@nb.njit(cache=True, parallel=True)
+@nb.njit(cache=True)
 def absorb_normal(r_prior, sig_prior, perf, gamma, robust):
     """Algorithm 2: ``r`` solves ``(r - r')/sigma'^2 + tanh((r - p)/gamma)/gamma = 0``
     and ``sigma = (sigma'^-2 + gamma^-2)^-1/2``; the posterior is then approximated by
@@ -482,7 +489,7 @@ def absorb_normal(r_prior, sig_prior, perf, gamma, robust):
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in nb.prange(n):
+    for k in range(n):
         w0 = 1.0 / (sig_prior[k] * sig_prior[k])
         wg = 1.0 / gamma[k]
         if robust:
@@ -496,8 +503,9 @@ def absorb_normal(r_prior, sig_prior, perf, gamma, robust):
 
 
 @nb.njit(cache=True, parallel=True)
-def absorb_history(players, r_prior, perf, gamma, max_history,
-                   nf_mu, nf_w, fb_base, fb_start, fb_len, f_mu, f_warg, f_wout):
+def absorb_history(players: np.ndarray, r_prior: np.ndarray, perf: np.ndarray,
+                   gamma: np.ndarray, max_history: int, normal: Normal, blocks: Blocks,
+                   pool: Factors):
     """Algorithm 4's second loop: fold the oldest factor when the belief holds
     ``max_history`` factors (normal one included), push ``(p, gamma)``, solve the rating.
 
@@ -507,6 +515,10 @@ def absorb_history(players, r_prior, perf, gamma, max_history,
 
     Returns (mu, sigma, status) per participant.
     """
+    # plain local names: Numba's parallel loops drop a store through `tuple.field[i]`
+    nf_mu, nf_w = normal
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
     n = players.size
     out_mu = np.empty(n)
     out_sig = np.empty(n)

@@ -33,7 +33,16 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import cheb_matrix, clenshaw
+from podium.core.numerics.chebyshev import (
+    PanelGrid,
+    cheb_fit,
+    cheb_matrix,
+    cheb_nodes,
+    clenshaw,
+    lobatto_weights,
+    panel_coordinate,
+    panel_mid,
+)
 
 #: ``a`` of Eq. 3 in natural-log form: ``10**(d/400) = exp(ELO_SCALE * d)``.
 ELO_SCALE = math.log(10.0) / 400.0
@@ -43,7 +52,7 @@ NODES = 24
 PANEL_HALF_WIDTH = math.pi / (3.0 * ELO_SCALE)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def win_terms(z: float):
     """``(sigmoid(z), sigmoid(z) (1 - sigmoid(z)))`` from one ``exp``, accurate in both tails."""
     e = math.exp(-abs(z))
@@ -52,7 +61,7 @@ def win_terms(z: float):
     return w, e / (d * d)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _point_sums(src: np.ndarray, a: int, b: int, x: float):
     """``(U(x), V(x))`` over ``src[a:b]``."""
     su = 0.0
@@ -66,7 +75,7 @@ def _point_sums(src: np.ndarray, a: int, b: int, x: float):
 
 @nb.njit(cache=True)
 def _layout(x: np.ndarray, a: int, b: int):
-    """Panels covering ``x[a:b]``: ``(left, width, n_panels, panel of each point, used)``."""
+    """Panels covering ``x[a:b]``: ``(grid, panel and coordinate of each point, used)``."""
     lo = x[a]
     hi = x[a]
     for i in range(a, b):
@@ -76,25 +85,16 @@ def _layout(x: np.ndarray, a: int, b: int):
     width = (hi - lo) / n_panels
     if width <= 0.0:
         width = 1.0
+    grid = PanelGrid(lo, hi, n_panels, width)
     panel = np.empty(b - a, dtype=np.int64)
+    coord = np.empty(b - a)
     used = np.zeros(n_panels, dtype=np.bool_)
     for i in range(a, b):
-        p = int((x[i] - lo) / width)
-        p = min(max(p, 0), n_panels - 1)
+        p, t = panel_coordinate(grid, x[i])
         panel[i - a] = p
+        coord[i - a] = t
         used[p] = True
-    return lo, width, n_panels, panel, used
-
-
-@nb.njit(cache=True)
-def _cheb_nodes(m: int):
-    """Chebyshev-Lobatto points ``cos(pi k/(m-1))`` and their barycentric weights."""
-    t = np.empty(m)
-    bw = np.empty(m)
-    for k in range(m):
-        t[k] = math.cos(math.pi * k / (m - 1))
-        bw[k] = (1.0 if k % 2 == 0 else -1.0) * (0.5 if k == 0 or k == m - 1 else 1.0)
-    return t, bw
+    return grid, panel, coord, used
 
 
 @nb.njit(cache=True)
@@ -123,7 +123,8 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
         out_u[a] = 0.5
         out_v[a] = 0.25
         return
-    left, width, n_panels, panel, used = _layout(x, a, b)
+    grid, panel, coord, used = _layout(x, a, b)
+    n_panels = grid.n
     n_used = 0
     for p in range(n_panels):
         if used[p]:
@@ -137,8 +138,9 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
             out_u[i] = su
             out_v[i] = sv
         return
-    tn, bw = _cheb_nodes(m)
-    half = 0.5 * width
+    tn = cheb_nodes(m)
+    bw = lobatto_weights(m)
+    half = 0.5 * grid.width
     ids = np.flatnonzero(used)
     slot = np.full(n_panels, -1, dtype=np.int64)
     for q in range(n_used):
@@ -148,7 +150,7 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
     tmp = np.empty(m)
     for i in range(a, b):
         p = panel[i - a]
-        t = min(1.0, max(-1.0, (x[i] - (left + (p + 0.5) * width)) / half))
+        t = coord[i - a]
         row = slot[p]
         exact = -1
         s = 0.0
@@ -171,33 +173,26 @@ def self_sums(x: np.ndarray, a: int, b: int, out_u: np.ndarray, out_v: np.ndarra
     vals_u = np.empty(m)
     vals_v = np.empty(m)
     for qt in range(n_used):
-        ct = left + (ids[qt] + 0.5) * width
+        ct = panel_mid(grid, ids[qt])
         for kt in range(m):
             xt = ct + half * tn[kt]
             su = 0.0
             sv = 0.0
             for qs in range(n_used):
-                cs = left + (ids[qs] + 0.5) * width
+                cs = panel_mid(grid, ids[qs])
                 for ks in range(m):
                     w, v = win_terms((cs + half * tn[ks] - xt) * ELO_SCALE)
                     su += charge[qs, ks] * w
                     sv += charge[qs, ks] * v
             vals_u[kt] = su
             vals_v[kt] = sv
-        for r in range(m):
-            su = 0.0
-            sv = 0.0
-            for j in range(m):
-                su += cmat[r, j] * vals_u[j]
-                sv += cmat[r, j] * vals_v[j]
-            coef_u[qt, r] = su
-            coef_v[qt, r] = sv
+        cheb_fit(cmat, vals_u, coef_u[qt])
+        cheb_fit(cmat, vals_v, coef_v[qt])
     for i in range(a, b):
         p = panel[i - a]
-        t = min(1.0, max(-1.0, (x[i] - (left + (p + 0.5) * width)) / half))
-        out_u[i] = clenshaw(coef_u[slot[p]], t)[0]
+        out_u[i] = clenshaw(coef_u[slot[p]], coord[i - a])[0]
         if want_v:
-            out_v[i] = clenshaw(coef_v[slot[p]], t)[0]
+            out_v[i] = clenshaw(coef_v[slot[p]], coord[i - a])[0]
 
 
 @nb.njit(cache=True)

@@ -147,6 +147,19 @@ class FactorPoolState(SystemState):
         """
         return int(self.fb_len[: self.n].sum())
 
+    # ------------------------------------------------------------------ kernel views
+    def normal_view(self) -> PK.Normal:
+        """The normal factors ``(nf_mu, nf_w)`` as the kernels take them (no copy)."""
+        return PK.Normal(self.nf_mu, self.nf_w)
+
+    def blocks_view(self) -> PK.Blocks:
+        """The block bookkeeping ``fb_*`` as the kernels take it (no copy)."""
+        return PK.Blocks(self.fb_base, self.fb_cap, self.fb_start, self.fb_len)
+
+    def pool_view(self) -> PK.Factors:
+        """The pool ``(f_mu, f_warg, f_wout)`` as the kernels take it (no copy)."""
+        return PK.Factors(self.f_mu, self.f_warg, self.f_wout)
+
     # ------------------------------------------------------------------ the pool
     def reserve(self, players: IntArray) -> None:
         """Make room for one more logistic factor for each of ``players``.
@@ -160,17 +173,13 @@ class FactorPoolState(SystemState):
         --------
         podium.systems._elo_mmr_kernels.reserve
         """
-        self.f_mu, self.f_warg, self.f_wout, self.used = PK.reserve(
-            players, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
-            self.f_mu, self.f_warg, self.f_wout, self.used,
-        )
+        pool, self.used = PK.reserve(players, self.blocks_view(), self.pool_view(), self.used)
+        self.f_mu, self.f_warg, self.f_wout = pool
 
     def compact(self) -> None:
         """Copy every player's live factors into a fresh, gap-free pool."""
-        self.f_mu, self.f_warg, self.f_wout, self.used = PK.compact_pool(
-            self.n, self.fb_base, self.fb_cap, self.fb_start, self.fb_len,
-            self.f_mu, self.f_warg, self.f_wout,
-        )
+        pool, self.used = PK.compact_pool(self.n, self.blocks_view(), self.pool_view())
+        self.f_mu, self.f_warg, self.f_wout = pool
 
     def maybe_compact(self) -> None:
         """Rebuild the pool when abandoned blocks waste more than half of it."""

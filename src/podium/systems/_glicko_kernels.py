@@ -20,7 +20,18 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import CHEB_NODES, cheb_matrix, clenshaw, fast_tanh
+from podium.core.numerics.chebyshev import (
+    CHEB_NODES,
+    PanelGrid,
+    cheb_fit,
+    cheb_matrix,
+    cheb_nodes,
+    clenshaw,
+    panel_coordinate,
+    panel_grid,
+    panel_mid,
+)
+from podium.core.numerics.special import fast_tanh
 
 __all__ = ["tanh_sums", "tanh_sums_direct", "bar_sums", "HALF_TANH_MULTIPLIER"]
 
@@ -46,15 +57,14 @@ def tanh_sums_direct(x: np.ndarray, mu: np.ndarray, k: np.ndarray, w: np.ndarray
 
 
 @nb.njit(cache=True, parallel=True)
-def _panel_values(a: float, width: float, panels: int, tnodes: np.ndarray,
-                  mu: np.ndarray, k: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _panel_values(grid: PanelGrid, tnodes: np.ndarray, mu: np.ndarray, k: np.ndarray,
+                  w: np.ndarray) -> np.ndarray:
     m = tnodes.size
-    vals = np.empty((panels, m))
-    for q in nb.prange(panels * m):
+    vals = np.empty((grid.n, m))
+    for q in nb.prange(grid.n * m):
         p = q // m
         jj = q - p * m
-        c = a + (p + 0.5) * width
-        xq = c + 0.5 * width * tnodes[jj]
+        xq = panel_mid(grid, p) + 0.5 * grid.width * tnodes[jj]
         s = 0.0
         for j in range(mu.size):
             s += w[j] * fast_tanh(k[j] * (xq - mu[j]))
@@ -62,21 +72,11 @@ def _panel_values(a: float, width: float, panels: int, tnodes: np.ndarray,
     return vals
 
 
-@nb.njit(cache=True, parallel=True)
-def _panel_eval(x: np.ndarray, a: float, width: float, coef: np.ndarray) -> np.ndarray:
-    panels = coef.shape[0]
+@nb.njit(cache=True)
+def _panel_eval(x: np.ndarray, grid: PanelGrid, coef: np.ndarray) -> np.ndarray:
     out = np.empty(x.size)
-    for i in nb.prange(x.size):
-        p = int((x[i] - a) / width)
-        if p < 0:
-            p = 0
-        elif p >= panels:
-            p = panels - 1
-        t = (x[i] - (a + (p + 0.5) * width)) / (0.5 * width)
-        if t < -1.0:
-            t = -1.0
-        elif t > 1.0:
-            t = 1.0
+    for i in range(x.size):
+        p, t = panel_coordinate(grid, x[i])
         v, _ = clenshaw(coef[p], t)
         out[i] = v
     return out
@@ -112,27 +112,17 @@ def tanh_sums(x: np.ndarray, mu: np.ndarray, k: np.ndarray, w: np.ndarray,
     half = 0.5 * (0.5 * math.pi / kmax) if kmax > 0.0 else 1.0
     if b - a < 1e-9 * half:
         b = a + half  # one short panel around a single point
-    panels = int(math.ceil((b - a) / (2.0 * half)))
-    if panels < 1:
-        panels = 1
+    grid = panel_grid(a, b, half)
     direct_cost = float(n_x) * n
-    cheb_cost = float(panels) * m * n + 2.0 * n_x * m
+    cheb_cost = float(grid.n) * m * n + 2.0 * n_x * m
     if method == 1 or (method == 0 and direct_cost <= cheb_cost):
         return tanh_sums_direct(x, mu, k, w)
-    width = (b - a) / panels
-    tnodes = np.empty(m)
-    for jj in range(m):
-        tnodes[jj] = math.cos(math.pi * jj / (m - 1))
-    vals = _panel_values(a, width, panels, tnodes, mu, k, w)
+    vals = _panel_values(grid, cheb_nodes(m), mu, k, w)
     cmat = cheb_matrix(m)
-    coef = np.zeros((panels, m))
-    for p in range(panels):
-        for kk in range(m):
-            s = 0.0
-            for jj in range(m):
-                s += cmat[kk, jj] * vals[p, jj]
-            coef[p, kk] = s
-    return _panel_eval(x, a, width, coef)
+    coef = np.zeros((grid.n, m))
+    for p in range(grid.n):
+        cheb_fit(cmat, vals[p], coef[p])
+    return _panel_eval(x, grid, coef)
 
 
 @nb.njit(cache=True, parallel=True)

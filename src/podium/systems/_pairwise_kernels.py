@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _elo_step(ri: float, rj: float, o: float, k: float, c: float) -> float:
     """The change of the first player's rating (the second's is its negative)."""
     e = 1.0 / (1.0 + math.exp((rj - ri) * c))

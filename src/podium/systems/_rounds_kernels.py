@@ -15,7 +15,8 @@ bit-identical:
 * :func:`trueskill_rounds`: TrueSkill-SPb (one call of the message-passing kernel
   per round).
 
-The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` are compiled here
+The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` (``update_logistic``,
+``subsampled_performance``) are compiled here
 a second time, serially, from their own Python source (``py_func``): a round of
 eight players is far too small for a parallel loop, whose start-up alone costs
 more than the round.  ``prange`` in a serial function is ``range``, so these
@@ -39,14 +40,19 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from podium.core.numerics import TANH_MULTIPLIER, _group_centre, _solve_direct
+from podium.core.numerics.performance import (
+    GAUSSIAN,
+    LOGISTIC,
+    OpponentTerms,
+    TieGroups,
+    _solve_direct,
+)
+from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.systems import _elo_mmr_kernels as K
 from podium.systems._trueskill_kernels import trueskill_round
 
 # Serial twins of the parallel round kernels (see the module docstring).
-_diffuse = nb.njit(K.diffuse.py_func)
 _update_logistic = nb.njit(K.update_logistic.py_func)
-_update_gaussian = nb.njit(K.update_gaussian.py_func)
 _subsampled = nb.njit(K.subsampled_performance.py_func)
 
 
@@ -116,7 +122,7 @@ def _exact_performance(kind, mu, delta, lo, split_ties, direct_groups):
     pa = np.empty(n)
     pb = np.empty(n)
     for k in range(n):
-        if kind == 0:
+        if kind == LOGISTIC:
             w = TANH_MULTIPLIER / delta[k]
             pa[k] = 0.5 * w
             pb[k] = w
@@ -125,9 +131,14 @@ def _exact_performance(kind, mu, delta, lo, split_ties, direct_groups):
             pb[k] = delta[k]
     perf = np.empty(n)
     status = np.empty(n, dtype=np.int8)
+    terms = OpponentTerms(mu, pa, pb)
+    groups = TieGroups(starts, ends)
     for g in range(n_groups):
-        p, st = _solve_direct(kind, mu, pa, pb, starts, ends, g, split_ties,
-                              _group_centre(mu, starts, ends, g))
+        # the model is a compile-time choice of the solver (a literal kind)
+        if kind == LOGISTIC:
+            p, st = _solve_direct(LOGISTIC, terms, groups, g, split_ties)
+        else:
+            p, st = _solve_direct(GAUSSIAN, terms, groups, g, split_ties)
         for k in range(starts[g], ends[g]):
             perf[k] = p
             status[k] = st
@@ -173,13 +184,12 @@ def _subsampled_performance(kind, mu, delta, lo, num_samples, width, split_ties)
             order[q] = order[q - 1]
             q -= 1
         order[q] = k
-    m_mu, m_sig, offs, ranks = K.merge_terms(order, mu, delta, lo, width)
+    merged = K.merge_terms(order, mu, delta, lo, width)
     ranked = np.sort(mu)
     guess = np.empty(n)
     for k in range(n):
         guess[k] = ranked[n - 1 - lo[k]]
-    return _subsampled(kind, m_mu, m_sig, offs, ranks, mu, lo, num_samples, width,
-                       split_ties, guess)
+    return _subsampled(kind, merged, mu, lo, num_samples, width, split_ties, guess)
 
 
 #: Layout of :func:`elo_mmr_rounds`' parameter arrays (see ``EloMMR._rounds_params``).
@@ -305,8 +315,11 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
         beta, gamma = K.round_weights(played, weights[r], weight_limit, noob_delay,
                                       sig_limit, drift_per_day, delta_secs)
         # 1. pseudodiffusion (Algorithm 2)
-        sig = _diffuse(idx, mu, sig0, gamma, rho, collapse, nf_mu, nf_w, scale, sum_aw, sum_w,
-                       fb_base, fb_start, fb_len, f_wout)
+        normal = K.Normal(nf_mu, nf_w)
+        lazy = K.LazyWeights(scale, sum_aw, sum_w)
+        blocks = K.Blocks(fb_base, fb_cap, fb_start, fb_len)
+        sig = K.diffuse(idx, mu, sig0, gamma, rho, collapse, normal, lazy, blocks,
+                        K.Factors(f_mu, f_warg, f_wout))
         # 2. opponent terms
         delta = np.empty(n)
         for k in range(n):
@@ -317,7 +330,7 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
         else:
             perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
                                                split_ties)
-        if kind == 0:
+        if kind == LOGISTIC:
             ceiling = ceilings[r]
             if math.isnan(ceiling):
                 ceiling = default_ceiling
@@ -326,15 +339,14 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
                     if perf[k] > ceiling:
                         perf[k] = ceiling
         # 4. posterior update (Eq. 6-8)
-        if kind == 1:
-            new_mu, new_sig = _update_gaussian(idx, perf, beta, nf_mu, nf_w)
+        if kind == GAUSSIAN:
+            new_mu, new_sig = K.update_gaussian(idx, perf, beta, normal)
             st2 = np.zeros(n, dtype=np.int8)
         else:
-            f_mu, f_warg, f_wout, used = K.reserve(idx, fb_base, fb_cap, fb_start, fb_len,
-                                                   f_mu, f_warg, f_wout, used)
+            pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
+            f_mu, f_warg, f_wout = pool
             new_mu, new_sig, st2 = _update_logistic(
-                idx, perf, beta, mu, sig, max_history, history_tol, nf_mu, nf_w, scale,
-                sum_aw, sum_w, fb_base, fb_start, fb_len, f_mu, f_warg, f_wout,
+                idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
             )
         for k in range(n):
             i = idx[k]

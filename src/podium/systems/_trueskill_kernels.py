@@ -145,7 +145,7 @@ _ERFC_Q = np.array([
 ])
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _horner(z: float, c) -> float:
     acc = c[c.size - 1]
     for i in range(c.size - 2, -1, -1):
@@ -196,7 +196,7 @@ def erfc(x: float) -> float:
 
 
 # ----------------------------------------------------------------- Gaussian arithmetic
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _mul(am: float, a_s: float, bm: float, bs: float) -> tuple[float, float]:
     """Product of two Gaussian messages (uniform ``s = inf`` is the identity)."""
     if math.isinf(a_s):
@@ -208,7 +208,7 @@ def _mul(am: float, a_s: float, bm: float, bs: float) -> tuple[float, float]:
     return (am * v2 + bm * v1) / (v1 + v2), a_s * bs / math.sqrt(v1 + v2)
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _div(am: float, a_s: float, bm: float, bs: float) -> tuple[float, float]:
     """Quotient ``a / b`` of two Gaussian messages, multi-skill's convention: the
     variance difference is used signed for the mean and unsigned for the deviation."""
@@ -224,23 +224,23 @@ def _div(am: float, a_s: float, bm: float, bs: float) -> tuple[float, float]:
 
 # The truncated moments below integrate exp(-((x - mu)/sigma)^2) (sic: the
 # reference's density has standard deviation sigma/sqrt(2)) over [t, inf).
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _gexp(mu: float, sigma: float, t: float) -> float:
     z = (t - mu) / sigma
     return math.exp(-(z * z))
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _moment0(mu: float, sigma: float, t: float) -> float:
     return sigma * _SQRT_PI / 2.0 * erfc((t - mu) / sigma)
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _moment1(mu: float, sigma: float, t: float) -> float:
     return mu * _moment0(0.0, sigma, t - mu) + sigma * sigma / 2.0 * _gexp(mu, sigma, t)
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def _moment2(mu: float, sigma: float, t: float) -> float:
     d = t - mu
     half = sigma / 2.0

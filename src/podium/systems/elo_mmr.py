@@ -28,9 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.numerics import (
+    GAUSSIAN,
+    LOGISTIC,
     STATUS_AT_BOUND,
     STATUS_MAX_ITER,
     TANH_MULTIPLIER,
+    OpponentTerms,
+    TieGroups,
     performance_zeros,
 )
 from podium.errors import ConfigError
@@ -228,34 +232,33 @@ class EloMMR(RatingSystem):
         # 1. pseudodiffusion (Algorithm 2)
         sig = K.diffuse(
             players, rnd.mu, rnd.sigma, gamma, float(self.rho), self.collapses,
-            state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
-            state.fb_base, state.fb_start, state.fb_len, state.f_wout,
+            state.normal_view(), K.LazyWeights(state.scale, state.sum_aw, state.sum_w),
+            state.blocks_view(), state.pool_view(),
         )
         # 2. opponent terms (mu, delta)
         delta = np.hypot(sig, beta)
-        kind = 1 if self.variant == "gaussian" else 0
+        kind = GAUSSIAN if self.variant == "gaussian" else LOGISTIC
         # 3. performances (Theorem 3.2)
         if self.subsample_size is None:
             perf, status = self._exact_performance(kind, rnd.mu, delta, rnd.lo)
         else:
             perf, status = self._subsampled_performance(kind, rnd.mu, delta, rnd.lo)
         warnings = _status_warnings(status, c, "performance")
-        if kind == 0:
+        if kind == LOGISTIC:
             ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
             if ceiling is not None:
                 perf = np.minimum(perf, ceiling)
         # 4. posterior update (Eq. 6-8)
-        if kind == 1:
-            mu, sigma = K.update_gaussian(players, perf, beta, state.nf_mu, state.nf_w)
+        if kind == GAUSSIAN:
+            mu, sigma = K.update_gaussian(players, perf, beta, state.normal_view())
         else:
             state.reserve(players)
             max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
             tol = self.history_tolerance if self.max_history is None else 0.0
             mu, sigma, st2 = K.update_logistic(
-                players, perf, beta, rnd.mu, sig, max_hist, tol,
-                state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
-                state.fb_base, state.fb_start, state.fb_len,
-                state.f_mu, state.f_warg, state.f_wout,
+                players, perf, beta, rnd.mu, sig, max_hist, tol, state.normal_view(),
+                K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
+                state.pool_view(),
             )
             warnings += _status_warnings(st2, c, "rating")
             state.maybe_compact()
@@ -369,14 +372,14 @@ class EloMMR(RatingSystem):
         n = lo.size
         starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]])
         ends = np.r_[starts[1:], n]
-        if kind == 0:
+        if kind == LOGISTIC:
             w = TANH_MULTIPLIER / delta
             pa, pb = 0.5 * w, w
         else:
             pa, pb = delta, delta
         gperf, gstatus, _ = performance_zeros(
-            kind, np.ascontiguousarray(mu, dtype=np.float64), pa, pb,
-            starts.astype(np.int64), ends.astype(np.int64), self.split_ties,
+            kind, OpponentTerms(np.ascontiguousarray(mu, dtype=np.float64), pa, pb),
+            TieGroups(starts.astype(np.int64), ends.astype(np.int64)), self.split_ties,
             float(delta.min()), _DIRECT_GROUPS,
         )
         sizes = ends - starts
@@ -389,10 +392,10 @@ class EloMMR(RatingSystem):
         bmu = _round_half_away(mu / width)
         bsig = _round_half_away(delta / width)
         order = np.lexsort((lo, bsig, bmu))
-        m_mu, m_sig, offs, ranks = K.merge_terms(order, mu, delta, lo, width)
+        merged = K.merge_terms(order, mu, delta, lo, width)
         assert self.subsample_size is not None
         return K.subsampled_performance(
-            kind, m_mu, m_sig, offs, ranks, np.ascontiguousarray(mu), lo,
+            kind, merged, np.ascontiguousarray(mu), lo,
             self.subsample_size, width, self.split_ties, _rank_guess(mu, lo),
         )
 

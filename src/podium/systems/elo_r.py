@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.contest import Contest
-from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER
+from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER, TieGroups
 from podium.errors import ConfigError
 from podium.systems import _elo_r_kernels as K
 from podium.systems._factor_pool import FactorPoolState
@@ -212,7 +212,7 @@ class EloR(RatingSystem):
         n = lo.size
         starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]]).astype(np.int64)
         ends = np.r_[starts[1:], n].astype(np.int64)
-        perf, status, _ = K.performances(r_prior, w, lo, starts, ends, _DIRECT_N)
+        perf, status, _ = K.performances(r_prior, w, lo, TieGroups(starts, ends), _DIRECT_N)
         return perf, status
 
     def noise_round(
@@ -284,21 +284,20 @@ class EloR(RatingSystem):
             return mu.copy(), np.sqrt(sigma**2 + eta**2), warnings
         if self.noise == "fancy":
             sig = K.noise_fancy(
-                players, mu, sigma, eta, state.nf_w, state.fb_base, state.fb_start,
-                state.fb_len, state.f_mu, state.f_warg, state.f_wout,
+                players, mu, sigma, eta, state.normal_view(), state.blocks_view(),
+                state.pool_view(),
             )
             return mu.copy(), sig, warnings
         all_tau = self.noise == "all"
         sig = K.noise_constant(
-            players, sigma, eta, all_tau, state.nf_w, state.fb_base, state.fb_start,
-            state.fb_len, state.f_warg, state.f_wout,
+            players, sigma, eta, all_tau, state.normal_view(), state.blocks_view(),
+            state.pool_view(),
         )
         if not all_tau:
             return mu.copy(), sig, warnings
         # constant multiple on all tau moves the mode (Sec. 5.2): r' is the new mode
         r, status = K.prior_modes(
-            players, mu, state.nf_mu, state.nf_w, state.fb_base, state.fb_start,
-            state.fb_len, state.f_mu, state.f_warg, state.f_wout,
+            players, mu, state.normal_view(), state.blocks_view(), state.pool_view()
         )
         warnings += _status_warnings(status, contest, "prior mode")
         return r, sig, warnings
@@ -316,8 +315,8 @@ class EloR(RatingSystem):
         state.reserve(players)
         cap = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
         mu, sigma, status = K.absorb_history(
-            players, r_prior, perf, gamma, cap, state.nf_mu, state.nf_w, state.fb_base,
-            state.fb_start, state.fb_len, state.f_mu, state.f_warg, state.f_wout,
+            players, r_prior, perf, gamma, cap, state.normal_view(), state.blocks_view(),
+            state.pool_view(),
         )
         state.maybe_compact()
         return mu, sigma, status

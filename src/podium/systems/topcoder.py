@@ -37,7 +37,6 @@ from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtri  # type: ignore[import-untyped]
 
 from podium.systems import _topcoder_kernels as K
 from podium.systems.base import (
@@ -126,6 +125,8 @@ class TopCoder(RatingSystem):
         sqrt_w = math.sqrt(c.weight)
         ex_rank = K.expected_ranks(np.ascontiguousarray(mu), var, sqrt_w)
         ac_rank = 0.5 * (1.0 + rnd.lo + rnd.hi)
+        from scipy.special import ndtri  # type: ignore[import-untyped]
+
         perf = mu + cf * (ndtri(ex_rank / n) - ndtri(ac_rank / n))
         ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
         if ceiling is not None:

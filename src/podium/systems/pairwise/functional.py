@@ -32,9 +32,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import spsolve
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.systems import _pairwise_kernels as K
@@ -354,6 +351,10 @@ def _lsq_solve(
     """Least-squares solution of ``R_a - R_b = scale log10((w_ab + alpha) / (w_ba + alpha))``,
     one equation per pair that played, each connected component anchored at its lowest
     index (``R = anchor``)."""
+    import scipy.sparse as sp  # here: SciPy is slow to import and rarely needed
+    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse.linalg import spsolve
+
     played = (w_ab + w_ba) > 0
     a, b, w_ab, w_ba = a[played], b[played], w_ab[played], w_ba[played]
     if pseudo_count == 0.0:
@@ -391,6 +392,8 @@ def _pagerank_solve(
     damping: float, tol: float, max_iter: int,
 ) -> FloatArray:
     """PageRank of the graph with an edge ``loser -> winner`` weighted by the winner's score."""
+    import scipy.sparse as sp  # here: SciPy is slow to import and rarely needed
+
     if n == 0:
         return np.zeros(0)
     src = np.concatenate([b, a])  # b "votes" for a with weight w_ab, a for b with w_ba

@@ -1,0 +1,30 @@
+"""Numerics shared by every rating system, in small modules:
+
+* :mod:`~podium.core.numerics.special` -- the normal pdf, CDF and hazard (``erfcx``),
+  the logistic ``tanh``/``sech^2`` terms;
+* :mod:`~podium.core.numerics.newton` -- the one bracketed, safeguarded Newton solver,
+  its bounds, iteration cap and status codes;
+* :mod:`~podium.core.numerics.chebyshev` -- the Chebyshev panel grid: nodes, fit,
+  evaluation, and the zero on a panel;
+* :mod:`~podium.core.numerics.robust` -- the rating as a robust average (Eq. 6-7);
+* :mod:`~podium.core.numerics.performance` -- the performance equation of
+  Theorem 3.2 solved for every tie group.
+
+Everything is compiled with Numba (``cache=True``): the first call of a session
+compiles or loads from the on-disk cache.
+"""
+
+from podium.core.numerics import chebyshev, newton, performance, robust, special
+from podium.core.numerics.chebyshev import *  # noqa: F403
+from podium.core.numerics.newton import *  # noqa: F403
+from podium.core.numerics.performance import *  # noqa: F403
+from podium.core.numerics.robust import *  # noqa: F403
+from podium.core.numerics.special import *  # noqa: F403
+
+__all__ = [
+    *special.__all__,
+    *newton.__all__,
+    *robust.__all__,
+    *chebyshev.__all__,
+    *performance.__all__,
+]

@@ -1,0 +1,170 @@
+"""One bracketed, safeguarded Newton solver for every monotone equation of the systems.
+
+A kernel drives it one evaluation at a time, so that the function being solved stays
+plain code in the kernel (no function objects, which Numba could not cache)::
+
+    state = newton_begin(LO_BOUND, HI_BOUND, start)
+    while state.running:
+        value, deriv = f(state.x)          # a *decreasing* function of x
+        state = newton_next(state, value, deriv)
+    return state.x, state.status
+
+The iteration cap (:data:`MAX_ITER`), the bracket of the Elo-MMR equations
+(:data:`SOLVER_BOUNDS`) and the status codes are defined here once.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+
+__all__ = [
+    "SOLVER_BOUNDS",
+    "LO_BOUND",
+    "HI_BOUND",
+    "MAX_ITER",
+    "STATUS_OK",
+    "STATUS_AT_BOUND",
+    "STATUS_MAX_ITER",
+    "STATUS_RUNNING",
+    "NewtonState",
+    "newton_step",
+    "newton_begin",
+    "newton_next",
+]
+
+#: The bracket every Elo-MMR equation is solved on (as in multi-skill).
+SOLVER_BOUNDS = (-6000.0, 9000.0)
+LO_BOUND, HI_BOUND = SOLVER_BOUNDS
+#: Safeguarded Newton: never cut more than this fraction of the bracket per step.
+MAX_CUT = 0.75
+#: Newton steps before a solve gives up (:data:`STATUS_MAX_ITER`).
+MAX_ITER = 200
+
+# Solver status codes (returned by the kernels, turned into warnings/errors in Python).
+STATUS_OK = 0
+#: The zero lies outside the bracket; the bound was returned (as the reference does).
+STATUS_AT_BOUND = 1
+#: The iteration limit was hit before the bracket collapsed.
+STATUS_MAX_ITER = 2
+#: Not finished yet (only inside :class:`NewtonState`).
+STATUS_RUNNING = -1
+
+
+class NewtonState(NamedTuple):
+    """Where a bracketed Newton solve stands.
+
+    Attributes
+    ----------
+    lo, hi:
+        The current bracket.
+    x:
+        The current guess (the answer once ``running`` is false).
+    lo0, hi0:
+        The initial bracket (a zero at one of them is :data:`STATUS_AT_BOUND`).
+    steps:
+        Newton steps taken.
+    status:
+        :data:`STATUS_RUNNING` until the solve ends, then a final status code.
+    running:
+        Whether the caller should evaluate the function at ``x`` once more.
+    """
+
+    lo: float
+    hi: float
+    x: float
+    lo0: float
+    hi0: float
+    steps: int
+    status: int
+    running: bool
+
+
+@nb.njit(cache=True, inline="always")
+def newton_step(lo: float, hi: float, guess: float, value: float, deriv: float):
+    """One step of a safeguarded Newton method for a *decreasing* function.
+
+    The caller evaluates ``f(guess)`` and ``f'(guess)``.  The sign of ``f``
+    moves the bracket ``(lo, hi)``; the Newton point is then clamped so that
+    at most 75% of the bracket is cut away per step, and replaced by the
+    midpoint when it is not finite or lies on the wrong side (a vanishing
+    derivative).  Returns ``(lo, hi, new_guess, done)``; ``done`` is true when
+    the new guess no longer lies strictly inside the bracket, i.e. the bracket
+    has collapsed to adjacent floating-point numbers (or a bound was hit
+    because the zero lies outside the initial bracket).
+    """
+    extrapolate = guess - value / deriv
+    if value > 0.0:
+        lo = guess
+        ceil = lo + MAX_CUT * (hi - lo)
+        if extrapolate >= lo:
+            new = extrapolate if extrapolate < ceil else ceil
+        else:
+            new = 0.5 * (lo + hi)
+    else:
+        hi = guess
+        floor = hi - MAX_CUT * (hi - lo)
+        if extrapolate <= hi:
+            new = extrapolate if extrapolate > floor else floor
+        else:
+            new = 0.5 * (lo + hi)
+    done = not (lo < new < hi)
+    return lo, hi, new, done
+
+
+@nb.njit(cache=True)
+def newton_begin(lo: float, hi: float, start: float) -> NewtonState:
+    """A solve on the bracket ``(lo, hi)`` from ``start`` (the midpoint if outside).
+
+    Parameters
+    ----------
+    lo, hi:
+        The bracket, usually ``LO_BOUND, HI_BOUND``.
+    start:
+        The first guess; only the number of steps depends on it.
+
+    Returns
+    -------
+    NewtonState
+        Running, at the first guess.
+    """
+    guess = start
+    if not (lo < guess < hi):
+        guess = 0.5 * (lo + hi)
+    return NewtonState(lo, hi, guess, lo, hi, 0, STATUS_RUNNING, True)
+
+
+@nb.njit(cache=True)
+def newton_next(state: NewtonState, value: float, deriv: float) -> NewtonState:
+    """Advance a solve by one safeguarded Newton step (:func:`newton_step`).
+
+    Parameters
+    ----------
+    state:
+        The solve, with ``value, deriv = f(state.x), f'(state.x)`` of a decreasing
+        ``f`` (negate both for an increasing one).
+    value, deriv:
+        The function and its derivative at ``state.x``.
+
+    Returns
+    -------
+    NewtonState
+        Finished (``running`` false) when ``value`` is exactly 0
+        (:data:`STATUS_OK`), when the bracket has collapsed (:data:`STATUS_OK`, or
+        :data:`STATUS_AT_BOUND` at an end of the initial bracket) or after
+        :data:`MAX_ITER` steps (:data:`STATUS_MAX_ITER`).
+    """
+    if value == 0.0:
+        return NewtonState(state.lo, state.hi, state.x, state.lo0, state.hi0, state.steps,
+                           STATUS_OK, False)
+    lo, hi, x, done = newton_step(state.lo, state.hi, state.x, value, deriv)
+    steps = state.steps + 1
+    if done:
+        status = STATUS_AT_BOUND if (x <= state.lo0 or x >= state.hi0) else STATUS_OK
+    elif steps >= MAX_ITER:
+        status = STATUS_MAX_ITER
+    else:
+        status = STATUS_RUNNING
+    return NewtonState(lo, hi, x, state.lo0, state.hi0, steps, status,
+                       status == STATUS_RUNNING)

@@ -1,0 +1,55 @@
+"""Cold start: the CLI imports only what a command needs and says when it compiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_import_podium_is_light() -> None:
+    code = ("import sys, podium; "
+            "print(sorted(m for m in ('numpy', 'pandas', 'numba', 'scipy') if m in sys.modules))")
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_rate_does_not_import_other_commands() -> None:
+    code = (
+        "import sys; from podium.cli import build_parser; "
+        "build_parser(['rate', 'x', '--out', 'y']); "
+        "print('podium.store.cli' in sys.modules, 'podium.evaluation.cli' in sys.modules); "
+        "p = build_parser(['--help']); print('podium.store.cli' in sys.modules)"
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True"]
+
+
+@pytest.mark.parametrize("system", ["bar"])
+def test_cold_cache_is_announced_once(tmp_path: Path, system: str) -> None:
+    data = tmp_path / "c"
+    data.mkdir()
+    standings = [[f"p{i}", i, i] for i in range(6)]
+    (data / "0.json").write_text(json.dumps(
+        {"name": "r0", "time_seconds": 0, "standings": standings}))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    cmd = ["-m", "podium.cli", "rate", str(data), "--system", system,
+           "--out", str(tmp_path / "o"), "--no-progress"]
+    first = _run(cmd, env)
+    assert first.returncode == 0, first.stderr
+    assert f"compiling kernels for {system}, once:" in first.stderr
+    assert list((tmp_path / "cache").rglob("*.nbi")), "Numba ignored NUMBA_CACHE_DIR"
+    second = _run(cmd, env)
+    assert second.returncode == 0, second.stderr
+    assert "compiling kernels" not in second.stderr
