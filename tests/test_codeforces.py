@@ -1,4 +1,4 @@
-"""The Codeforces rating system (seed 001), exactly as Codeforces computes it.
+"""The Codeforces rating system ([Mirzayanov2015]), exactly as Codeforces computes it.
 
 * hand-worked rounds of 3 and 4 players (with a tie), every intermediate value written
   out below;
@@ -47,7 +47,7 @@ def elo(x: float) -> float:
 
 # ------------------------------------------------------------------ literal transcription
 def naive_round(r: list[int], place: list[int]) -> list[int]:
-    """Seed 001 + round-327 corrections, literally: O(N^2) per binary-search step."""
+    """[Mirzayanov2015] + round-327 corrections, literally: O(N^2) per binary-search step."""
     n = len(r)
 
     def seed_against_others(i: int, rating: int) -> float:

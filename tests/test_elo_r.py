@@ -1,4 +1,4 @@
-"""Elo-R (seed 000): formulas, performance estimation, the table of Sec. 6.2 and Sec. 6.3.
+"""Elo-R ([Ebtekar2015]): formulas, performance estimation, the table of Sec. 6.2 and Sec. 6.3.
 
 Notation (the seed's upper-bar units, in which Algorithms 1-4 are written): sigma* = 100,
 gamma = 250, eta^2 = 1/(1/sigma*^2 - 1/gamma^2) - sigma*^2; a logistic factor (mu_k,

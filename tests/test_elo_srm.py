@@ -1,4 +1,4 @@
-"""EloSRM and SRMFix (seed 003): hand-worked rounds, the bounds of Eqs. 9-11, a
+"""EloSRM and SRMFix ([Batty2026]): hand-worked rounds, the bounds of Eqs. 9-11, a
 literal re-implementation of Appendix A, SRMFix as EloSRM minus documented
 factors, divisions, checkpoints."""
 

@@ -30,7 +30,7 @@ from podium.evaluation.metrics import (
 )
 
 # --------------------------------------------------------------------------------------
-# Brute force, written from the definitions (multi-skill's semantics, seed 003 Eq. 3-8)
+# Brute force, written from the definitions (multi-skill's semantics, [Batty2026] Eq. 3-8)
 
 
 def bf_renumber(lo: list[int], hi: list[int]) -> tuple[list[int], list[int]]:
@@ -279,7 +279,7 @@ def test_pair_and_rank_larger_random() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Seed 003: rank log errors, L1 and L2
+# [Batty2026]: rank log errors, L1 and L2
 
 
 def test_rank_log_errors_hand() -> None:

@@ -1,4 +1,4 @@
-"""Pairwise-game systems of seed 004: SingleElo, AverageElo, SampleElo, the least-squares
+"""Pairwise-game systems of [CuffedElo]: SingleElo, AverageElo, SampleElo, the least-squares
 system of equations, PageRank, two-player Glicko, their Rater wrappers and the simulation."""
 
 from __future__ import annotations

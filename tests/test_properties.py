@@ -1,4 +1,4 @@
-"""The Elo-MMR paper's properties (seed 002, Sections 4-5) as hypothesis tests.
+"""The Elo-MMR paper's properties ([EbtekarLiu2021], Sections 4-5) as hypothesis tests.
 
 Each test states the inequality or identity it checks.  Notation: a player's
 posterior is a normal factor (p0, w0 = 1/beta0^2) and logistic factors

@@ -330,7 +330,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="show every parameter")
     s.set_defaults(func=_cmd_systems)
 
-    e = sub.add_parser("example", help="write a synthetic history (seed 002, Sec. 6.1)")
+    e = sub.add_parser("example", help="write a synthetic history ([EbtekarLiu2021], Sec. 6.1)")
     e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
     e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
     e.add_argument("--rounds", type=int, default=30, help="rounds (default 30)")

@@ -1,4 +1,4 @@
-"""Replay official Codeforces rating changes with the ``codeforces`` system (seed 001).
+"""Replay official Codeforces rating changes with the ``codeforces`` system ([Mirzayanov2015]).
 
 ``replay_codeforces(path)`` reads the output of the Codeforces API method
 ``contest.ratingChanges`` -- the raw envelope ``{"status": "OK", "result": [...]}`` or
@@ -200,7 +200,7 @@ def _cmd_replay_codeforces(args: argparse.Namespace) -> int:
         return 1
     what = f"contest {result.contest}" if result.contest else result.path
     print(f"Codeforces replay of {what}: {result.total} rated participant(s), new ratings "
-          "recomputed from (rank, oldRating) with the 'codeforces' system (seed 001, "
+          "recomputed from (rank, oldRating) with the 'codeforces' system ([Mirzayanov2015], "
           "round-327 correction)")
     print(f"{len(result.diffs)} differing row(s) written to {out}")
     print(f"{result.matched} of {result.total} match")

@@ -1,4 +1,4 @@
-"""Evaluation and tuning: score rating systems as seed 002 (Sec. 6) does.
+"""Evaluation and tuning: score rating systems as [EbtekarLiu2021] (Sec. 6) does.
 
 * :func:`evaluate` rates a history and scores each contest's prediction from the
   ratings just before it (:mod:`podium.evaluation.metrics`);

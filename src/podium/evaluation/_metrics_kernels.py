@@ -4,7 +4,7 @@ Every kernel works on one round in standings order (``lo`` non-decreasing; the
 Python layer checks this) and costs ``O(n log n)``: pair counts and Kendall's
 discordant pairs by a Fenwick tree over rating ranks, rank deviation and
 Spearman by one stable sort each.  The only all-pairs sum -- the expected rank
-of seed 003 (Eq. 4) -- is evaluated by Chebyshev interpolation on panels, exact
+of [Batty2026] (Eq. 4) -- is evaluated by Chebyshev interpolation on panels, exact
 to rounding level (see :func:`logistic_sums`).
 """
 
@@ -264,7 +264,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------------------
-# Sums of logistic win probabilities (seed 003, Eq. 3-4)
+# Sums of logistic win probabilities ([Batty2026], Eq. 3-4)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -358,7 +358,7 @@ def _logistic_sums_panels(
 def logistic_sums(src: np.ndarray, x: np.ndarray, c: float, method: int) -> np.ndarray:
     """``out[k] = sum_j sigma((src[j] - x[k]) c)`` with ``sigma(z) = 1 / (1 + e^-z)``.
 
-    With ``c = ln(10) / scale`` the term is seed 003's ``w_j`` (Eq. 3) for a
+    With ``c = ln(10) / scale`` the term is [Batty2026]'s ``w_j`` (Eq. 3) for a
     player of rating ``x[k]``, so ``out`` is the expected number of players
     beating it, itself counted as half (Eq. 4).
 
@@ -401,7 +401,7 @@ def logistic_sums(src: np.ndarray, x: np.ndarray, c: float, method: int) -> np.n
 
 @nb.njit(cache=True)
 def rank_log_errors_kernel(mu: np.ndarray, lo: np.ndarray, c: float, method: int) -> np.ndarray:
-    """Seed 003's ``e = log2(r_hat) - log2(r)`` per player (Eq. 4-5).
+    """[Batty2026]'s ``e = log2(r_hat) - log2(r)`` per player (Eq. 4-5).
 
     ``r = 1 + #better + r_ties`` and ``r_hat = 1 + sum_{j not tied} w_j + r_ties``
     with ``r_ties = (group size - 1) / 2``.  The sum over the players not tied

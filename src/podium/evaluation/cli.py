@@ -17,7 +17,7 @@ from podium.errors import PodiumError
 __all__ = ["add_parsers", "markdown_table"]
 
 #: (column title, metric key, digits) of the Markdown table; the first three
-#: are seed 002's Table 2 (experienced players) and Table 3.
+#: are [EbtekarLiu2021]'s Table 2 (experienced players) and Table 3.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("pair inv. (%)", "pair_inv", 2),
     ("rank dev. (%)", "rank_dev", 2),
@@ -247,11 +247,11 @@ def _cmd_incentive(args: argparse.Namespace) -> int:
 def add_parsers(subparsers: Any) -> None:
     """Register ``eval``, ``compare``, ``tune`` and ``incentive``."""
     e = subparsers.add_parser(
-        "eval", help="score one system's predictions on a history (seed 002 Table 2)",
+        "eval", help="score one system's predictions on a history ([EbtekarLiu2021] Table 2)",
         description="Rate PATH with one system and score, before every contest after the "
         "first --train-frac, how well the current ratings predict its result: pair "
         "inversion and rank deviation of players with 5+ earlier contests (the paper's "
-        "figures) and variants (all players, top 100, seed 003's L1/L2, Kendall, Spearman).",
+        "figures) and variants (all players, top 100, [Batty2026]'s L1/L2, Kendall, Spearman).",
     )
     _add_data_args(e)
     e.add_argument("--system", "-s", default=None, help="rating system (`podium systems`)")

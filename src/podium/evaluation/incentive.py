@@ -1,4 +1,4 @@
-"""The volatility-farming experiment of the Elo-MMR paper's code (seed 002, Sec. 5).
+"""The volatility-farming experiment of the Elo-MMR paper's code ([EbtekarLiu2021], Sec. 5).
 
 A strong player deliberately finishes last whenever their rating exceeds a
 threshold during a window of contests, then plays honestly again.  Under the

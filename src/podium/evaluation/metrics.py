@@ -8,7 +8,7 @@ inclusive range of places a tie shares) and, for :class:`MetricAccumulator`,
 
 Two families are computed.
 
-**The Elo-MMR paper's Table 2** (seed 002; multi-skill's ``metrics.rs``):
+**The Elo-MMR paper's Table 2** ([EbtekarLiu2021]; multi-skill's ``metrics.rs``):
 
 * The scored players are the returning ones (debutants excluded), or those with
   at least ``min_history`` (5) earlier contests for the paper's figures, or the
@@ -23,12 +23,12 @@ Two families are computed.
 * A round is weighted by its number of scored players ``n``; a round that is
   *outcome free* (no players, or everybody tied) counts for nothing.
 
-**Seed 003's accuracy** (Sec. 2.3-2.5): every participant, debutants included,
+**[Batty2026]'s accuracy** (Sec. 2.3-2.5): every participant, debutants included,
 gets an actual rank ``r`` and an expected rank ``r_hat`` (Eq. 4, ties split
 half-half) and the error ``e = log2 r_hat - log2 r`` (Eq. 5-6);
 ``L1 = mean |e|`` (Eq. 7) and ``L2 = sqrt(mean e^2)`` (Eq. 8) over all
 player-rounds.  Kendall's tau-b and Spearman's rho between the order of the
-ratings and the result complete it (seed 003 Sec. 2.5, per round over the
+ratings and the result complete it ([Batty2026] Sec. 2.5, per round over the
 returning players).
 
 Every per-round computation is ``O(n log n)``; see :mod:`podium.evaluation._metrics_kernels`.
@@ -182,7 +182,7 @@ def pair_inversion(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike, *,
     A pair tied in the results (same ``lo``) counts as predicted; a pair placed
     ``lo_w < lo_l`` counts when ``mu_w > mu_l`` strictly.  The value is
     ``100 (correct + tied) / (n (n - 1) / 2)`` -- multi-skill's
-    ``pairwise_metric``, the pair inversion of seed 002's Table 2.
+    ``pairwise_metric``, the pair inversion of [EbtekarLiu2021]'s Table 2.
 
     Parameters
     ----------
@@ -220,7 +220,7 @@ def rank_deviation(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike) -> float:
     order); the player at 0-based position ``i`` with range ``[lo, hi]`` is off
     by ``|i - clamp(i, lo, hi)|``.  The value is
     ``100 sum_i error_i / ((n - 1) n)`` -- multi-skill's
-    ``percentile_distance_metric`` (seed 002's Table 2) divided by its weight ``n``.
+    ``percentile_distance_metric`` ([EbtekarLiu2021]'s Table 2) divided by its weight ``n``.
 
     Parameters
     ----------
@@ -243,7 +243,7 @@ def rank_deviation(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike) -> float:
 
 def rank_log_errors(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike, *,
                     scale: float = 400.0) -> FloatArray:
-    """Seed 003's per-player error ``e = log2(r_hat) - log2(r)`` (Eq. 4-5).
+    """[Batty2026]'s per-player error ``e = log2(r_hat) - log2(r)`` (Eq. 4-5).
 
     With ``r_ties = #{j != i tied with i} / 2`` (tied: same ``lo``),
     ``r = 1 + #{j placed better} + r_ties`` and
@@ -259,7 +259,7 @@ def rank_log_errors(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike, *,
     lo, hi:
         The contest's tie ranges (``hi`` is only checked).
     scale:
-        Rating difference giving odds of 10 to 1 (400 in Elo's and seed 003's formula).
+        Rating difference giving odds of 10 to 1 (400 in Elo's and [Batty2026]'s formula).
 
     Returns
     -------
@@ -316,7 +316,7 @@ class MetricAccumulator:
         The ``*_top`` metrics score the returning players whose renumbered
         ``lo`` is below ``top_k`` (more than ``top_k`` when a tie spans it).
     scale:
-        Elo scale of seed 003's win probability (Eq. 3).
+        Elo scale of [Batty2026]'s win probability (Eq. 3).
     extended:
         Compute every metric.  ``False`` computes only ``pair_inv`` and
         ``rank_dev`` (experienced players): the fast path for tuning; the other
@@ -353,7 +353,7 @@ class MetricAccumulator:
         self._wt: dict[str, float] = dict.fromkeys(_TABLE2, 0.0)
         self._sum: dict[str, float] = dict.fromkeys(_TABLE2, 0.0)
         self._rounds: dict[str, int] = dict.fromkeys(_TABLE2, 0)
-        # seed 003: sum |e|, sum e^2, player-rounds
+        # [Batty2026]: sum |e|, sum e^2, player-rounds
         self._abs = 0.0
         self._sq = 0.0
         self._count = 0

@@ -1,4 +1,4 @@
-"""The simulation of seed 004 ("Results"): five players, random games, Spearman's rank
+"""The simulation of [CuffedElo] ("Results"): five players, random games, Spearman's rank
 correlation of each system's ratings with the true strengths, averaged over 400 repetitions.
 
 The seed says only: "I generated five players with varying strengths and randomly produced a

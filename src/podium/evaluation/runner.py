@@ -1,6 +1,6 @@
 """Evaluate a rating system by how well its ratings predict each contest.
 
-The protocol of seed 002, Sec. 6 (and of the paper's code): the contests are
+The protocol of [EbtekarLiu2021], Sec. 6 (and of the paper's code): the contests are
 rated in order; before contest *t* is rated, the ratings every participant has
 *at that moment* are compared with the contest's result (:mod:`podium.evaluation.metrics`).
 The first ``train_frac`` of the history is rated but not scored (it is the part
@@ -150,7 +150,7 @@ def evaluate(
     top_k:
         Size of the "top" subset of the ``*_top`` metrics (paper code: 100).
     extended:
-        Also compute the variants (all players, top-k, seed 003's L1/L2, Kendall,
+        Also compute the variants (all players, top-k, [Batty2026]'s L1/L2, Kendall,
         Spearman); ``False`` computes only ``pair_inv``/``rank_dev`` (for tuning).
     keep_rater:
         Keep the final :class:`~podium.rater.Rater` in the result (for plots).

@@ -1,7 +1,7 @@
 """Hyper-parameter search as the paper did it: tune on the first part of a history.
 
 The Elo-MMR authors grid-searched each system's parameters on the first ~10% of
-each data set and scored the chosen ones on the rest (seed 002, Sec. 6).  Here
+each data set and scored the chosen ones on the rest ([EbtekarLiu2021], Sec. 6).  Here
 the search is an `optuna <https://optuna.org>`_ study (TPE sampler, seeded):
 each trial rates the training contests with one parameter set and is scored by
 ``pair_inv`` (maximised) or ``rank_dev`` (minimised) of the experienced players

@@ -1,4 +1,4 @@
-"""The synthetic data set of seed 002, Sec. 6.1, at any size.
+"""The synthetic data set of [EbtekarLiu2021], Sec. 6.1, at any size.
 
 Players' initial skills are drawn from N(mu, skill_sd^2); in every round every
 player performs at skill + N(0, perf_sd^2) and is ranked by performance; between

@@ -1,4 +1,4 @@
-"""Numba kernels of the Codeforces systems (seed 001) and of the continuous ``cfsys``.
+"""Numba kernels of the Codeforces systems ([Mirzayanov2015]) and of the continuous ``cfsys``.
 
 Both systems revolve around one function of a rating ``x``: the expected number of
 participants who beat a player rated ``x``.  Every participant shares it, so it is
@@ -68,7 +68,7 @@ def _direct_sum(v: int, dvals: np.ndarray, dcounts: np.ndarray, ktab: np.ndarray
 
 @nb.njit(cache=True)
 def needed_ratings(r, place, sums, v0, ktab, k0, dvals, dcounts, tol):
-    """Seed, geometric-mean place and needed rating of every participant (seed 001).
+    """Seed, geometric-mean place and needed rating of every participant ([Mirzayanov2015]).
 
     Parameters
     ----------
@@ -139,7 +139,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 @nb.njit(cache=True)
 def corrected_deltas(r, need):
-    """Rating changes with the post-round-327 anti-inflation corrections (seed 001).
+    """Rating changes with the post-round-327 anti-inflation corrections ([Mirzayanov2015]).
 
     ``d_i = (R_i - r_i) / 2``; then ``d_i += -sum(d) / n - 1``; then, over the
     ``s = min(n, 4 * round(sqrt(n)))`` participants with the highest old ratings
@@ -194,7 +194,7 @@ def _bit_query(tree, pos):
 
 @nb.njit(cache=True)
 def invariant_breaches(r, place, d):
-    """Pairs breaking the two invariants of seed 001, in ``O(N log N)``.
+    """Pairs breaking the two invariants of [Mirzayanov2015], in ``O(N log N)``.
 
     1. ``A`` had a lower old rating than ``B`` and a strictly worse place: the new
        rating of ``A`` must not exceed that of ``B`` (``r_A + d_A <= r_B + d_B``).

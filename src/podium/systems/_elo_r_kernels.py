@@ -1,4 +1,4 @@
-"""Numba kernels of Elo-R (seed 000; see :mod:`podium.systems.elo_r`).
+"""Numba kernels of Elo-R ([Ebtekar2015]; see :mod:`podium.systems.elo_r`).
 
 Every quantity here is in the seed's *upper-bar* units (Sec. 3: a standard
 deviation drawn with a bar is multiplied by ``sqrt(12)/pi``; Algorithms 1-4 use the

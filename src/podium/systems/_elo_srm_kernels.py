@@ -1,4 +1,4 @@
-"""Numba kernels of EloSRM (seed 003, see :mod:`podium.systems.elo_srm`).
+"""Numba kernels of EloSRM ([Batty2026], see :mod:`podium.systems.elo_srm`).
 
 Every participant ``i`` of a round needs three sums over the other participants
 ``j`` of the Bradley-Terry win probability of Eq. 3,

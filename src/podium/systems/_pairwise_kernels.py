@@ -1,4 +1,4 @@
-"""Numba kernels of the pairwise-game systems (seed 004); see :mod:`podium.systems.pairwise`.
+"""Numba kernels of the pairwise-game systems ([CuffedElo]); see :mod:`podium.systems.pairwise`.
 
 Every Elo kernel uses the seed's update (SingleElo) with a factor ``k`` and the
 logistic scale ``c = ln(10) / scale``::

@@ -8,7 +8,7 @@ round doing exactly what ``round_update`` does, with the same kernels and the
 same floating-point operations in the same order, so that every rating is
 bit-identical:
 
-* :func:`elo_mmr_rounds`: Elo-MMR and its variants (seed 002, Algorithm 1:
+* :func:`elo_mmr_rounds`: Elo-MMR and its variants ([EbtekarLiu2021], Algorithm 1:
   round weights, pseudodiffusion (Algorithm 2), performances (Theorem 3.2), the
   posterior update (Eq. 6-8)), for rounds small enough that the exact system
   solves every tie group directly;

@@ -1,17 +1,17 @@
 """``cfsys``: the continuous Codeforces-like system of the Elo-MMR paper's experiments.
 
 This is multi-skill's ``CodeforcesSys`` (elo-mmr-py's ``"cfsys"``), the floating-point
-reading of the Codeforces system of seed 001 that the Elo-MMR paper (seed 002) compares
-against.  Per round, with ``sigma_perf = beta / sqrt(contest weight)`` and every
+reading of the Codeforces system of [Mirzayanov2015] that the Elo-MMR paper
+([EbtekarLiu2021]) compares against.  Per round, with ``sigma_perf = beta / sqrt(contest weight)`` and every
 participant's term ``(mu_j, sigma_perf)``:
 
 * ``P(j beats x) = 1 / (1 + exp(-pi (mu_j - x) / (sqrt(3) sigma_perf)))``, which is
-  seed 001's ``1 / (1 + 10^((x - mu_j) / 400))`` for the default
+  [Mirzayanov2015]'s ``1 / (1 + 10^((x - mu_j) / 400))`` for the default
   ``beta = 400 (pi / sqrt(3)) / ln 10 ~ 315.09`` at weight 1;
 * expected rank ``E(x) = 1/2 + sum_j P(j beats x)`` over *all* participants, the player
-  itself included (``E(mu_i) = 1 + sum_{j != i} P(j beats i)``, seed 001's seed);
+  itself included (``E(mu_i) = 1 + sum_{j != i} P(j beats i)``, [Mirzayanov2015]'s seed);
 * actual rank: the mean place of the tie, ``(lo + hi + 2) / 2`` (1-based);
-* ``g_i = sqrt(E(mu_i) * actual_i)`` (geometric mean, as seed 001's ``m_i``);
+* ``g_i = sqrt(E(mu_i) * actual_i)`` (geometric mean, as [Mirzayanov2015]'s ``m_i``);
 * performance ``p_i``: the exact zero of ``E(x) = g_i`` on ``(-6000, 9000)`` (no
   integer binary search);
 * the performance is capped at the round's ``perf_ceiling`` when there is one (as
@@ -95,7 +95,7 @@ class CFSys(RatingSystem):
     ----------
     beta:
         Logistic scale of a performance at contest weight 1 (default
-        ``400 * (pi / sqrt(3)) / ln 10 ~ 315.09``, i.e. the Elo ``400`` of seed 001);
+        ``400 * (pi / sqrt(3)) / ln 10 ~ 315.09``, i.e. the Elo ``400`` of [Mirzayanov2015]);
         a round of weight ``c`` uses ``beta / sqrt(c)``.
     weight:
         Weight of the performance against the old rating: ``mu' = (mu + w p) / (1 + w)``

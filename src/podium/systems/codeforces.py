@@ -1,6 +1,6 @@
-"""The Codeforces rating system (seed 001), exactly as Codeforces computes it, in integers.
+"""The Codeforces rating system ([Mirzayanov2015]), exactly as Codeforces computes it, in integers.
 
-One round (seed 001, "Open Codeforces Rating System", October 2015, with the
+One round ([Mirzayanov2015], "Open Codeforces Rating System", October 2015, with the
 correction applied since round 327):
 
 1. ``P(j beats i) = 1 / (1 + 10^((r_i - r_j) / 400))``; the seed (expected place) of
@@ -18,7 +18,7 @@ correction applied since round 327):
 
 All divisions truncate toward zero (Java's integer ``/``); these details were checked
 against the official rating changes of contest 908 (6691 of 6691 reproduced, see
-:mod:`podium.replay`).  After every round the two invariants of seed 001 are checked
+:mod:`podium.replay`).  After every round the two invariants of [Mirzayanov2015] are checked
 (:func:`check_invariants`) and any breach is reported in ``RoundOutput.warnings``.
 
 Speed: the seeds of all participants and of every candidate rating of every binary
@@ -84,7 +84,7 @@ _ktab_cache: dict[int, FloatArray] = {}
 def elo_kernel(half: int = _KTAB_HALF) -> tuple[FloatArray, int]:
     """``(table, x0)`` with ``table[x - x0] = 1 / (1 + 10^(x / 400))`` for integer
     ``x`` in ``[-half, half]``: the probability that a player beats one rated ``x``
-    points higher (seed 001, the formula of ``P_{i,j}``)."""
+    points higher ([Mirzayanov2015], the formula of ``P_{i,j}``)."""
     tab = _ktab_cache.get(half)
     if tab is None:
         x = np.arange(-half, half + 1, dtype=np.float64)
@@ -117,7 +117,7 @@ class CodeforcesRound:
 
 
 def codeforces_round(ratings: npt.ArrayLike, places: npt.ArrayLike) -> CodeforcesRound:
-    """One Codeforces rating round (seed 001 with the round-327 corrections), exactly.
+    """One Codeforces rating round ([Mirzayanov2015] with the round-327 corrections), exactly.
 
     Parameters
     ----------
@@ -174,7 +174,7 @@ def check_invariants(
     ratings: npt.ArrayLike, places: npt.ArrayLike, delta: npt.ArrayLike,
     handles: tuple[str, ...] | list[str] | None = None, label: str = "?",
 ) -> list[str]:
-    """The two invariants of seed 001, as warnings (empty when both hold).
+    """The two invariants of [Mirzayanov2015], as warnings (empty when both hold).
 
     1. If ``A`` had a lower rating than ``B`` before the round and finished on a
        (strictly) worse place, ``A``'s new rating must not exceed ``B``'s.
@@ -226,7 +226,7 @@ class CodeforcesState(ArrayState):
 
 @dataclass(frozen=True)
 class Codeforces(RatingSystem):
-    """The Codeforces rating system (seed 001), in integers, as Codeforces computes it.
+    """The Codeforces rating system ([Mirzayanov2015]), in integers, as Codeforces computes it.
 
     Parameters
     ----------
@@ -238,7 +238,7 @@ class Codeforces(RatingSystem):
         (:data:`DISPLAY_BONUSES_2020`), i.e. displayed = computed - 1400 + the bonuses
         earned so far; from the sixth round on both are equal.
     check_invariants:
-        Check the two invariants of seed 001 after every round (``O(N log N)``) and
+        Check the two invariants of [Mirzayanov2015] after every round (``O(N log N)``) and
         report breaches in ``RoundOutput.warnings`` (default ``True``).
     sig_noob:
         The constant reported as every player's ``sigma`` (default 350, elo-mmr-py's
@@ -251,7 +251,7 @@ class Codeforces(RatingSystem):
     computed one; under the 2020 rules the computed rating is ``mu + 1400 - the
     bonuses of the rounds played``, obtained from ``RoundInput.played``), so
     :meth:`display_rating` returns ``mu`` and the Rater's ratings table shows what a
-    Codeforces profile shows.  ``perf`` is the needed rating ``R`` of step 4 (seed 001
+    Codeforces profile shows.  ``perf`` is the needed rating ``R`` of step 4 ([Mirzayanov2015]
     calls it the rating the participant "should have had" to be expected at place
     ``m``), on the computed scale.  Ratings are integers; a non-integral ``mu`` coming
     in (a foreign checkpoint) is rounded, with a warning.  The contest's ``weight``
@@ -298,7 +298,7 @@ class Codeforces(RatingSystem):
         self, sigma: FloatArray, played: IntArray, weight: float
     ) -> PerformanceModel:
         """Logistic with ``v = ELO_BETA^2 / 2`` for everybody, so that ``P(i beats j) =
-        1 / (1 + 10^((mu_j - mu_i) / 400))``, seed 001's formula (which has no weight)."""
+        1 / (1 + 10^((mu_j - mu_i) / 400))``, [Mirzayanov2015]'s formula (which has no weight)."""
         v = np.full(sigma.shape, ELO_BETA**2 / 2.0)
         return PerformanceModel(
             "logistic", v, "Codeforces (logistic): P = 1 / (1 + 10^((mu_j - mu_i) / 400))"

@@ -1,4 +1,4 @@
-"""Elo-MMR (seed 002): Elo-MMR(rho), Elo-MMchi, Elo-MMR(inf), subsampled variants.
+"""Elo-MMR ([EbtekarLiu2021]): Elo-MMR(rho), Elo-MMchi, Elo-MMR(inf), subsampled variants.
 
 One round (Algorithm 1):
 
@@ -101,7 +101,7 @@ class EloMMRState(FactorPoolState):
 
 @dataclass(frozen=True)
 class EloMMR(RatingSystem):
-    """Elo-MMR and its variants (seed 002), with multi-skill's parameters and defaults.
+    """Elo-MMR and its variants ([EbtekarLiu2021]), with multi-skill's parameters and defaults.
 
     Parameters
     ----------

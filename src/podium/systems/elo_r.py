@@ -1,4 +1,4 @@
-"""Elo-R (seed 000, Ebtekar, "Elo-R Competition Rating System"), with its four noising methods.
+"""Elo-R ([Ebtekar2015], Ebtekar, "Elo-R Competition Rating System"), with its four noising methods.
 
 One round (Algorithm 2; Algorithm 4 for the methods that keep a history):
 
@@ -80,7 +80,7 @@ class EloRState(FactorPoolState):
 
 @dataclass(frozen=True)
 class EloR(RatingSystem):
-    """Elo-R (seed 000) with the noising methods of its Sec. 5.1-5.2 and 6.2.
+    """Elo-R ([Ebtekar2015]) with the noising methods of its Sec. 5.1-5.2 and 6.2.
 
     Parameters
     ----------
@@ -339,7 +339,7 @@ def _status_warnings(status: np.ndarray, contest: Contest | None, what: str) -> 
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
 PRESETS = {
-    "elo-r": (EloR, {}, "Elo-R (seed 000), normal approximation: Algorithms 1-2, memoryless"),
+    "elo-r": (EloR, {}, "Elo-R ([Ebtekar2015]), normal approximation: Algorithms 1-2, memoryless"),
     "elo-r-leading": (
         EloR, {"noise": "leading"}, "Elo-R, constant multiple on the leading tau (Sec. 6.2.2)"
     ),

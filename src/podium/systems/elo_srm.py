@@ -1,4 +1,4 @@
-"""EloSRM and SRMFix (seed 003: Batty, "An Elo-based Rating System for Topcoder
+"""EloSRM and SRMFix ([Batty2026]: Batty, "An Elo-based Rating System for Topcoder
 Single Round Matches").
 
 One round (one division; Table 1 in the order the factors are applied):
@@ -122,7 +122,7 @@ class EloSRMState(ArrayState):
 
 @dataclass(frozen=True)
 class EloSRM(RatingSystem):
-    """EloSRM (seed 003, Table 1); defaults are the fitted constants of Appendix A.
+    """EloSRM ([Batty2026], Table 1); defaults are the fitted constants of Appendix A.
 
     Parameters
     ----------
@@ -334,7 +334,8 @@ SRMFIX: dict[str, Any] = {"k": 247.0, "m": 8.2, "w1": 1.0, "c": 0.0, "b": 0.0, "
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
 PRESETS = {
-    "elosrm": (EloSRM, {}, "EloSRM (seed 003): Elo on log2 rank performance, every Table 1 "
+    "elosrm": (EloSRM, {}, "EloSRM ([Batty2026]): Elo on log2 rank performance, every Table 1 "
                "factor, Appendix A constants"),
-    "srmfix": (EloSRM, dict(SRMFIX), "SRMFix (seed 003, Sec. 3.5): K=247, W=sqrt(N), M=8.2 only"),
+    "srmfix": (EloSRM, dict(SRMFIX),
+               "SRMFix ([Batty2026], Sec. 3.5): K=247, W=sqrt(N), M=8.2 only"),
 }

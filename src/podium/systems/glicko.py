@@ -1,6 +1,6 @@
 """All-pairs Glicko and Bradley-Terry (BAR): baselines of the Elo-MMR paper's experiments.
 
-The Elo-MMR paper (seed 002) presents itself as a generalisation of two-player Glicko
+The Elo-MMR paper ([EbtekarLiu2021]) presents itself as a generalisation of two-player Glicko
 (§1, §7) and models skill drift as Glicko does (§4).  These two systems apply a
 two-player Bayesian update to a round of ``N`` players by letting every player meet
 every other one (ties count half a win and half a loss); multi-skill's ``Glicko`` and

@@ -1,6 +1,6 @@
 """TopCoder's published algorithm rating system, the baseline ``tcsys`` of the Elo-MMR paper.
 
-The Elo-MMR paper (seed 002) compares against TopCoder's system (§6, Tables 2-3;
+The Elo-MMR paper ([EbtekarLiu2021]) compares against TopCoder's system (§6, Tables 2-3;
 published at its reference [7]) and discusses its volatility (§5.1, the exploit
 that breaks aligned incentives) and its cap on rating changes (§5.2, robustness).
 Formulas, constants and defaults follow multi-skill's ``TopcoderSys`` (the Rust

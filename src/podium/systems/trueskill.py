@@ -1,6 +1,6 @@
 """TrueSkill-SPb: Nikolenko and Sirotkin's improved TrueSkill for ranked contests.
 
-The ``trueskill`` baseline of the Elo-MMR paper's experiments (seed 002, Sec. 6
+The ``trueskill`` baseline of the Elo-MMR paper's experiments ([EbtekarLiu2021], Sec. 6
 and Table 2: "the improved TrueSkill algorithm of [25]"), computed exactly as
 multi-skill computes it, so the numbers agree with ``elo-mmr-py`` bit for bit.
 
@@ -9,7 +9,7 @@ standings share a *place*):
 
 * skill ``s_k ~ N(mu_k, sigma_k^2 + drift^2)``: each round first widens the
   player's uncertainty by ``drift`` (35), whatever the time since the last round
-  (the constant diffusion of seed 002, Sec. 4);
+  (the constant diffusion of [EbtekarLiu2021], Sec. 4);
 * performance ``t_k = s_k + N(0, beta^2 / w)`` with ``beta = 175`` and ``w`` the
   contest weight;
 * every place ``g`` has a performance ``l_g`` with ``l_g = t_k + u`` for each of

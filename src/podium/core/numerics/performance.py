@@ -1,4 +1,4 @@
-"""The performance equation of Theorem 3.2 (seed 002), solved for every tie group.
+"""The performance equation of Theorem 3.2 ([EbtekarLiu2021]), solved for every tie group.
 
 The performance of player ``i`` is the zero of ``Q_i``, a sum over every opponent term
 ``j`` -- including ``i``'s own -- of a loss term ``l_j`` if ``j`` placed strictly

@@ -1,4 +1,4 @@
-"""The rating as a robust average of past performances (Eq. 6-7 of seed 002)."""
+"""The rating as a robust average of past performances (Eq. 6-7 of [EbtekarLiu2021])."""
 
 from __future__ import annotations
 

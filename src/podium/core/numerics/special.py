@@ -2,7 +2,7 @@
 hazard (through the scaled complementary error function ``erfcx``) and the
 logistic ``tanh``/``sech^2`` terms.
 
-Conventions follow the Elo-MMR paper (seed 002): a rating ``(mu, sigma)`` entering a
+Conventions follow the Elo-MMR paper ([EbtekarLiu2021]): a rating ``(mu, sigma)`` entering a
 round becomes an opponent term of spread ``delta = sqrt(sigma**2 + beta**2)``; its
 logistic form (Sec. 3.1) has ``w_out = pi / (sqrt(3) delta)``, ``w_arg = w_out / 2``
 and value ``-w_out * tanh((x - mu) * w_arg)``.

@@ -1,4 +1,4 @@
-"""Pairwise games (seed 004): SingleElo, AverageElo, SampleElo, the least-squares
+"""Pairwise games ([CuffedElo]): SingleElo, AverageElo, SampleElo, the least-squares
 "system of equations", PageRank and classic two-player Glicko.
 
 Two layers, one module each:

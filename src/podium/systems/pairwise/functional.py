@@ -1,4 +1,4 @@
-"""Pairwise games (seed 004) on plain arrays: SingleElo, AverageElo, SampleElo, the
+"""Pairwise games ([CuffedElo]) on plain arrays: SingleElo, AverageElo, SampleElo, the
 least-squares "system of equations", PageRank and classic two-player Glicko.
 
 A **functional API** (choix-style): every function takes a list/array of games
@@ -18,7 +18,7 @@ The rating systems for multiplayer contests built on these functions are in
 :mod:`podium.systems.pairwise.systems`; :func:`round_games` turns one round into
 its pair games.  Every name is also importable from :mod:`podium.systems.pairwise`.
 
-Sections of seed 004 cited below: "The Elo rating system" (SingleElo),
+Sections of [CuffedElo] cited below: "The Elo rating system" (SingleElo),
 "AverageElo: ignore the order of games" (AverageElo, SampleElo), "Exact
 solution for AverageElo" (the system of equations) and "Results" (the
 comparators and the simulation, :mod:`podium.evaluation.pairwise_sim`).
@@ -149,7 +149,7 @@ def elo_single(
     initial: float | npt.ArrayLike = 1200.0,
     scale: float = 400.0,
 ) -> FloatArray:
-    """Classic Elo over the games in the given order (seed 004, "The Elo rating system").
+    """Classic Elo over the games in the given order ([CuffedElo], "The Elo rating system").
 
     After game ``g = (i, j)`` with outcome ``o_g`` (1 if ``i`` won)::
 
@@ -247,7 +247,7 @@ def elo_average(
     scale: float = 400.0,
     max_orderings: int = DEFAULT_MAX_ORDERINGS,
 ) -> FloatArray:
-    """AverageElo: the mean of SingleElo over every ordering of the games (seed 004,
+    """AverageElo: the mean of SingleElo over every ordering of the games ([CuffedElo],
     "AverageElo: ignore the order of games").
 
     ``AverageElo_i(g) = sum over permutations pi of Elo_i(pi(g)) / |S(g)|``,
@@ -301,7 +301,7 @@ def elo_sample(
     scale: float = 400.0,
 ) -> FloatArray:
     """SampleElo: the mean of SingleElo over ``samples`` orderings drawn uniformly at random
-    (seed 004, ``SampleElo_i(g, k)``; the seed's ``k`` is ``samples`` here, ``k`` is the
+    ([CuffedElo], ``SampleElo_i(g, k)``; the seed's ``k`` is ``samples`` here, ``k`` is the
     K factor).  ``seed`` makes it reproducible.  Other parameters as :func:`elo_single`.
     """
     _check_scale(k, scale)
@@ -425,7 +425,7 @@ def elo_lsq(
     pseudo_count: float = 0.5,
     scale: float = 400.0,
 ) -> FloatArray:
-    """The seed's "system of equations" (seed 004, "Exact solution for AverageElo").
+    """The seed's "system of equations" ([CuffedElo], "Exact solution for AverageElo").
 
     For every pair ``(i, j)`` that played, one equation::
 
@@ -475,7 +475,7 @@ def pagerank(
     tol: float = 1e-12,
     max_iter: int = 10_000,
 ) -> FloatArray:
-    """PageRank of the games graph (a comparator of seed 004, "Results").
+    """PageRank of the games graph (a comparator of [CuffedElo], "Results").
 
     Every game adds an edge ``loser -> winner`` of weight 1 (a draw: 1/2 each
     way), so a player is important when beaten players of importance "vote"
@@ -531,7 +531,7 @@ def glicko(
     c: float = 34.6,
     rd_max: float = 350.0,
 ) -> tuple[FloatArray, FloatArray]:
-    """Classic two-player Glicko (Glickman 1999; a comparator of seed 004).
+    """Classic two-player Glicko (Glickman 1999; a comparator of [CuffedElo]).
 
     Every rating period, from the ratings ``r`` and deviations ``RD`` at its
     start (step 2 of Glickman's "The Glicko system")::

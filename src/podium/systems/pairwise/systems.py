@@ -1,4 +1,4 @@
-"""Pairwise games (seed 004) as rating systems for multiplayer contests.
+"""Pairwise games ([CuffedElo]) as rating systems for multiplayer contests.
 
 :class:`~podium.systems.base.RatingSystem` wrappers of the functions of
 :mod:`podium.systems.pairwise.functional`, registered in :data:`PRESETS`
@@ -109,7 +109,7 @@ class CounterState(ArrayState):
 
 @dataclass(frozen=True)
 class _EloBase(RatingSystem):
-    """Common parameters of the Elo family (seed 004, "The Elo rating system")."""
+    """Common parameters of the Elo family ([CuffedElo], "The Elo rating system")."""
 
     k: float = param(1.0, "positive")
     initial: float = param(1200.0, "finite")
@@ -473,12 +473,13 @@ class Glicko2p(RatingSystem):
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
 PRESETS: dict[str, Preset] = {
-    "elo-single": (SingleElo, {}, "Elo over all pairs of each round in a fixed order (seed 004)"),
+    "elo-single": (SingleElo, {},
+                   "Elo over all pairs of each round in a fixed order ([CuffedElo])"),
     "elo-average": (AverageElo, {},
                     "AverageElo: Elo averaged over all orderings of the pair games (<= 5 players)"),
     "elo-sample": (SampleElo, {}, "SampleElo: Elo averaged over random orderings (seeded)"),
     "elo-lsq": (LeastSquaresElo, {},
-                "seed 004's system of equations over all games so far, by least squares"),
+                "[CuffedElo]'s system of equations over all games so far, by least squares"),
     "pagerank": (PageRankSystem, {}, "PageRank of the loser->winner graph of all games so far"),
     "glicko2p": (Glicko2p, {}, "classic two-player Glicko (1999), a round = a rating period"),
 }
