@@ -2,8 +2,8 @@
 
 This is multi-skill's ``CodeforcesSys`` (elo-mmr-py's ``"cfsys"``), the floating-point
 reading of the Codeforces system of [Mirzayanov2015] that the Elo-MMR paper
-([EbtekarLiu2021]) compares against.  Per round, with ``sigma_perf = beta / sqrt(contest weight)`` and every
-participant's term ``(mu_j, sigma_perf)``:
+([EbtekarLiu2021]) compares against.  Per round, with
+``sigma_perf = beta / sqrt(contest weight)`` and every participant's term ``(mu_j, sigma_perf)``:
 
 * ``P(j beats x) = 1 / (1 + exp(-pi (mu_j - x) / (sqrt(3) sigma_perf)))``, which is
   [Mirzayanov2015]'s ``1 / (1 + 10^((x - mu_j) / 400))`` for the default
