@@ -75,6 +75,19 @@ def machine_line(load_at_start: str | None = None) -> str:
     return f"{os.cpu_count()} CPUs, {mem_s}, {_versions()}; {load}"
 
 
+def _portable(arg: str) -> str:
+    """An absolute path next to the checkout (``/x/main/src``, ``/x/shared/...``) relative to it.
+
+    The docs name no folder of one machine (tests/test_repository_paths.py); scratch
+    paths elsewhere (``/tmp/...``) stay as they are.
+    """
+    if os.path.isabs(arg):
+        path = Path(arg).resolve()
+        if path.is_relative_to(ROOT.parent):
+            return os.path.relpath(path, ROOT)
+    return arg
+
+
 def write_section(
     doc: str | Path, name: str, body: str, *, load_at_start: str | None = None,
     command: str | None = None,
@@ -98,7 +111,7 @@ def write_section(
     if not path.is_absolute():
         path = ROOT / path
     cmd = command or "python " + " ".join(
-        shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]
+        shlex.quote(_portable(a)) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]
     )
     header = (
         f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, commit `{_commit()}`, "

@@ -21,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "codeforces" / "cache_codeforces.tar.gz"
+from _report import data_dir
+
+DEFAULT_DATA = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 SYSTEMS = ("tcsys", "glicko", "bar")
 
 CHILD = r'''

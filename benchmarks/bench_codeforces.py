@@ -1,15 +1,27 @@
 """Speed and memory of Podium vs the Rust reference (elo-mmr-py) on real Codeforces data.
 
 Rates indices 0..N-1 (default 1087: the paper's 1087 contests, 3.26 M
-player-rounds) of ``../shared/datasets/codeforces/cache_codeforces.tar.gz``,
-sorted by time (index 820 is out of order and elo-mmr-py refuses that), with
-each system in a fresh subprocess, and prints wall-clock seconds and peak
-resident memory for each, plus the agreement of final ratings where both
-libraries implement the system.
+player-rounds) of ``codeforces/cache_codeforces.tar.gz`` in the shared data sets
+(``$PODIUM_DATA_DIR``, else ``../shared/datasets``), sorted by time (index 820 is
+out of order and elo-mmr-py refuses that), with each system in a fresh
+subprocess, and prints wall-clock seconds and peak resident memory for each,
+plus the agreement of final ratings where both libraries implement the system.
 
     python benchmarks/bench_codeforces.py                      # all systems
     python benchmarks/bench_codeforces.py --systems mmr,mmr-fast -n 300
     python benchmarks/bench_codeforces.py --json results.json
+
+``--write-docs`` writes the table into docs/benchmarks.md, block ``--section``
+(default ``rate-loop``).  The two blocks there: "rate-loop" (the default systems
+against elo-mmr-py, the whole history, and the exact subset) and "other-systems"::
+
+    python benchmarks/bench_codeforces.py --exact-n 500 --write-docs
+        --json docs/benchmark-codeforces.json
+    python benchmarks/bench_codeforces.py --write-docs --section other-systems
+        --systems trueskill,cfsys,codeforces,glicko,bar,tcsys,elosrm,srmfix,elo-r
+        --reference trueskill,cfsys,glicko,bar,tcsys -n 300 --exact-n 0
+
+(each command on one line).
 
 Timing: "rate" is the rating loop only (contests already in memory); Podium's
 one-off JIT cache load is reported apart as "warm-up".  "peak MB" is the peak
@@ -26,9 +38,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "codeforces" / "cache_codeforces.tar.gz"
-REF_SYSTEMS = {"mmr", "mmr-fast", "mmx", "mmx-fast"}
+from _report import data_dir, load_average, write_section
+
+DOC = "docs/benchmarks.md"
 
 CHILD = r'''
 import json, re, resource, sys, tarfile, time
@@ -101,9 +113,92 @@ def agreement(a: dict, b: dict) -> tuple[float, float]:
     return worst, within
 
 
+def _reference_systems() -> tuple[str, ...] | None:
+    """The systems elo-mmr-py implements (None when it is not installed)."""
+    try:
+        import elo_mmr_py
+    except ImportError:
+        return None
+    return tuple(getattr(elo_mmr_py, "SUPPORTED_SYSTEMS", ()))
+
+
+def _faster(ref_s: float, podium_s: float) -> str:
+    r = ref_s / podium_s
+    return f"Podium {r:.1f}× faster" if r >= 1 else f"Podium {1 / r:.1f}× slower"
+
+
+def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -> str:
+    """Markdown: one row per Podium system, with elo-mmr-py's same system of the same run.
+
+    A system that only the reference ran gets a row of its own; the column against
+    elo-mmr-py's ``mmr-fast`` appears when that system was run.
+    """
+    pod = {r["system"]: r for r in results if r["kind"] == "podium"}
+    ref = {r["system"]: r for r in results if r["kind"] == "reference"}
+    known = _reference_systems()
+    base = ref.get("mmr-fast")
+    lines = [
+        f"The first {n} Codeforces contests sorted by time "
+        f"({results[0]['rows']:,} player-rounds), each library and system in a fresh "
+        "process; a speed-up is elo-mmr-py's seconds over Podium's. "
+        + ("\"–\" in the elo-mmr-py columns: elo-mmr-py has no such system or was not "
+           "asked for it (`--reference`)."
+           if known is None else
+           "In the elo-mmr-py columns, *none* means that elo-mmr-py has no such system, "
+           "*not run* that `--reference` did not ask for it."),
+        "",
+    ]
+    head = ["system", "Podium rate s", "warm-up s", "load s", "peak MB",
+            "elo-mmr-py rate s, same run", "elo-mmr-py peak MB",
+            "speed-up vs elo-mmr-py, same system"]
+    if base is not None:
+        head.append("speed-up vs elo-mmr-py `mmr-fast`")
+    head += ["max \\|Δμ\\| vs elo-mmr-py", "players within 0.05"]
+    lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+
+    def why_missing(system: str) -> str:
+        if known is None:
+            return "–"
+        return "– (none)" if system not in known else "– (not run)"
+
+    for system in [*pod, *[s for s in ref if s not in pod]]:
+        p, r = pod.get(system), ref.get(system)
+        if p is None:
+            cells = [f"`{system}` (elo-mmr-py only)", "–", "–", "–", "–"]
+        else:
+            cells = [f"`{system}`", f"{p['rate_s']:.2f}", f"{p['warm_s']:.2f}",
+                     f"{p['load_s']:.2f}", f"{p['peak_mb']:.0f}"]
+        if r is None:
+            cells += [why_missing(system), "–", "–"]
+        else:
+            cells += [f"{r['rate_s']:.2f}", f"{r['peak_mb']:.0f}",
+                      f"{r['rate_s'] / p['rate_s']:.2f}×" if p else "–"]
+        if base is not None:
+            cells.append(f"{base['rate_s'] / p['rate_s']:.2f}×" if p else "–")
+        if p is not None and r is not None:
+            worst, within = agreement(p["ratings"], r["ratings"])
+            cells += [f"{worst:.2g}", f"{100 * within:.3f} %"]
+        else:
+            cells += ["–", "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    if exact is not None:
+        ref_exact, pod_exact = exact
+        worst, _ = agreement(pod_exact["ratings"], ref_exact["ratings"])
+        lines += [
+            "",
+            f"Exact `mmr` on the first {ref_exact['contests']} contests "
+            f"({ref_exact['rows']:,} player-rounds), where elo-mmr-py's compares all pairs "
+            f"of every round: elo-mmr-py {ref_exact['rate_s']:.2f} s, Podium "
+            f"{pod_exact['rate_s']:.2f} s ({_faster(ref_exact['rate_s'], pod_exact['rate_s'])}"
+            f"), final ratings within {worst:.2g} rating points.",
+        ]
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path,
+                    default=data_dir() / "codeforces" / "cache_codeforces.tar.gz")
     ap.add_argument("-n", type=int, default=1087, help="contests (default 1087)")
     ap.add_argument("--systems", default="mmr,mmr-fast,mmx,mmx-fast")
     ap.add_argument("--reference", default="mmr-fast,mmx-fast",
@@ -112,10 +207,16 @@ def main() -> int:
                     help="also time both libraries' exact 'mmr' on the first N contests "
                     "(elo-mmr-py's is all-pairs, O(N^2) per round; 0 to skip)")
     ap.add_argument("--json", type=Path, help="write the measurements here")
+    ap.add_argument("--write-docs", action="store_true",
+                    help=f"write the table into {DOC} (block --section)")
+    ap.add_argument("--section", default="rate-loop",
+                    help=f"the block of {DOC} that --write-docs fills (default rate-loop; "
+                    "other-systems for the baselines)")
     args = ap.parse_args()
     if not args.data.exists():
-        print(f"skipped: {args.data} not found (the Codeforces dataset lives in ../shared)")
+        print(f"skipped: {args.data} not found (set PODIUM_DATA_DIR)")
         return 0
+    load0 = load_average()
     results = []
     for system in [s for s in args.reference.split(",") if s]:
         print(f"elo-mmr-py {system} ...", file=sys.stderr, flush=True)
@@ -123,38 +224,21 @@ def main() -> int:
     for system in [s for s in args.systems.split(",") if s]:
         print(f"podium {system} ...", file=sys.stderr, flush=True)
         results.append(run("podium", system, args.data, args.n))
-    ref = {r["system"]: r for r in results if r["kind"] == "reference"}
-    print(f"\n{args.n} Codeforces contests, {results[0]['rows']:,} player-rounds, "
-          f"{os.cpu_count()} CPUs\n")
-    print("| library | system | rate s | warm-up s | load s | peak MB | vs elo-mmr-py mmr-fast "
-          "| max abs(mu diff) vs reference same system | share within 0.05 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    base = ref.get("mmr-fast")
-    for r in results:
-        lib = "podium" if r["kind"] == "podium" else "elo-mmr-py"
-        speed = f"{base['rate_s'] / r['rate_s']:.2f}x" if base else ""
-        agree = ""
-        if r["kind"] == "podium" and r["system"] in ref:
-            worst, within = agreement(r["ratings"], ref[r["system"]]["ratings"])
-            agree = f"| {worst:.3g} | {100 * within:.3f}%"
-        else:
-            agree = "| | "
-        print(f"| {lib} | {r['system']} | {r['rate_s']:.2f} | {r['warm_s']:.2f} | "
-              f"{r['load_s']:.2f} | {r['peak_mb']:.0f} | {speed} {agree} |")
+    exact = None
     if args.exact_n:
         print(f"elo-mmr-py mmr (exact) on {args.exact_n} contests ...", file=sys.stderr)
-        ref_exact = run("reference", "mmr", args.data, args.exact_n)
-        pod_exact = run("podium", "mmr", args.data, args.exact_n)
-        worst, _ = agreement(pod_exact["ratings"], ref_exact["ratings"])
-        print(f"\nexact mmr, first {args.exact_n} contests ({ref_exact['rows']:,} player-rounds):"
-              f" elo-mmr-py {ref_exact['rate_s']:.2f} s, podium {pod_exact['rate_s']:.2f} s "
-              f"({ref_exact['rate_s'] / pod_exact['rate_s']:.1f}x); "
-              f"max abs(mu diff) {worst:.2g}")
-        results += [ref_exact | {"system": "mmr (exact subset)"},
-                    pod_exact | {"system": "mmr (exact subset)"}]
+        exact = (run("reference", "mmr", args.data, args.exact_n),
+                 run("podium", "mmr", args.data, args.exact_n))
+    body = table(results, args.n, exact)
+    print(body)
+    if exact is not None:
+        results += [exact[0] | {"system": "mmr (exact subset)"},
+                    exact[1] | {"system": "mmr (exact subset)"}]
     if args.json:
         slim = [{k: v for k, v in r.items() if k != "ratings"} for r in results]
         args.json.write_text(json.dumps(slim, indent=2))
+    if args.write_docs:
+        write_section(DOC, args.section, body, load_at_start=load0)
     return 0
 
 

@@ -15,20 +15,22 @@ The peer is elo-mmr-py (the Rust reference's Python bindings), timed the same wa
 (whole process: import, read the three files, ``rate_latest``) for ``mmr-fast``.
 
     python benchmarks/bench_cold_start.py                          # this checkout
-    python benchmarks/bench_cold_start.py --before /work/main/src --write-docs
+    git worktree add --detach /tmp/podium-main main
+    python benchmarks/bench_cold_start.py --before /tmp/podium-main/src --write-docs
 
 ``--src`` picks the source tree that ``podium`` is imported from (``PYTHONPATH``).
 ``--before SRC`` measures another checkout ("before", e.g. main) in the same run,
 system by system right before this one, so that both see the same machine load.
-``--write-docs`` puts the table into the "Cold start" section of docs/benchmarks.md.
+``--write-docs`` puts the table into docs/benchmarks.md (block ``cold-start``, with
+the date, commit, machine and command: ``benchmarks/_report.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
-import platform
 import re
 import resource
 import shutil
@@ -37,15 +39,14 @@ import sys
 import tarfile
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("PODIUM_DATA_DIR", ROOT.parent / "shared" / "datasets"))
-ARCHIVE = DATA / "codeforces" / "cache_codeforces.tar.gz"
-DOC = ROOT / "docs" / "benchmarks.md"
-SECTION = "## Cold start"
+from _report import ROOT, data_dir, load_average, write_section
+
+ARCHIVE = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
+DOC = "docs/benchmarks.md"
+SECTION = "cold-start"
 
 PEER = r'''
 import json, sys
@@ -109,13 +110,14 @@ def main() -> int:
     ap.add_argument("--from-json", type=Path,
                     help="write the docs from results saved by --json (no measuring)")
     ap.add_argument("--write-docs", action="store_true",
-                    help="write the table into the 'Cold start' section of docs/benchmarks.md")
+                    help=f"write the table into {DOC} (block {SECTION!r})")
     args = ap.parse_args()
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         write_docs(saved["after"], saved.get("before"), saved.get("peer_s"),
-                   saved.get("argv", []), saved.get("commit"))
+                   warm_runs=saved.get("warm_runs", 2), saved=saved)
         return 0
+    load0 = load_average()
     if not ARCHIVE.exists():
         print(f"skipped: {ARCHIVE} not found (set PODIUM_DATA_DIR)", file=sys.stderr)
         return 0
@@ -138,7 +140,9 @@ def main() -> int:
         label: {"src": str(src), "systems": {}} for label, src in trees.items()
     }
     results["argv"] = sys.argv[1:]
-    results["commit"] = _commit()
+    results["load_at_start"] = load0
+    results["warm_runs"] = args.warm_runs
+    results["measured"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
     with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
         tmp = Path(tmp_s)
         cf3 = tmp / "cf3"
@@ -186,27 +190,32 @@ def main() -> int:
         args.json.write_text(json.dumps(results, indent=1))
     if args.write_docs:
         write_docs(results["after"], results.get("before"), results.get("peer_s"),
-                   sys.argv[1:], results["commit"])
+                   warm_runs=args.warm_runs, load_at_start=load0)
     return 0
 
 
-def _commit() -> str:
-    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True)
-    return out.stdout.strip() or "unknown"
+def _tree(src: str) -> str:
+    """A source tree as the docs name it: relative to this checkout where it is near."""
+    path = Path(src)
+    if path.is_absolute() and path.is_relative_to(ROOT.parent):
+        return os.path.relpath(path, ROOT)
+    return src
 
 
 def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float | None,
-               argv: list[str], commit: str | None = None) -> None:
-    """Replace the "Cold start" section of docs/benchmarks.md with these results."""
-    import numba
-    import numpy
+               *, warm_runs: int = 2, load_at_start: str | None = None,
+               saved: dict[str, Any] | None = None) -> None:
+    """Write these results into docs/benchmarks.md, block ``cold-start``.
+
+    ``saved``: results read back from ``--json`` (their date and command are noted,
+    since the block's header then describes the run that wrote the doc).
+    """
 
     def cell(res: dict[str, Any] | None, key: str) -> str:
         return f"{res[key]:.2f}" if res else "–"
 
     def row(label: str, b: dict[str, Any] | None, r: dict[str, Any]) -> str:
-        cells = [f"{cell(b, k)} → {cell(r, k)}"
+        cells = [f"{cell(b, k)} → {cell(r, k)}" if before else cell(r, k)
                  for k in ("cold_s", "cold_cpu_s", "warm_s", "warm_cpu_s")]
         load = f"{b['load']:.1f} / {r['load']:.1f}" if b else f"{r['load']:.1f}"
         return f"| {label} | " + " | ".join(cells) + f" | {load} |"
@@ -223,68 +232,37 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         rows.append(row(f"`{name}`", bsys.get(name), r))
     rows.append(row("README example (`mmr`, 2000 players × 30 rounds)",
                     before.get("readme") if before else None, after["readme"]))
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    note = []
+    if saved is not None:
+        argv = " ".join(map(_tree, saved.get("argv", [])))
+        note = [f"Figures measured {saved.get('measured', '(date not saved)')} (load "
+                f"{saved.get('load_at_start', 'not saved')} at the start) by "
+                f"`python benchmarks/bench_cold_start.py {argv}`, "
+                "written from its `--json` results by the command above.", ""]
     text = "\n".join([
-        SECTION,
-        "",
-        f"Measured on {now}, commit {commit or _commit()}, on {os.cpu_count()} CPU cores "
-        f"shared with other jobs (the `uptime` load average is in the last column), Python "
-        f"{platform.python_version()}, NumPy {numpy.__version__}, Numba {numba.__version__}.",
+        *note,
         "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
         "first three Codeforces contests (66, 122 and 264 players). *Cold*: a fresh, empty "
         "`NUMBA_CACHE_DIR` (every kernel the system calls is compiled); *warm*: the same "
-        "command again with that cache (best of two). Each cell is *before → after*: "
-        f"before is main (`{before['src'] if before else '–'}`), after is this commit, "
-        "measured one right after the other for each row. *CPU* is the process's user + "
+        f"command again with that cache (best of {warm_runs}). "
+        + (f"Each cell is *before → after*: before is the tree given by `--before` "
+           f"(`{_tree(before['src'])}`), after is this checkout, measured one right after "
+           "the other for each row. " if before else "")
+        + "*CPU* is the process's user + "
         "system time, which the machine's load inflates far less than the wall-clock "
-        "time; *load* is the 1-minute load average before each cold run (before / after). "
+        "time; *load* is the 1-minute load average before each cold run"
+        + (" (before / after). " if before else ". ") +
         "The README example is the rating step of `podium example example-data && podium "
         "rate example-data --system mmr --out out`.",
         "",
         *rows,
         "",
-        "Where the compile time went, and what was cut (all bit-identical):",
-        "",
-        "* kernels specialised per model: `performance_zeros` has one compiled entry per "
-        "kind (`LOGISTIC`, `GAUSSIAN`), so `mmr` no longer compiles the Gaussian terms "
-        "and `mmx` not the logistic ones;",
-        "* one specialisation per kernel: integer arguments passed as typed values, not "
-        "literals (a literal `0` and an `int64` compiled `_solve_direct` three times);",
-        "* `parallel=True` only on loops that carry O(N × nodes) work (the panel sweep, "
-        "the per-group placement, the per-player rating updates); the drivers around them "
-        "and small kernels (`diffuse`, `update_gaussian`, `noise_constant`, "
-        "`absorb_normal`, `cfsys_performances`, Glicko's panel evaluation) are serial: "
-        "Numba outlines and compiles every parallel loop separately;",
-        "* `inline=\"always\"` (which re-types the callee inside every caller) kept only "
-        "on the hot scalar helpers (tanh, Clenshaw, the Chebyshev fit, the Newton step, "
-        "the logistic terms), where the 1087-contest `mmr` run needs it; dropped "
-        "elsewhere (TrueSkill, pairwise, Elo-R, Elo-MMR's pool and window helpers);",
-        "* no slice assignment in kernels (`a[:k] = b` compiles Numba's shape-error "
-        "formatting, 1–2 s: `reserve`, `cfsys_performances`);",
-        "* imports: `import podium` loads nothing heavy, `podium rate` does not import the "
-        "store, service and evaluation commands, pandas and SciPy are imported where "
-        "used. What remains warm is Python, NumPy, Numba (which itself imports "
-        "`scipy.linalg` when its first kernel loads), the kernels' cache and pandas in "
-        "the output writer.",
-        "",
-        "A first run still compiles; it says so on stderr (`compiling kernels for mmr, "
-        "once: ~N s`) when none of the system's kernels is in Numba's cache.",
-        "",
         (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes {peer:.2f} s as a "
          "whole process (import, read, rate; compiled ahead of time, so it has no cold start)."
          if peer is not None else "Peer: elo-mmr-py was not available."),
-        "",
-        "Command: `python benchmarks/bench_cold_start.py " + " ".join(argv) + "`",
-        "",
     ])
-    doc = DOC.read_text()
-    start = doc.find(SECTION)
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        nxt = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[nxt + 1:] if nxt >= 0 else "")
-    DOC.write_text(doc)
+    print(text)
+    write_section(DOC, SECTION, text, load_at_start=load_at_start)
 
 
 if __name__ == "__main__":

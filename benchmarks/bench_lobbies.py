@@ -19,7 +19,8 @@ in child processes: with an empty Numba cache (compilation) and with the cache
 filled (loading it).  The script also checks that ``extend`` and the ``add``
 loop give bit-identical ratings.
 
-``--doc`` writes the table into the "Many small rounds" section of that file.
+``--doc`` writes the table into that Markdown file, block ``lobbies`` (with the
+date, commit, machine and command: ``benchmarks/_report.py``).
 """
 
 from __future__ import annotations
@@ -27,19 +28,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import ROOT, load_average, write_section
 
-ROOT = Path(__file__).resolve().parents[1]
-SECTION = "## Many small rounds (game lobbies)"
+SECTION = "lobbies"
 
 
 def lobbies(n_matches: int, n_players: int, *, size: int = 8, seed: int = 0) -> list[Any]:
@@ -139,23 +139,7 @@ def compile_seconds(systems: list[str]) -> tuple[list[float], list[float]]:
     return runs[0], runs[1]
 
 
-def _git_commit() -> str:
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return rev + ("+uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def _load() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[str, Any]:
-    load_before = _load()
     # warm-up: load every compiled kernel (compilation is excluded from the timings)
     warm = lobbies(200, 400, seed=2)
     for system in systems:
@@ -183,7 +167,7 @@ def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[s
                 identical[system] = identical.get(system, True) and _identical(
                     raters["extend"], raters["add"])
                 del raters
-            print(f"{n_matches} matches: run done, load {_load()}", file=sys.stderr)
+            print(f"{n_matches} matches: run done, load {load_average()}", file=sys.stderr)
         ref = n_matches / best[("openskill", "PlackettLuce")]
         for (who, mode), sec in best.items():
             rate = n_matches / sec
@@ -193,7 +177,7 @@ def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[s
                 "vs_openskill": rate / ref,
                 "extend_equals_add": identical.get(who),
             })
-    return {"results": results, "load_before": load_before, "load_after": _load()}
+    return {"results": results}
 
 
 def _table(out: dict[str, Any]) -> str:
@@ -210,24 +194,15 @@ def _table(out: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def _section(out: dict[str, Any], command: str) -> str:
+def _section(out: dict[str, Any]) -> str:
     comp = out["compile"]
     systems = out["systems"]
     comp_lines = "; ".join(
         f"`{s}` {c:.1f} s to compile, {w:.2f} s to load from the cache"
-        for s, c, w in zip(systems, comp["compile_s"], comp["load_s"], strict=True))
+        for s, c, w in zip(systems, comp["compile_s"], comp["load_s"], strict=True)
+        if c == c) or "not measured in this run (`--no-compile`)"
     same = all(r["extend_equals_add"] for r in out["results"] if r["library"] != "openskill")
-    return f"""{SECTION}
-
-Measured on {out['date']} at commit `{out['commit']}` on this project's machine:
-{out['cores']} CPU cores shared with other work (load average {out['load_before']} before,
-{out['load_after']} after), Python {out['python']}, openskill {out['openskill']}.
-
-```bash
-{command}
-```
-
-Eight-player matches, players drawn at random from the pool (seeded), each rated
+    return f"""Eight-player matches, players drawn at random from the pool (seeded), each rated
 as it comes. Warm times: every system first rated a short history in the same
 process, so **compilation is excluded**; each figure is the best of
 {out['repeat']} runs, interleaved with openskill's. openskill's `PlackettLuce` is
@@ -244,17 +219,6 @@ share one kernel, compiled by the first of them): {comp_lines}.
 """
 
 
-def write_doc(path: Path, text: str) -> None:
-    doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION)
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
-    path.write_text(doc)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="3000:5000,100000:20000",
@@ -262,11 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--systems", default="mmr,mmr-fast,trueskill,mmx,mmr-inf")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time runs")
-    ap.add_argument("--doc", type=Path, help="write the section into this Markdown file")
+    ap.add_argument("--doc", type=Path,
+                    help=f"write the table into this Markdown file (block {SECTION!r})")
     ap.add_argument("--json", type=Path, help="write the raw results here")
     args = ap.parse_args(argv)
-    import openskill
-
+    load0 = load_average()
     sizes = [(int(a), int(b)) for a, b in (s.split(":") for s in args.sizes.split(","))]
     systems = [s for s in args.systems.split(",") if s]
     out = run(sizes, systems, args.repeat)
@@ -277,18 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         c, w = compile_seconds(systems)
         comp = {"compile_s": c, "load_s": w}
-    out.update(
-        compile=comp, systems=systems, repeat=args.repeat,
-        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), commit=_git_commit(),
-        cores=os.cpu_count(), python=platform.python_version(),
-        openskill=getattr(openskill, "__version__", "?"),
-    )
-    command = "python benchmarks/bench_lobbies.py " + " ".join(
-        argv if argv is not None else sys.argv[1:])
-    text = _section(out, command.strip())
+    out.update(compile=comp, systems=systems, repeat=args.repeat)
+    text = _section(out)
     print(text)
     if args.doc:
-        write_doc(args.doc, text)
+        command = None if argv is None else " ".join(
+            ["python", "benchmarks/bench_lobbies.py", *map(shlex.quote, argv)])
+        write_section(args.doc, SECTION, text, load_at_start=load0, command=command)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0

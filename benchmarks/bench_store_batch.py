@@ -27,8 +27,8 @@ process (for HTTP: of the server process plus this client), matches per second
 (time - rating time) / matches, the rating time being the median of three runs of
 ``Rater.extend`` over the same matches in the same pieces.  Every store is
 checked to equal the Rater bit for bit.  ``--write-docs`` puts the table into
-``docs/service.md`` between the ``bench_store_batch`` markers, with the date,
-commit, machine and command.
+``docs/service.md``, block ``store-batch``, with the date, commit, machine and
+command (``benchmarks/_report.py``).
 """
 
 from __future__ import annotations
@@ -36,20 +36,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from _report import ROOT, load_average, write_section
+
 sys.path.insert(0, str(ROOT / "tests"))
 
-START = "<!-- bench_store_batch:start -->"
-END = "<!-- bench_store_batch:end -->"
+DOC = "docs/service.md"
+SECTION = "store-batch"
 
 
 def matches(n: int, players: int, size: int = 8, seed: int = 1) -> list[Any]:
@@ -121,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also time one-by-one ingestion with this src directory")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--write-docs", action="store_true",
-                    help="write the table into docs/service.md")
+                    help=f"write the table into {DOC} (block {SECTION!r})")
     args = ap.parse_args(argv)
+    load0 = load_average()
 
     import httpx
     from _service import running_server
@@ -224,44 +226,22 @@ def main(argv: list[str] | None = None) -> int:
             add(what, k, wall, cpu, rating_time(sizes, 1), server)
             _check(url, contests[:k + 1])
 
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"],
-                           capture_output=True, text=True).stdout.strip()
-    meta = {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": commit + (" (with uncommitted changes in src)" if dirty else ""),
-        "cores": os.cpu_count(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-        "python": sys.version.split()[0],
-        "command": "python benchmarks/bench_store_batch.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:])),
-        "matches": n, "players": args.players,
-    }
+    meta = {"matches": n, "players": args.players}
     table = _table(rows, meta)
     print(table)
     if args.json:
         Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     if args.write_docs:
-        doc = ROOT / "docs" / "service.md"
-        text = doc.read_text()
-        if START not in text or END not in text:
-            raise SystemExit(f"{doc} has no {START} ... {END} section")
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
-        doc.write_text(head + START + "\n" + table + END + tail)
+        command = None if argv is None else " ".join(
+            ["python", "benchmarks/bench_store_batch.py", *map(shlex.quote, argv)])
+        write_section(DOC, SECTION, table, load_at_start=load0, command=command)
     return 0
 
 
 def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
-        f"Measured {meta['date']}, commit `{meta['commit']}`, {meta['cores']} cores "
-        f"(load average {meta['load']} at the end: the machine was shared), Python "
-        f"{meta['python']}, SQLite in WAL mode, `mmr`: {meta['matches']:,} eight-player "
-        f"matches among {meta['players']:,} players, with",
-        "",
-        "```console",
-        f"$ {meta['command']}",
-        "```",
+        f"SQLite in WAL mode, `mmr`: {meta['matches']:,} eight-player matches among "
+        f"{meta['players']:,} players.",
         "",
         "| how | matches/s (wall) | wall (s) | CPU (s) | rating alone (s) "
         "| overhead beyond rating, per match (ms, wall / CPU) |",

@@ -21,12 +21,14 @@ run, interleaved round by round, so that their ratios share the machine's load.
 
     python benchmarks/bench_whole_job.py                       # writes docs/benchmarks.md
     python benchmarks/bench_whole_job.py -n 100 --players 100000 --repeat 1 --no-docs
+
+The table goes into docs/benchmarks.md, block ``whole-job``, with the date,
+commit, machine and command (``benchmarks/_report.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import re
@@ -40,11 +42,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("PODIUM_DATA_DIR", ROOT.parent / "shared" / "datasets"))
-DEFAULT_TAR = DATA / "codeforces" / "cache_codeforces.tar.gz"
-DOC = ROOT / "docs" / "benchmarks.md"
-SECTION = "## Whole job"
+from _report import ROOT, data_dir, load_average, write_section
+
+DEFAULT_TAR = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
+DOC = "docs/benchmarks.md"
+SECTION = "whole-job"
 
 # elo-mmr-py's whole process: json.load per contest file, Contests in time order, rate.
 REFERENCE = r'''
@@ -148,24 +150,6 @@ def million_file(path: Path, players: int, seed: int) -> None:
     write_contest_json(Contest.from_scores(handles, score, name="round 1"), path)
 
 
-def uptime() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src",
-                                "benchmarks"], capture_output=True, text=True).stdout.strip()
-        return out + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_TAR)
@@ -174,14 +158,14 @@ def main() -> int:
     ap.add_argument("--players", type=int, default=1_000_000, help="players of the big round")
     ap.add_argument("--repeat", type=int, default=2, help="warm runs after the first")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per job")
-    ap.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
+    ap.add_argument("--no-docs", action="store_true",
+                    help=f"do not update {DOC} (block {SECTION!r})")
     args = ap.parse_args()
     if not args.data.exists():
-        print(f"skipped: {args.data} not found (the Codeforces dataset lives in ../shared)")
+        print(f"skipped: {args.data} not found (set PODIUM_DATA_DIR)")
         return 0
     py = sys.executable
-    env_note = f"{os.cpu_count()} CPUs, load {uptime()} at start"
-    started = dt.datetime.now(dt.UTC)
+    load0 = load_average()
     work = Path(tempfile.mkdtemp(prefix="podium-whole-job-"))
     try:
         json_dir = work / "codeforces"
@@ -229,8 +213,6 @@ def main() -> int:
             for name, argv in loads.items():
                 _, err = run([*argv, str(args.n)], args.timeout)
                 load_s[name].append(last_json(err)["load_s"])
-        env_note += f", {uptime()} at the end"
-        finished = dt.datetime.now(dt.UTC)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -260,19 +242,7 @@ def main() -> int:
         load_s["json.load loop, .tar.gz"])
     dir_ratio = warm(load_s["podium load_contests, directory"]) / warm(
         load_s["json.load loop, directory"])
-    command = "python benchmarks/bench_whole_job.py" + (
-        "" if sys.argv[1:] == [] else " " + " ".join(sys.argv[1:]))
     section = "\n".join([
-        SECTION,
-        "",
-        f"Measured {started:%Y-%m-%d %H:%M}–{finished:%H:%M} UTC, commit {git_commit()}, "
-        f"{env_note} (1-minute, 5-minute, 15-minute load averages; the machine is shared, "
-        "so compare the ratios of one run, not seconds across runs).",
-        "",
-        "```bash",
-        command,
-        "```",
-        "",
         f"Whole processes by wall clock (interpreter start to exit). Codeforces: the first "
         f"{args.n} contests ({rows} player-rounds) with `--dedupe --sort-by-time`, every "
         "default output written (`ratings.csv`, `histories.csv`, `contests.csv`); "
@@ -290,19 +260,11 @@ def main() -> int:
         "",
         f"Podium's loader takes {tar_ratio:.2f}× the `json.load` loop's time on the archive "
         f"and {dir_ratio:.2f}× on the directory.",
-        "",
     ])
     print(section)
     if not args.no_docs:
-        text = DOC.read_text(encoding="utf-8")
-        start = text.find(SECTION + "\n")
-        if start < 0:
-            text = text.rstrip("\n") + "\n\n" + section
-        else:
-            nxt = text.find("\n## ", start + len(SECTION))
-            text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
-        DOC.write_text(text, encoding="utf-8")
-        print(f"updated {DOC}", file=sys.stderr)
+        path = write_section(DOC, SECTION, section, load_at_start=load0)
+        print(f"updated {path}", file=sys.stderr)
     return 0
 
 

@@ -24,18 +24,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _report import data_dir
 
 from podium import Rater
 from podium.errors import PodiumError
 from podium.io import load_contests, synthetic_contests
 from podium.systems import SYSTEMS
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _data_dir() -> Path:
-    env = os.environ.get("PODIUM_DATA_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "datasets"
 
 
 def histories(cf: int) -> dict[str, list]:
@@ -44,7 +38,7 @@ def histories(cf: int) -> dict[str, list]:
             400, 25, seed=7, participation=0.6, tie_resolution=25.0
         ),
     }
-    tar = _data_dir() / "codeforces" / "cache_codeforces.tar.gz"
+    tar = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
     if cf > 0 and tar.exists():
         out["codeforces"] = load_contests(tar, limit=cf).contests
     return out

@@ -33,12 +33,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _report import data_dir
 
 from podium.core.contest import Contest
 from podium.evaluation import evaluate, tune, write_params_file
@@ -103,16 +104,10 @@ def report(results: Path) -> str:
     return "\n".join(out)
 
 
-def _default_data() -> Path:
-    """``$PODIUM_DATA_DIR``, else ``../shared/datasets`` relative to the checkout."""
-    env = os.environ.get("PODIUM_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="table2-run", help="output directory")
-    ap.add_argument("--data", default=str(_default_data()),
+    ap.add_argument("--data", default=str(data_dir()),
                     help="datasets root (default: $PODIUM_DATA_DIR, else ../shared/datasets)")
     ap.add_argument("--datasets", default="codeforces,reddit,synthetic")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
