@@ -136,8 +136,9 @@ def extract(tar: Path, n: int, directory: Path) -> None:
                 (directory / f"{int(hit.group(1))}.json").write_bytes(fobj.read())
 
 
-def million_file(path: Path, players: int, seed: int) -> None:
-    """One round of ``players`` players, as in ``bench_million.py`` (round 1, with ties)."""
+def million_file(path: Path, players: int, seed: int, *, ties: bool = True) -> None:
+    """One round of ``players`` players, as in ``bench_million.py`` (round 1): places from
+    scores rounded to whole points (``ties``), or from the unrounded scores (distinct)."""
     import numpy as np
 
     from podium import Contest
@@ -145,7 +146,9 @@ def million_file(path: Path, players: int, seed: int) -> None:
 
     rng = np.random.default_rng(seed)
     skill = rng.normal(1500, 300, players)
-    score = np.round(skill + rng.normal(0, 200, players))
+    score = skill + rng.normal(0, 200, players)
+    if ties:
+        score = np.round(score)
     handles = [f"p{i}" for i in range(players)]
     write_contest_json(Contest.from_scores(handles, score, name="round 1"), path)
 
@@ -173,6 +176,8 @@ def main() -> int:
         extract(args.data, args.n, json_dir)
         big = work / "million.json"
         million_file(big, args.players, seed=0)
+        big_distinct = work / "million-distinct.json"
+        million_file(big_distinct, args.players, seed=0, ties=False)
         cf = [str(args.data), "-n", str(args.n), "--dedupe", "--sort-by-time"]
         jobs: dict[str, list[str]] = {"elo-mmr-py mmr-fast": [py, "-c", REFERENCE,
                                                               str(args.data), str(args.n),
@@ -180,9 +185,12 @@ def main() -> int:
         for system in [s for s in args.systems.split(",") if s]:
             jobs[f"podium {system}"] = [py, "-m", "podium.cli", "rate", *cf, "--system", system,
                                         "--out", str(work / f"out-{system}"), "--no-progress"]
-        jobs["podium mmr, 1M players"] = [py, "-m", "podium.cli", "rate", str(big), "--system",
-                                          "mmr", "--out", str(work / "out-million"),
-                                          "--no-progress"]
+        jobs["podium mmr, 1M players, ties"] = [
+            py, "-m", "podium.cli", "rate", str(big), "--system", "mmr",
+            "--out", str(work / "out-million"), "--no-progress"]
+        jobs["podium mmr, 1M players, distinct places"] = [
+            py, "-m", "podium.cli", "rate", str(big_distinct), "--system", "mmr",
+            "--out", str(work / "out-million-distinct"), "--no-progress"]
         loads = {
             "podium load_contests, .tar.gz": [py, "-c", LOADER, "podium", str(args.data)],
             "json.load loop, .tar.gz": [py, "-c", LOADER, "json", str(args.data)],
@@ -248,7 +256,9 @@ def main() -> int:
         "default output written (`ratings.csv`, `histories.csv`, `contests.csv`); "
         "elo-mmr-py: `json.load` per archive member, then `elo_mmr_py.rate(contests, "
         f"\"mmr-fast\")`, no files written. 1M players: one round of {args.players:,} "
-        "players from one JSON file. \"first\" is the first run (cold caches), \"warm\" the "
+        "players from one JSON file, its places from scores rounded to whole points (ties) "
+        "or from the unrounded scores (a million distinct places). \"first\" is the first "
+        "run (cold caches), \"warm\" the "
         f"median of the next {args.repeat}; load/rate/write are the job's own split (warm).",
         "",
         *lines,
