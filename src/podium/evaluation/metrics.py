@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from podium.evaluation import _metrics_kernels as _k
+import podium.evaluation._metrics_kernels as _k
 
 __all__ = [
     "COUNT_KEYS",

@@ -21,8 +21,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
+import podium.store.schema as S
 from podium.core.contest import Contest
-from podium.store import schema as S
 from podium.store.engine import display_url
 from podium.store.models import StoreError
 from podium.systems import RatingSystem, get_system

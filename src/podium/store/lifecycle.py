@@ -17,8 +17,8 @@ from typing import Any, Self
 
 from sqlalchemy import Connection
 
+import podium.store.schema as S
 from podium.errors import ConfigError
-from podium.store import schema as S
 from podium.store.common import StoreBase, resolve_system, same_params
 from podium.store.engine import (
     db_errors,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import ColumnElement, and_, func, select
 
-from podium.store import schema as S
+import podium.store.schema as S
 from podium.store.common import StoreBase, chunks, prefix_upper_bound
 from podium.store.engine import display_url, read_txn
 from podium.store.models import (

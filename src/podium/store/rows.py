@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, bindparam, delete, func, select
 
+import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.rater import Rater
-from podium.store import schema as S
 from podium.store.bulk import insert_rows, update_rows
 from podium.store.common import Meta, StoreBase
 from podium.store.rating import (

@@ -42,10 +42,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
+import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.errors import CheckpointError
 from podium.rater import Rater
-from podium.store import schema as S
 from podium.store.bulk import insert_rows
 from podium.store.common import (
     Meta,

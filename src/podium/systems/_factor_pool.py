@@ -20,8 +20,8 @@ from typing import ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._elo_mmr_kernels as PK
 from podium.core.state import grow
-from podium.systems import _elo_mmr_kernels as PK
 from podium.systems.base import SystemState
 
 __all__ = ["FactorPoolState"]

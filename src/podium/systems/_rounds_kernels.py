@@ -40,6 +40,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+import podium.systems._elo_mmr_kernels as K
 from podium.core.numerics.performance import (
     GAUSSIAN,
     LOGISTIC,
@@ -48,7 +49,6 @@ from podium.core.numerics.performance import (
     _solve_direct,
 )
 from podium.core.numerics.special import TANH_MULTIPLIER
-from podium.systems import _elo_mmr_kernels as K
 from podium.systems._trueskill_kernels import trueskill_round
 
 # Serial twins of the parallel round kernels (see the module docstring).

@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._codeforces_kernels as K
 from podium.core.numerics import TANH_MULTIPLIER
-from podium.systems import _codeforces_kernels as K
 from podium.systems.base import (
     ELO_BETA,
     NoPlayerState,

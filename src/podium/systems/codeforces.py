@@ -41,9 +41,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._codeforces_kernels as K
 from podium.core.contest import Contest
 from podium.errors import ConfigError
-from podium.systems import _codeforces_kernels as K
 from podium.systems.base import (
     ELO_BETA,
     ArrayState,

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._elo_mmr_kernels as K
 from podium.core.numerics import (
     GAUSSIAN,
     LOGISTIC,
@@ -38,7 +39,6 @@ from podium.core.numerics import (
     performance_zeros,
 )
 from podium.errors import ConfigError
-from podium.systems import _elo_mmr_kernels as K
 from podium.systems._factor_pool import FactorPoolState
 from podium.systems.base import (
     PerformanceKind,

@@ -33,10 +33,10 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._elo_r_kernels as K
 from podium.core.contest import Contest
 from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER, TieGroups
 from podium.errors import ConfigError
-from podium.systems import _elo_r_kernels as K
 from podium.systems._factor_pool import FactorPoolState
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
 

@@ -81,9 +81,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._elo_srm_kernels as K
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ContestError
-from podium.systems import _elo_srm_kernels as K
 from podium.systems.base import (
     ArrayState,
     RatingSystem,

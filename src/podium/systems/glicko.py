@@ -45,9 +45,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._glicko_kernels as K
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
-from podium.systems import _glicko_kernels as K
 from podium.systems.base import (
     ELO_BETA,
     NoPlayerState,

@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from podium.systems import _topcoder_kernels as K
+import podium.systems._topcoder_kernels as K
 from podium.systems.base import (
     NoPlayerState,
     PerformanceModel,

@@ -56,7 +56,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from podium.systems import _trueskill_kernels as K
+import podium.systems._trueskill_kernels as K
 from podium.systems.base import (
     NoPlayerState,
     PerformanceModel,

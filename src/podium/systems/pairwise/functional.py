@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._pairwise_kernels as K
 from podium.errors import ConfigError, ConvergenceError
-from podium.systems import _pairwise_kernels as K
 from podium.systems.base import check_param
 
 __all__ = [

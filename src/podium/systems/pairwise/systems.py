@@ -48,8 +48,8 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._pairwise_kernels as K
 from podium.errors import ConfigError
-from podium.systems import _pairwise_kernels as K
 from podium.systems.base import (
     ArrayState,
     Preset,
