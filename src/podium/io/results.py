@@ -78,11 +78,64 @@ _CSV_BATCH = 1 << 18
 _CSV_SPECIAL = '[,"\r\n]'
 
 
+# ====================================================================== arrays
+# NumPy <-> Arrow through buffers.  ``pa.array`` and ``Array.to_numpy`` look for
+# pandas objects, which imports pandas (about 0.1 s, a seventh of a warm
+# ``podium rate`` of a small file); building the arrays from their buffers does not.
+_ARROW_TYPES = {np.dtype(np.float64): pa.float64(), np.dtype(np.int64): pa.int64()}
+
+
+def _validity(valid: npt.NDArray[np.bool_]) -> pa.Buffer | None:
+    """Arrow's validity bitmap of ``valid`` (``None`` when every value is valid)."""
+    if valid.all():
+        return None
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def _from_numpy(values: npt.NDArray[Any], valid: npt.NDArray[np.bool_] | None = None
+                ) -> pa.Array:
+    """A float64 or int64 NumPy array as an Arrow array (``valid``: False for null)."""
+    data = np.ascontiguousarray(values)
+    typ = _ARROW_TYPES[data.dtype]
+    bitmap = None if valid is None else _validity(valid)
+    return pa.Array.from_buffers(typ, len(data), [bitmap, pa.py_buffer(data)])
+
+
+def _from_bools(values: Sequence[bool]) -> pa.Array:
+    bits = np.packbits(np.fromiter(values, dtype=np.bool_, count=len(values)),
+                       bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+
+
+def _from_strings(values: Sequence[str | None]) -> pa.Array:
+    """Python strings (``None`` for null) as an Arrow string array; a string that is not
+    valid Unicode raises :class:`UnicodeEncodeError`."""
+    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
+    sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if len(ends) else 0
+    typ = pa.string() if total < 2**31 else pa.large_string()
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32 if typ == pa.string() else np.int64)
+    offsets[1:] = ends
+    valid = np.fromiter((v is not None for v in values), dtype=np.bool_, count=len(values))
+    return pa.Array.from_buffers(
+        typ, len(encoded),
+        [_validity(valid), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def _indices(arr: pa.Array) -> npt.NDArray[np.int64]:
+    """The values of an Arrow array of indices (uint64 or int64, no nulls) in NumPy."""
+    kind = "u" if pa.types.is_unsigned_integer(arr.type) else "i"
+    raw = np.frombuffer(arr.buffers()[1], dtype=f"<{kind}{arr.type.bit_width // 8}",
+                        count=arr.offset + len(arr))
+    return raw[arr.offset:].astype(np.int64)
+
+
 # ====================================================================== tables
 def _handle_array(handles: Sequence[str]) -> pa.Array:
     """The handles as an Arrow string array (they must be valid Unicode)."""
     try:
-        return pa.array(handles, type=pa.string())
+        return _from_strings(handles)
     except (pa.ArrowException, UnicodeEncodeError):
         for h in handles:
             try:
@@ -100,7 +153,7 @@ def _handle_ranks(handles: pa.Array) -> npt.NDArray[np.int64]:
 
     Arrow compares UTF-8 bytes, which orders strings by code point, as Python does.
     """
-    order = pc.sort_indices(handles).to_numpy()
+    order = _indices(pc.sort_indices(handles))
     rank = np.empty(len(handles), dtype=np.int64)
     rank[order] = np.arange(len(handles), dtype=np.int64)
     return rank
@@ -165,9 +218,9 @@ def _ratings_table(rater: Rater, sort: bool, names: _Handles) -> pa.Table:
                                       t.max_display[:n], t.last_change[:n]]
     if sort and n:
         order = np.lexsort((names.ranks, -display))
-        handles = handles.take(pa.array(order))
+        handles = handles.take(_from_numpy(order.astype(np.int64)))
         values = [v[order] for v in values]
-    return pa.table([handles, *map(pa.array, values)], names=list(RATINGS_COLUMNS))
+    return pa.table([handles, *map(_from_numpy, values)], names=list(RATINGS_COLUMNS))
 
 
 def histories_table(rater: Rater) -> pa.Table:
@@ -211,16 +264,17 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
         ev["perf"][order],
         ev["place"][order].astype(np.int64),
     ]
-    return pa.table([handles.take(pa.array(player[order])), *map(pa.array, values)],
+    return pa.table([handles.take(_from_numpy(player[order].astype(np.int64))),
+                     *map(_from_numpy, values)],
                     names=list(HISTORIES_COLUMNS))
 
 
 def _int_column(values: list[int]) -> pa.Array:
     """Python integers as int64, or as decimal text if one does not fit in 64 bits."""
     try:
-        return pa.array(values, type=pa.int64())
-    except (OverflowError, pa.ArrowInvalid):
-        return pa.array([str(v) for v in values], type=pa.string())
+        return _from_numpy(np.array(values, dtype=np.int64))
+    except OverflowError:
+        return _from_strings([str(v) for v in values])
 
 
 def contests_table(rater: Rater) -> pa.Table:
@@ -240,12 +294,12 @@ def contests_table(rater: Rater) -> pa.Table:
     recs = rater.contests
     return pa.table(
         [
-            pa.array(np.arange(len(recs), dtype=np.int64)),
-            pa.array([r.name for r in recs], type=pa.string()),
+            _from_numpy(np.arange(len(recs), dtype=np.int64)),
+            _from_strings([r.name for r in recs]),
             _int_column([r.time_seconds for r in recs]),
-            pa.array([r.url for r in recs], type=pa.string()),
-            pa.array([r.players for r in recs], type=pa.int64()),
-            pa.array([r.skipped for r in recs], type=pa.bool_()),
+            _from_strings([r.url for r in recs]),
+            _from_numpy(np.array([r.players for r in recs], dtype=np.int64)),
+            _from_bools([r.skipped for r in recs]),
         ],
         names=list(CONTESTS_COLUMNS),
     )
@@ -258,11 +312,22 @@ def _csv_column(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
     if pa.types.is_floating(col.type):
         if col.null_count == 0 and not pc.any(pc.is_nan(col)).as_py():
             return col
-        values = col.to_numpy()
-        return pa.array(values, mask=np.isnan(values))
+        values = _float_values(col)
+        if values is None:  # nulls already (not from Podium's tables): Arrow's own way
+            return pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+        return _from_numpy(values, valid=~np.isnan(values))
     if pa.types.is_boolean(col.type):
-        return pc.if_else(col, "True", "False")
+        return _from_strings(["True" if v else "False" for v in col.to_pylist()])
     return col
+
+
+def _float_values(col: pa.ChunkedArray) -> npt.NDArray[np.float64] | None:
+    """A float64 column without nulls as a NumPy array (read from its buffers)."""
+    arr = col.combine_chunks()
+    if arr.null_count or arr.type != pa.float64():
+        return None
+    return np.frombuffer(arr.buffers()[1], dtype="<f8", count=arr.offset + len(arr))[
+        arr.offset:]
 
 
 def _needs_quotes(table: pa.Table) -> bool:
