@@ -38,6 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _reference import CHILD_ENV
 from _report import data_dir, load_average, write_section
 
 DOC = "docs/benchmarks.md"
@@ -67,19 +68,9 @@ if kind == "podium":
 else:
     # the reference's users: json per archive member -> elo_mmr_py.Contest, sorted by time
     import elo_mmr_py as e
+    from _reference import reference_contests
     t = time.perf_counter()
-    found = {}
-    with tarfile.open(data, "r|gz") as tf:
-        for m in tf:
-            hit = re.search(r"(\d+)\.json$", m.name)
-            if not (m.isfile() and hit) or int(hit.group(1)) >= n:
-                continue
-            d = json.load(tf.extractfile(m))
-            found[int(hit.group(1))] = e.Contest(
-                [tuple(s) for s in d["standings"]], name=d["name"],
-                time_seconds=d["time_seconds"], url=d.get("url"))
-    ref = [found[i] for i in sorted(found, key=lambda i: (found[i].time_seconds, i))]
-    del found
+    ref = reference_contests(data, n)
     rows = sum(len(c.standings) for c in ref)
     load_s = time.perf_counter() - t
     warm = 0.0
@@ -99,7 +90,7 @@ def run(kind: str, system: str, data: Path, n: int) -> dict:
         out = tmp.name
     try:
         subprocess.run([sys.executable, "-c", CHILD, kind, system, str(data), str(n), out],
-                       check=True)
+                       check=True, env=CHILD_ENV)
         with open(out) as fh:
             return json.load(fh)
     finally:

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _reference import CHILD_ENV
 from _report import ROOT, data_dir, load_average, write_section
 
 DEFAULT_TAR = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
@@ -50,26 +51,12 @@ SECTION = "whole-job"
 
 # elo-mmr-py's whole process: json.load per contest file, Contests in time order, rate.
 REFERENCE = r'''
-import json, re, sys, tarfile, time
+import json, sys, time
 import elo_mmr_py as e
-data, n, system = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+from _reference import reference_contests
 t0 = time.perf_counter()
-found = {}
-with tarfile.open(data, "r|gz") as tf:
-    for m in tf:
-        hit = re.search(r"(\d+)\.json$", m.name)
-        if not (m.isfile() and hit) or int(hit.group(1)) >= n:
-            continue
-        d = json.load(tf.extractfile(m))
-        found[int(hit.group(1))] = e.Contest(
-            [tuple(s) for s in d["standings"]], name=d["name"],
-            time_seconds=d["time_seconds"], url=d.get("url"))
-seen, contests = set(), []
-for i in sorted(found):  # drop repeated urls (podium --dedupe), then sort by time
-    if found[i].url is None or found[i].url not in seen:
-        seen.add(found[i].url)
-        contests.append((found[i].time_seconds, i, found[i]))
-contests = [c for _, _, c in sorted(contests, key=lambda x: x[:2])]
+data, n, system = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+contests = reference_contests(data, n, dedupe_urls=True)  # as podium rate --dedupe
 t1 = time.perf_counter()
 players = e.rate(contests, system)
 t2 = time.perf_counter()
@@ -110,7 +97,7 @@ PODIUM_REPORT = re.compile(
 
 def run(argv: list[str], timeout: float) -> tuple[float, str]:
     """Wall-clock seconds of a whole subprocess, and its stderr."""
-    env = dict(os.environ)  # time this checkout's podium
+    env = dict(CHILD_ENV)  # time this checkout's podium (and find benchmarks/_reference.py)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
     t = time.perf_counter()

@@ -324,7 +324,7 @@ class EloMMR(RatingSystem):
         f[RK.F_CEILING] = math.nan if self.perf_ceiling is None else self.perf_ceiling
         i = np.empty(6, dtype=np.int64)
         i[RK.I_COLLAPSE] = self.collapses
-        i[RK.I_KIND] = 1 if self.variant == "gaussian" else 0
+        i[RK.I_KIND] = GAUSSIAN if self.variant == "gaussian" else LOGISTIC
         i[RK.I_SPLIT_TIES] = self.split_ties
         i[RK.I_SUBSAMPLE] = 0 if self.subsample_size is None else self.subsample_size
         i[RK.I_MAX_HISTORY] = (self.max_history if self.max_history is not None

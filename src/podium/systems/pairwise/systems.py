@@ -278,6 +278,24 @@ class _GlobalBase(RatingSystem):
         """The current solution for *every* player (index order of the Rater's table)."""
         raise NotImplementedError
 
+    def _round_solution(self, n: int, a: IntArray, b: IntArray, w_ab: FloatArray,
+                        w_ba: FloatArray) -> FloatArray:
+        """The round's performances: the system's solution of the round's games alone."""
+        raise NotImplementedError
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """Add the round's games to the history and solve it again (``mu``); ``perf`` is
+        :meth:`_round_solution` of the round's games alone, ``sigma`` is 0."""
+        assert isinstance(state, PairState)
+        pa, pb, o = self._round_pairs(state, rnd)
+        players = rnd.players
+        state.add(players[pa], players[pb], o)
+        mu = self.solve(state)[players]
+        n = players.size
+        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o)
+        perf = self._round_solution(n, keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba)
+        return RoundOutput(mu=mu, sigma=np.zeros(n), perf=perf)
+
 
 @dataclass(frozen=True)
 class LeastSquaresElo(_GlobalBase):
@@ -319,18 +337,11 @@ class LeastSquaresElo(_GlobalBase):
         a, b, w_ab, w_ba = state.pairs()
         return _lsq_solve(state.n, a, b, w_ab, w_ba, self.anchor, self.pseudo_count, self.scale)
 
-    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
-        assert isinstance(state, PairState)
-        pa, pb, o = self._round_pairs(state, rnd)
-        players = rnd.players
-        state.add(players[pa], players[pb], o)
-        mu = self.solve(state)[players]
-        n = players.size
-        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o)
-        perf = _lsq_solve(n, keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba, 0.0,
-                          self.pseudo_count, self.scale)
+    def _round_solution(self, n: int, a: IntArray, b: IntArray, w_ab: FloatArray,
+                        w_ba: FloatArray) -> FloatArray:
+        perf = _lsq_solve(n, a, b, w_ab, w_ba, 0.0, self.pseudo_count, self.scale)
         perf += self.anchor - perf.mean()
-        return RoundOutput(mu=mu, sigma=np.zeros(n), perf=perf)
+        return perf
 
 
 @dataclass(frozen=True)
@@ -368,17 +379,9 @@ class PageRankSystem(_GlobalBase):
         p = _pagerank_solve(state.n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
         return p * state.n
 
-    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
-        assert isinstance(state, PairState)
-        pa, pb, o = self._round_pairs(state, rnd)
-        players = rnd.players
-        state.add(players[pa], players[pb], o)
-        mu = self.solve(state)[players]
-        n = players.size
-        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o)
-        perf = n * _pagerank_solve(n, keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba,
-                                   self.damping, self.tol, self.max_iter)
-        return RoundOutput(mu=mu, sigma=np.zeros(n), perf=perf)
+    def _round_solution(self, n: int, a: IntArray, b: IntArray, w_ab: FloatArray,
+                        w_ba: FloatArray) -> FloatArray:
+        return n * _pagerank_solve(n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
 
 
 # ---------------------------------------------------------------------- Glicko
