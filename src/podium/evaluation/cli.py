@@ -16,6 +16,11 @@ from podium.errors import PodiumError
 
 __all__ = ["add_parsers", "markdown_table"]
 
+#: ``podium tune --objective`` choices: the keys of
+#: :data:`podium.evaluation.tuning.OBJECTIVES` (not imported here: the parser stays light).
+OBJECTIVE_CHOICES: tuple[str, ...] = ("pair_inv", "rank_dev", "team_pair_inv", "team_rank_dev",
+                                      "log_loss", "brier")
+
 #: (column title, metric key, digits) of the Markdown table; the first three
 #: are [EbtekarLiu2021]'s Table 2 (experienced players) and Table 3.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -31,6 +36,14 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Kendall τ", "kendall_tau", 4),
     ("Spearman ρ", "spearman_rho", 4),
 )
+#: The team metrics (:mod:`podium.evaluation.team_metrics`), shown after the first
+#: three columns when the history has team contests (and a value to show).
+TEAM_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("team pair inv. (%)", "team_pair_inv", 2),
+    ("team rank dev. (%)", "team_rank_dev", 2),
+    ("log-loss", "log_loss", 4),
+    ("Brier", "brier", 4),
+)
 
 
 def _fmt(v: Any, digits: int) -> str:
@@ -40,8 +53,11 @@ def _fmt(v: Any, digits: int) -> str:
 
 
 def markdown_table(records: Sequence[dict[str, Any]]) -> str:
-    """The evaluation records (``EvalResult.to_dict()``) as a Markdown table."""
+    """The evaluation records (``EvalResult.to_dict()``) as a Markdown table; the team
+    metrics (:data:`TEAM_COLUMNS`) come after the first three columns, where scored."""
+    team = [c for c in TEAM_COLUMNS if any(r.get(c[1]) is not None for r in records)]
     cols = [c for c in COLUMNS if any(c[1] in r for r in records)]
+    cols = cols[:3] + team + cols[3:]
     lines = [
         "| system | " + " | ".join(c[0] for c in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -110,8 +126,11 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
         bar.close()
         results.append(res)
         if not args.json:
-            print(f"{name}: pair inv. {_fmt(res.metrics['pair_inv'], 2)}, rank dev. "
-                  f"{_fmt(res.metrics['rank_dev'], 2)}, {res.seconds:.2f} s", file=sys.stderr)
+            m = res.metrics
+            team = "".join(f", {title} {_fmt(m[key], digits)}" for title, key, digits
+                           in TEAM_COLUMNS if key in m and not math.isnan(m[key]))
+            print(f"{name}: pair inv. {_fmt(m['pair_inv'], 2)}, rank dev. "
+                  f"{_fmt(m['rank_dev'], 2)}{team}, {res.seconds:.2f} s", file=sys.stderr)
     records = [r.to_dict() for r in results]
     if args.json:
         for rec in records:
@@ -119,9 +138,12 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
     else:
         first = results[0]
         today = _dt.date.today().isoformat()
+        teams = ("" if "team_pair_inv" not in first.metrics else
+                 f" (teams: every member; {first.metrics['team_rounds']} team rounds, "
+                 f"{first.metrics['matches']} two-team matches scored)")
         print(f"{args.path}: {first.contests} contests ({first.player_rounds:,} player-rounds); "
               f"first {first.train_contests} rated but not scored, {first.scored_contests} "
-              f"scored; players with {args.min_history}+ earlier contests; {today}\n")
+              f"scored; players with {args.min_history}+ earlier contests{teams}; {today}\n")
         print(markdown_table(records))
     if args.plot:
         from podium.evaluation.plots import write_plots
@@ -244,8 +266,47 @@ def _cmd_incentive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_teams_sim(args: argparse.Namespace) -> int:
+    import csv
+
+    from podium.io import write_contest_dir, write_contests_csv
+    from podium.io.synthetic_teams import lobby_contests, synthetic_team_contests
+
+    common: dict[str, Any] = dict(
+        partial_prob=args.partial, seed=args.seed, team_noise_sd=args.team_noise,
+        drift_sd=args.drift, perf_sd=args.perf_sd, skill_sd=args.skill_sd)
+    try:
+        if args.kind == "league":
+            hist = synthetic_team_contests(
+                args.players, args.rounds, teams_per_round=args.teams_per_round,
+                min_size=args.min_size, max_size=args.max_size, switch_prob=args.switch,
+                **common)
+        else:
+            hist = lobby_contests(args.players, args.rounds, team_size=args.team_size,
+                                  matchmaking=args.matchmaking, **common)
+    except ValueError as exc:
+        raise PodiumError(f"teams-sim: {exc}") from None
+    out = Path(args.out)
+    if args.csv:
+        out.mkdir(parents=True, exist_ok=True)
+        write_contests_csv(hist.contests, out / "contests.csv")
+    else:
+        write_contest_dir(hist.contests, out)
+    with open(out / "skills.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["player", "initial_skill", "final_skill"])
+        for h, a, b in zip(hist.handles, hist.initial_skill.tolist(),
+                           hist.final_skill.tolist(), strict=True):
+            w.writerow([h, f"{a:.3f}", f"{b:.3f}"])
+    rows = sum(len(c) for c in hist.contests)
+    what = "contests.csv" if args.csv else "0.json, 1.json, ..."
+    print(f"wrote {len(hist.contests)} synthetic {args.kind} team contests ({rows:,} "
+          f"player-rounds) to {out}/ ({what} and skills.csv, the true skills)", file=sys.stderr)
+    return 0
+
+
 def add_parsers(subparsers: Any) -> None:
-    """Register ``eval``, ``compare``, ``tune`` and ``incentive``."""
+    """Register ``eval``, ``compare``, ``tune``, ``incentive`` and ``teams-sim``."""
     e = subparsers.add_parser(
         "eval", help="score one system's predictions on a history ([EbtekarLiu2021] Table 2)",
         description="Rate PATH with one system and score, before every contest after the "
@@ -284,8 +345,9 @@ def add_parsers(subparsers: Any) -> None:
     _add_data_args(t)
     t.add_argument("--system", "-s", required=True, help="rating system to tune")
     t.add_argument("--trials", type=int, required=True, help="trials to run in this process")
-    t.add_argument("--objective", choices=["pair_inv", "rank_dev"], default="pair_inv",
-                   help="metric to optimise (default pair_inv)")
+    t.add_argument("--objective", choices=OBJECTIVE_CHOICES, default="pair_inv",
+                   help="metric to optimise (default pair_inv; the team_*, log_loss and "
+                   "brier objectives need team contests, log_loss and brier two-team ones)")
     t.add_argument("--storage", default="sqlite:///podium-tune.db", metavar="URL",
                    help="optuna storage URL or SQLite file (default sqlite:///podium-tune.db)")
     t.add_argument("--study", default=None, help="study name (default SYSTEM-OBJECTIVE)")
@@ -316,3 +378,44 @@ def add_parsers(subparsers: Any) -> None:
                    help="contest indices where losing is allowed (default N/4:3N/4)")
     i.add_argument("--plot", metavar="DIR", help="write incentive.png and the trajectories CSV")
     i.set_defaults(func=_cmd_incentive)
+
+    ts = subparsers.add_parser(
+        "teams-sim", help="write a synthetic team history (league or 5v5 lobbies)",
+        description="[EbtekarLiu2021]'s synthetic model (Sec. 6.1: skills N(1500, 300^2), "
+        "performance noise 200, drift 35 between a player's rounds) with teams: a team's "
+        "performance is the sum of its members' (times their share of the round) plus a "
+        "team noise.  --kind league: persistent rosters of --min-size..--max-size players, "
+        "--teams-per-round of them per round, players swapping teams with probability "
+        "--switch after each round.  --kind lobby: two-team matches of --team-size players "
+        "a side drawn from the pool at random or by similar skill.  Writes DIR/0.json, ... "
+        "(or DIR/contests.csv) and DIR/skills.csv (each player's true initial and final "
+        "skill); `podium compare DIR` scores the team metrics.",
+    )
+    ts.add_argument("out", metavar="DIR", help="directory to write")
+    ts.add_argument("--kind", choices=["league", "lobby"], default="league",
+                    help="league of persistent rosters (default) or two-team lobbies")
+    ts.add_argument("--players", type=int, default=2000, help="players in the pool (2000)")
+    ts.add_argument("--rounds", type=int, default=3000,
+                    help="rounds (league) or matches (lobby) (default 3000)")
+    ts.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ts.add_argument("--teams-per-round", type=int, default=20,
+                    help="league: teams in each round (default 20)")
+    ts.add_argument("--min-size", type=int, default=1, help="league: smallest roster (1)")
+    ts.add_argument("--max-size", type=int, default=5, help="league: largest roster (5)")
+    ts.add_argument("--switch", type=float, default=0.05,
+                    help="league: chance a participant swaps teams after a round (0.05)")
+    ts.add_argument("--team-size", type=int, default=5, help="lobby: players a side (5)")
+    ts.add_argument("--matchmaking", choices=["random", "skill"], default="random",
+                    help="lobby: draw the players at random (default) or by similar skill")
+    ts.add_argument("--partial", type=float, default=0.0, metavar="P",
+                    help="chance a member plays only part of a round (a weight in "
+                    "[0.25, 1]; default 0)")
+    ts.add_argument("--team-noise", type=float, default=100.0, metavar="SD",
+                    help="noise of a team's performance (default 100)")
+    ts.add_argument("--perf-sd", type=float, default=200.0, help="member performance noise (200)")
+    ts.add_argument("--skill-sd", type=float, default=300.0, help="initial skill spread (300)")
+    ts.add_argument("--drift", type=float, default=35.0,
+                    help="skill drift between two rounds of a player (35)")
+    ts.add_argument("--csv", action="store_true",
+                    help="write one long CSV (contests.csv, with a team column) instead")
+    ts.set_defaults(func=_cmd_teams_sim)

@@ -22,11 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ConvergenceError
 from podium.evaluation.metrics import MetricAccumulator
+from podium.evaluation.team_metrics import (
+    TeamMetricAccumulator,
+    team_strength,
+    team_win_probability,
+)
 from podium.rater import Rater
 from podium.systems import RatingSystem
 
@@ -56,7 +62,10 @@ class EvalResult:
     metrics:
         :meth:`podium.evaluation.metrics.MetricAccumulator.summary` over the scored contests:
         ``pair_inv`` and ``rank_dev`` are the paper's Table 2 figures (players with
-        at least ``min_history`` earlier contests), the other keys the variants.
+        at least ``min_history`` earlier contests), the other keys the variants.  On a
+        history with team contests also :data:`~podium.evaluation.team_metrics.TEAM_KEYS`
+        (:mod:`podium.evaluation.team_metrics`): ``team_pair_inv``, ``team_rank_dev``,
+        ``log_loss`` and ``brier`` (two-team contests), ``team_rounds``, ``matches``.
     seconds:
         Time spent inside the rating system's updates (the paper's Table 3 run time;
         loading and scoring excluded).
@@ -67,7 +76,8 @@ class EvalResult:
     player_rounds:
         Participations rated.
     per_round:
-        One row per scored contest: ``index`` and the round's metric values.
+        One row per scored contest: ``index`` and the round's metric values (and the
+        team metrics on a history with team contests).
     rater:
         The :class:`~podium.rater.Rater` at the end (when ``keep_rater=True``).
     """
@@ -146,7 +156,8 @@ def evaluate(
     train_contests:
         The same as a count; overrides ``train_frac``.
     min_history:
-        Earlier contests a player needs to count in ``pair_inv``/``rank_dev`` (paper: 5).
+        Earlier contests a player needs to count in ``pair_inv``/``rank_dev`` (paper: 5),
+        and every member of a team to count in the team metrics.
     top_k:
         Size of the "top" subset of the ``*_top`` metrics (paper code: 100).
     extended:
@@ -168,6 +179,8 @@ def evaluate(
     if not 0 <= n_train <= n:
         raise ConfigError(f"train_contests must be in [0, {n}], got {n_train}")
     acc = MetricAccumulator(min_history=min_history, top_k=top_k, extended=extended)
+    team_acc = (TeamMetricAccumulator(min_history=min_history)
+                if any(c.teams is not None for c in contests[n_train:]) else None)
     table = rater.players
     sys_obj = rater.system
     rate_s = 0.0
@@ -178,7 +191,7 @@ def evaluate(
             m0 = time.perf_counter()
             idx, _ = table.lookup(contest.handles)
             known = idx >= 0
-            mu_new, _sig = sys_obj.newcomer(contest)
+            mu_new, sig_new = sys_obj.newcomer(contest)
             mu = np.full(len(contest), mu_new, dtype=np.float64)
             n_prev = np.zeros(len(contest), dtype=np.int64)
             mu[known] = table.mu[idx[known]]
@@ -191,6 +204,10 @@ def evaluate(
                     f"diverge ({sys_obj.params()})"
                 )
             acc.add_round(mu, contest.lo, contest.hi, n_prev, index=t)
+            if team_acc is not None and contest.teams is not None:
+                sig = np.full(len(contest), sig_new, dtype=np.float64)
+                sig[known] = table.sigma[idx[known]]
+                _score_teams(team_acc, sys_obj, contest, mu, sig, n_prev, t)
             metric_s += time.perf_counter() - m0
         r0 = time.perf_counter()
         rater.add(contest)
@@ -198,19 +215,48 @@ def evaluate(
         rows += len(contest)
         if progress is not None:
             progress(t + 1, n)
+    metrics = acc.summary()
+    per_round = acc.per_round()
+    if team_acc is not None:
+        metrics.update(team_acc.summary())
+        per_round = per_round.merge(pd.DataFrame.from_records(team_acc.records),
+                                    on="index", how="left")
     return EvalResult(
         system=rater.system_name,
         params=dict(sys_obj.params()),
-        metrics=acc.summary(),
+        metrics=metrics,
         seconds=rate_s,
         metric_seconds=metric_s,
         contests=n,
         train_contests=n_train,
         scored_contests=n - n_train,
         player_rounds=rows,
-        per_round=acc.per_round(),
+        per_round=per_round,
         rater=rater if keep_rater else None,
     )
+
+
+def _score_teams(team_acc: TeamMetricAccumulator, system: RatingSystem, contest: Contest,
+                 mu: npt.NDArray[np.float64], sigma: npt.NDArray[np.float64],
+                 n_prev: npt.NDArray[np.int64], index: int) -> None:
+    """Add one team contest to ``team_acc``: each team's strength (the system's own
+    ``team_strength`` if it has one, else ``sum w_i mu_i``) and, for two teams, the
+    first team's win probability (:func:`~podium.evaluation.team_metrics.team_win_probability`)."""
+    teams = contest.teams
+    assert teams is not None
+    off = teams.offsets
+    own = getattr(system, "team_strength", None)
+    strength = (np.asarray(own(mu, sigma, n_prev, off, teams.weight), dtype=np.float64)
+                if callable(own) else team_strength(mu, off, teams.weight))
+    scored = team_acc.scored_teams(n_prev, off)
+    p_first = None
+    if len(teams) == 2 and bool(scored.all()):
+        p_first = team_win_probability(
+            system, mu, sigma, n_prev, np.arange(off[0], off[1]), np.arange(off[1], off[2]),
+            weight=teams.weight, contest_weight=contest.weight)
+    starts = off[:-1]
+    team_acc.add_round(strength, contest.lo[starts], contest.hi[starts], scored,
+                       p_first=p_first, index=index)
 
 
 def _warm_up(system: RatingSystem, players: int = 150, rounds: int = 3) -> None:

@@ -80,10 +80,18 @@ SEARCH_SPACES: dict[str, dict[str, Param]] = {
     "elo-r": {"sig_star": Param(20.0, 200.0, log=True), "gamma": Param(210.0, 1500.0, log=True)},
     "elosrm": {"k": Param(50.0, 3000.0, log=True)},
     "srmfix": {"k": Param(50.0, 3000.0, log=True)},
+    # openskill's scale (mu 25): the prior, the performance spread and the dynamics
+    **dict.fromkeys(
+        ("openskill-pl", "openskill-tm", "openskill-bt", "openskill-tmp", "openskill-btp"),
+        {"sigma": Param(1.0, 40.0, log=True), "beta": Param(0.5, 25.0, log=True),
+         "tau": Param(0.005, 2.5, log=True)}),
 }
 
-#: Objectives: metric key and whether larger is better.
-OBJECTIVES: dict[str, bool] = {"pair_inv": True, "rank_dev": False}
+#: Objectives: metric key and whether larger is better.  The team metrics
+#: (:mod:`podium.evaluation.team_metrics`) need a history of team contests; ``log_loss``
+#: and ``brier`` one of two-team contests.
+OBJECTIVES: dict[str, bool] = {"pair_inv": True, "rank_dev": False, "team_pair_inv": True,
+                               "team_rank_dev": False, "log_loss": False, "brier": False}
 
 
 def search_space(system: str) -> dict[str, Param]:
@@ -188,7 +196,10 @@ def tune(
         ``len(contests)`` to tune on a whole separate history, e.g. an independent
         draw of the synthetic model).
     objective:
-        ``"pair_inv"`` (maximised) or ``"rank_dev"`` (minimised), experienced players.
+        ``"pair_inv"`` (maximised) or ``"rank_dev"`` (minimised), experienced players;
+        on team contests also ``"team_pair_inv"`` (maximised), ``"team_rank_dev"``,
+        ``"log_loss"`` or ``"brier"`` (minimised; two-team contests), see
+        :mod:`podium.evaluation.team_metrics`.
     storage:
         optuna storage URL (``sqlite:///file.db``, ``postgresql://...``) or ``None``
         for an in-memory study.
@@ -269,12 +280,17 @@ def tune(
             trial.set_user_attr("failed", str(exc))
             return math.nan  # optuna records the trial as failed and goes on
 
-        value = res.metrics[objective]
+        value = res.metrics.get(objective, math.nan)
         if math.isnan(value):
+            what = (f"no contest has two players with {min_history}+ earlier contests"
+                    if objective in ("pair_inv", "rank_dev") else
+                    f"no contest has two teams whose members all have {min_history}+ "
+                    "earlier contests" if objective.startswith("team_") else
+                    f"no two-team contest has members who all have {min_history}+ "
+                    "earlier contests")
             raise ConfigError(
-                f"the training contests give no {objective} score (no contest has two "
-                f"players with {min_history}+ earlier contests); use a larger --train-frac "
-                f"or a smaller --min-history"
+                f"the training contests give no {objective} score ({what}); use a larger "
+                f"--train-frac or a smaller --min-history"
             )
         return float(value)
 
