@@ -11,8 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from _histories import hyp
 from hypothesis import given
@@ -20,6 +23,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from podium import Rater
 from podium.core.contest import Contest
 from podium.systems import get_system
 from podium.systems._teams_mmr import (
@@ -59,30 +63,43 @@ class Table:
         return Table(self.system, self.state.copy(), self.mu.copy(), self.sigma.copy(),
                      self.played.copy())
 
-    def rate(self, players: Sequence[int], lo: Sequence[int],
+    def rate(self, players: npt.ArrayLike, lo: npt.ArrayLike,
              offsets: Sequence[int] | None = None, weight: Sequence[float] | None = None,
              *, contest_weight: float = 1.0, ceiling: float | None = None) -> RoundOutput:
-        """One round: ``players`` best first with first places ``lo`` (team places for a
-        team round); ``offsets``/``weight`` make it a team round."""
+        """One round through ``round_update``: ``players`` best first with first places
+        ``lo`` (per row: its team's first team place in a team round); ``offsets`` (and
+        ``weight``) make it a team round (even of one-member teams of weight 1)."""
         idx = np.asarray(players, dtype=np.int64)
         n = idx.size
-        contest = Contest.from_arrays([f"p{i}" for i in idx], np.arange(n), np.arange(n),
-                                      name="round", weight=contest_weight,
-                                      perf_ceiling=ceiling)
-        lo_a = np.asarray(lo, dtype=np.int64)
-        rnd = RoundInput(contest=contest, players=idx, lo=lo_a, hi=lo_a, mu=self.mu[idx].copy(),
-                         sigma=self.sigma[idx].copy(), played=self.played[idx].copy(),
-                         delta_seconds=np.zeros(n))
+        handles = [f"p{i}" for i in idx]
+        meta: dict[str, Any] = {"name": "round", "weight": contest_weight,
+                                "perf_ceiling": ceiling}
         if offsets is None:
-            out = self.system.round_update(self.state, rnd)
+            contest = Contest.from_arrays(handles, np.asarray(lo), _hi(np.asarray(lo)), **meta)
+            team_offsets = w = None
         else:
+            offs = np.asarray(offsets, dtype=np.int64)
+            t_lo = np.asarray(lo, dtype=np.int64)[offs[:-1]]
             w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
-            out = self.system.team_update(  # type: ignore[attr-defined]
-                self.state, rnd, np.asarray(offsets, dtype=np.int64), w)
+            contest = Contest.from_team_arrays(handles, offs, [f"t{t}" for t in range(t_lo.size)],
+                                               t_lo, _hi(t_lo), w, **meta)
+            assert contest.teams is not None
+            team_offsets, w = contest.teams.offsets, contest.teams.weight
+        rnd = RoundInput(contest=contest, players=idx, lo=contest.lo, hi=contest.hi,
+                         mu=self.mu[idx].copy(), sigma=self.sigma[idx].copy(),
+                         played=self.played[idx].copy(), delta_seconds=np.zeros(n),
+                         team_offsets=team_offsets, weight=w)
+        out = self.system.round_update(self.state, rnd)
         self.mu[idx] = out.mu
         self.sigma[idx] = out.sigma
         self.played[idx] += 1
         return out
+
+
+def _hi(lo: np.ndarray) -> np.ndarray:
+    """The last place of each tie range, from the first places ``lo`` (sorted)."""
+    last = np.searchsorted(lo, lo, side="right") - 1
+    return np.asarray(last, dtype=np.int64)
 
 
 def warmed(name: str, n: int = 12, rounds: int = 4, seed: int = 0, **params: object) -> Table:
@@ -497,3 +514,125 @@ def test_the_ceiling_caps_member_performances(name: str) -> None:
     np.testing.assert_array_equal(capped.perf, np.minimum(free.perf, 1550.0))
     assert np.all(capped.mu <= free.mu + 1e-9)
     assert np.any(free.perf > 1550.0)
+
+
+# ---------------------------------------------------------------------- through the Rater
+Round = tuple[list[int], list[int], list[int] | None, list[float] | None]
+
+
+def team_history(rounds: int, n: int, seed: int, *, every: int = 2,
+                 max_players: int = 24) -> list[Round]:
+    """Rounds of at most ``max_players`` of ``n`` players: every ``every``-th an individual
+    round, the others team rounds (with weights)."""
+    rng = np.random.default_rng(seed)
+    out: list[Round] = []
+    while len(out) < rounds:
+        r = len(out)
+        k = int(rng.integers(4, min(n, max_players) + 1))
+        chosen = rng.permutation(n)[:k].tolist()
+        rnd: Round
+        if r % every == 0:
+            places = np.sort(rng.integers(0, k, size=k))
+            rnd = (chosen, np.searchsorted(places, places).tolist(), None, None)
+        else:
+            players, lo, offs, w = random_team_round(rng, k, max_size=4)
+            rnd = ([chosen[p] for p in players], lo, offs, w)
+        if max(rnd[1]) > 0:  # not everybody tied (the Rater skips such a round)
+            out.append(rnd)
+    return out
+
+
+def as_contest(r: int, players: list[int], lo: list[int], offs: list[int] | None,
+               w: list[float] | None) -> Contest:
+    """Round ``r`` as a :class:`Contest` (``Contest.from_teams`` for a team round)."""
+    name = f"round {r}"
+    if offs is None:
+        return Contest([(f"p{p}", a, b) for p, a, b in
+                        zip(players, lo, _hi(np.array(lo)).tolist(), strict=True)], name=name)
+    assert w is not None
+    t_lo = np.array(lo)[offs[:-1]]
+    rows = [(f"t{t}", int(t_lo[t]), int(h),
+             [(f"p{players[k]}", w[k]) for k in range(offs[t], offs[t + 1])])
+            for t, h in enumerate(_hi(t_lo).tolist())]
+    return Contest.from_teams(rows, name=name)
+
+
+def table_events(name: str, n: int, history: list[Round]) -> dict[str, list[np.ndarray]]:
+    """Each round of ``history`` through ``round_update`` (no compiled loop): per player
+    handle, its (mu, sigma, perf) after each of its rounds."""
+    tab = Table.new(get_system(name), n)
+    ev: dict[str, list[np.ndarray]] = {}
+    for players, lo, offs, w in history:
+        out = tab.rate(players, lo, offs, w)
+        for k, p in enumerate(players):
+            ev.setdefault(f"p{p}", []).append(np.array([out.mu[k], out.sigma[k], out.perf[k]]))
+    return ev
+
+
+def rater_events(r: Rater) -> dict[str, list[np.ndarray]]:
+    ev: dict[str, list[np.ndarray]] = {}
+    df = r.events_frame()
+    for h, m, s_, p in zip(df["handle"], df["mu"], df["sigma"], df["perf"], strict=True):
+        ev.setdefault(h, []).append(np.array([m, s_, p]))
+    return ev
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_rater_rates_team_contests_with_round_update(name: str) -> None:
+    """``Contest.from_teams`` through ``Rater.extend`` and ``Rater.add`` (Elo-MMR's
+    compiled loop leaves team rounds to ``round_update``): the numbers of rating each
+    round with ``round_update``, bit for bit, individual rounds in between included."""
+    n = 30
+    history = team_history(44, n, seed=7)  # past _BATCH_AFTER (32): the compiled loop
+    want = table_events(name, n, history)
+    contests = [as_contest(r, *h) for r, h in enumerate(history)]
+    assert sum(c.team_round for c in contests) == 22
+    batch = Rater(name)
+    batch.extend(contests)
+    one = Rater(name)
+    for c in contests:
+        one.add(c)
+    for r in (batch, one):
+        got = rater_events(r)
+        assert got.keys() == want.keys()
+        for h in want:
+            assert_bits(np.array(got[h]), np.array(want[h]), f"{name} {h}")
+    teams = batch.events_frame()["team"]
+    assert teams.notna().sum() == sum(len(c) for c in contests if c.teams is not None)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_one_member_teams_in_a_rater_are_individuals(name: str) -> None:
+    """``Contest.from_teams`` with one member of weight 1 per team: the individual
+    contest's ratings, bit for bit."""
+    history = [h for h in team_history(12, 16, seed=3, every=1)]
+    a, b = Rater(name), Rater(name)
+    for r, (players, lo, _, _) in enumerate(history):
+        a.add(as_contest(r, players, lo, None, None))
+        b.add(as_contest(r, players, lo, list(range(len(players) + 1)), [1.0] * len(players)))
+    ea, eb = a.events_frame(), b.events_frame()
+    for col in ("mu", "sigma", "perf"):
+        assert_bits(eb[col].to_numpy(), ea[col].to_numpy(), f"{name} {col}")
+
+
+@pytest.mark.parametrize("name", ["mmr", "mmr-fast", "mmx", "mmx-fast", "mmr-inf",
+                                  "mmr-simple", "elo-r"])
+def test_team_rule_is_declared(name: str) -> None:
+    rule = get_system(name).team_rule
+    assert rule and "docs/teams.md" in rule and "\n" not in rule
+
+
+@pytest.mark.parametrize("name", ["mmr", "mmx-fast", "mmr-simple", "elo-r-fancy"])
+def test_a_team_history_resumes_from_a_checkpoint(name: str, tmp_path: Path) -> None:
+    """Team factors are ordinary state: save, load, go on = one run, bit for bit."""
+    contests = [as_contest(r, *h) for r, h in enumerate(team_history(16, 20, seed=5))]
+    whole = Rater(name)
+    whole.extend(contests)
+    part = Rater(name)
+    part.extend(contests[:9])
+    part.save(str(tmp_path / "r.npz"))
+    resumed = Rater.load(str(tmp_path / "r.npz"))
+    resumed.extend(contests[9:])
+    a, b = whole.events_frame(), resumed.events_frame()
+    for col in ("mu", "sigma", "perf"):
+        assert_bits(b[col].to_numpy(), a[col].to_numpy(), f"{name} {col}")

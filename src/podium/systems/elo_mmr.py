@@ -12,6 +12,10 @@ One round (Algorithm 1):
 4. each performance ``(p, beta)`` is added to its player's posterior and the new
    rating solved from Eq. 6; the uncertainty follows Eq. 8.
 
+A team round (``rnd.team_offsets`` set) goes through :meth:`EloMMR.team_update`: the
+same steps with one term per team in step 3 and, in step 4, each member's
+measurement from conditioning on the team sum (docs/teams.md).
+
 Names, parameters and defaults follow multi-skill (the Rust reference), so the
 numbers agree with ``elo-mmr-py``.
 """
@@ -153,6 +157,10 @@ class EloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     weight_limit: float = param(0.2, "positive")
     noob_delay: tuple[float, ...] = ()
@@ -224,9 +232,9 @@ class EloMMR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, EloMMRState)
-        team_offsets = getattr(rnd, "team_offsets", None)
-        if team_offsets is not None:
-            return self.team_update(state, rnd, team_offsets, getattr(rnd, "weight", None))
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         c = rnd.contest
         # 1. pseudodiffusion (Algorithm 2)
         beta, sig = self._diffuse(state, rnd)

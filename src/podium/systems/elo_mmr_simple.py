@@ -113,6 +113,10 @@ class SimpleEloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr-simple"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     weight_limit: float = param(0.2, "positive")
     sig_limit: float = param(80.0, "positive")
@@ -136,9 +140,9 @@ class SimpleEloMMR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, SimpleState)
-        team_offsets = getattr(rnd, "team_offsets", None)
-        if team_offsets is not None:
-            return self.team_update(state, rnd, team_offsets, getattr(rnd, "weight", None))
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         w = rnd.contest.weight * self.weight_limit
         beta = self.sig_limit * math.sqrt(1.0 + 1.0 / w)
         gamma = self.sig_limit * math.sqrt(w)

@@ -16,6 +16,9 @@ One round (Algorithm 2; Algorithm 4 for the methods that keep a history):
    ``(r - mu_0)/tau_0^2 + sum_k tanh((r - mu_k)/tau_k)/tau_k``;
    ``1/sigma^2 = 1/tau_0^2 + sum_k 1/tau_k^2``.
 
+A team round goes through :meth:`EloR.team_update` (one term per team in step 3, each
+member conditioned on the team sum in step 4; docs/teams.md).
+
 Units: the seed's *upper-bar* convention (Sec. 3) -- every spread the algorithms use
 (``sigma* = 100``, ``gamma = 250``, ``eta ~ 43.64``, ``delta``, ``tau``) is the barred value,
 ``sqrt(12)/pi`` times a standard deviation, and enters a logistic term as
@@ -131,6 +134,10 @@ class EloR(RatingSystem):
     """
 
     name: ClassVar[str] = "elo-r"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     noise: Literal["normal", "leading", "all", "fancy"] = "normal"
     sig_star: float = param(100.0, "positive")
@@ -182,9 +189,9 @@ class EloR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, EloRState)
-        team_offsets = getattr(rnd, "team_offsets", None)
-        if team_offsets is not None:
-            return self.team_update(state, rnd, team_offsets, getattr(rnd, "weight", None))
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         c = rnd.contest
         r_prior, sig_prior, warnings = self._noise(state, rnd.players, rnd.mu, rnd.sigma, c)
         gamma = np.full(rnd.players.size, self.gamma / math.sqrt(c.weight))
