@@ -136,7 +136,8 @@ def test_systems_and_example(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == ["0.json", "1.json", "2.json"]
 
 
-HISTORY_COLUMNS = ["handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place"]
+HISTORY_COLUMNS = ["handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place",
+                   "team"]
 RATING_COLUMNS = ["handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
                   "max_display_rating", "last_change"]
 CONTEST_COLUMNS = ["contest_index", "name", "time_seconds", "url", "players", "skipped"]

@@ -35,12 +35,14 @@ from podium.errors import (  # noqa: E402
 
 if TYPE_CHECKING:
     from podium.core.contest import Contest, Standing
+    from podium.core.teams import Teams
     from podium.rater import Rater, RoundReport, rate
     from podium.systems import SYSTEMS, EloMMR, RatingSystem, get_system
 
 __all__ = [
     "Contest",
     "Standing",
+    "Teams",
     "Rater",
     "RoundReport",
     "rate",
@@ -61,6 +63,7 @@ __all__ = [
 _LAZY = {
     "Contest": "podium.core.contest",
     "Standing": "podium.core.contest",
+    "Teams": "podium.core.teams",
     "Rater": "podium.rater",
     "RoundReport": "podium.rater",
     "rate": "podium.rater",

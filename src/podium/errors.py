@@ -29,15 +29,21 @@ class ContestError(PodiumError, ValueError):
         Name (or index) of the offending contest, when known.
     player:
         Handle of the offending player, when the problem is about one player.
+    team:
+        Name of the offending team (team contests), when the problem is about one team.
     """
 
-    def __init__(self, message: str, *, contest: str | None = None, player: str | None = None):
+    def __init__(self, message: str, *, contest: str | None = None, player: str | None = None,
+                 team: str | None = None):
         self.contest = contest
         self.player = player
+        self.team = team
         self.reason = message
         where = []
         if contest is not None:
             where.append(f"contest {contest!r}")
+        if team is not None:
+            where.append(f"team {team!r}")
         if player is not None:
             where.append(f"player {player!r}")
         prefix = ", ".join(where)

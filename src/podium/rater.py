@@ -244,6 +244,8 @@ class Rater:
                 perf_ceiling=np.array(
                     [_NAN if (x := c.perf_ceiling) is None else x for c in rated],
                     dtype=np.float64),
+                team_round=np.array([c.teams is not None and c.team_round for c in rated],
+                                    dtype=bool),
                 players_after=players_after,
                 first_index=first,
                 mu=table.mu, sigma=table.sigma, played=table.contests,
@@ -274,7 +276,7 @@ class Rater:
                 a = offsets[r]
                 b = offsets[r + 1]
                 events.append(index, players[a:b], mu_ev[a:b], sig_ev[a:b], perf_ev[a:b],
-                              contest.lo)
+                              contest.lo, contest.team_names)
                 records.append(ContestRecord(contest.name, t, contest.url, b - a, False))
                 if last_time is None or t > last_time:
                     last_time = t
@@ -343,7 +345,9 @@ class Rater:
         return df
 
     def events_frame(self) -> pd.DataFrame:
-        """Every rating event: ``contest_index, handle, mu, sigma, perf, place`` (0-based)."""
+        """Every rating event: ``contest_index, handle, mu, sigma, perf, place`` (0-based
+        place of the player, or of its team in a team contest) and ``team`` (``None``
+        outside team contests)."""
         import pandas as pd
 
         ev = self.events.arrays()
@@ -356,12 +360,19 @@ class Rater:
                 "sigma": ev["sigma"],
                 "perf": ev["perf"],
                 "place": ev["place"],
+                "team": self._team_column(ev["team"]),
             }
         )
 
+    def _team_column(self, team: np.ndarray) -> np.ndarray:
+        """Team indices of events as names (``None`` for -1)."""
+        names = np.array([*self.events.team_names, None], dtype=object)
+        return names[np.where(team < 0, len(names) - 1, team)]
+
     def history(self, handle: str) -> pd.DataFrame:
         """One player's events: contest index, name and time, mu, sigma, display rating,
-        performance and place (0-based ``lo`` of the player's tie range)."""
+        performance, place (0-based ``lo`` of the player's tie range, or of its team's
+        in a team contest) and team (``None`` outside team contests)."""
         import pandas as pd
 
         try:
@@ -383,6 +394,7 @@ class Rater:
                 "display_rating": self.system.display_rating(mu, sigma),
                 "perf": ev["perf"][sel],
                 "place": ev["place"][sel],
+                "team": self._team_column(ev["team"][sel]),
             }
         )
 
@@ -429,6 +441,8 @@ class Rater:
         if events:
             for k, v in self.events.arrays().items():
                 arrays[f"events.{k}"] = v
+            if self.events.team_names:
+                arrays["events_team_names"] = _json_bytes(self.events.team_names)
         return arrays
 
     @classmethod
@@ -474,7 +488,9 @@ class Rater:
             rater.state.ensure_players(rater.players.n)
             logged = {k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("events.")}
             if logged and events is None:
-                rater.events = EventLog.from_arrays(logged)
+                team_names = (json.loads(bytes(data["events_team_names"]).decode("utf-8"))
+                              if "events_team_names" in data else [])
+                rater.events = EventLog.from_arrays(logged, team_names)
             rater.contests = [ContestRecord(*row) for row in meta["contests"]]
             rater.last_time = meta["last_time"]
         except (KeyError, TypeError, ValueError) as exc:

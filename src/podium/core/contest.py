@@ -5,6 +5,13 @@ A contest is stored the way the Elo-MMR data format stores it: a list of
 range of places shared by the player's tie group.  Internally the handles are a
 tuple and the ranges two NumPy ``int64`` arrays, so that a history of millions
 of player-rounds costs a few bytes per row.
+
+A *team* contest ranks teams, not players (see docs/teams.md): each team has a
+tie range in team places and one or more members, each with a weight in (0, 1]
+(partial play).  It is stored the same way, one row per member, the rows of a
+team adjacent and ``lo``/``hi`` the team's range, plus a :class:`Teams` table
+(names, row offsets, member weights).  An individual contest is the special case
+of one-member teams.
 """
 
 from __future__ import annotations
@@ -16,11 +23,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
 
-__all__ = ["Contest", "Standing"]
+__all__ = ["Contest", "Standing", "TeamStanding", "Teams"]
 
 Standing = tuple[str, int, int]
+#: ``(team name, lo, hi, members)``; a member is a handle or a ``(handle, weight)`` pair.
+TeamStanding = tuple[str, int, int, Sequence[Any]]
 
 
 def _as_int_array(values: Any, what: str, contest: str) -> npt.NDArray[np.int64]:
@@ -58,15 +68,25 @@ class Contest:
     url:
         Optional URL; the loaders use it to find duplicate contests.
 
+    A team contest is built with :meth:`from_teams` (or :meth:`from_team_arrays`,
+    :meth:`from_team_places`, :meth:`from_team_scores`): ``handles`` then lists the
+    members team by team, ``lo``/``hi`` give each row its team's range in *team
+    places* (0-based, inclusive, contiguous) and :attr:`teams` holds the names, the
+    row offsets and the member weights.  For an individual contest :attr:`teams` is
+    ``None``.
+
     Raises
     ------
     ContestError
         On empty standings, a duplicate handle, tie ranges that are not
         contiguous or do not contain the player's position, a non-finite or
-        non-positive weight, a non-finite time or a non-finite ceiling.
+        non-positive weight, a non-finite time or a non-finite ceiling; for a team
+        contest also on an empty team, a team name used twice, a player in two teams
+        and a member weight outside (0, 1].
     """
 
-    __slots__ = ("handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url")
+    __slots__ = ("handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
+                 "teams")
 
     handles: tuple[str, ...]
     lo: npt.NDArray[np.int64]
@@ -76,6 +96,7 @@ class Contest:
     weight: float
     perf_ceiling: float | None
     url: str | None
+    teams: Teams | None
 
     def __init__(
         self,
@@ -189,6 +210,167 @@ class Contest:
         sorted_handles = [handles[i] for i in order]
         return cls.from_arrays(sorted_handles, lo, hi, **meta)
 
+    # ------------------------------------------------------------------ team builders
+    @classmethod
+    def from_teams(cls, teams: Sequence[TeamStanding] | Sequence[Sequence[Any]],
+                   **meta: Any) -> Contest:
+        """A team contest from ``(team name, lo, hi, members)`` rows, best team first.
+
+        ``lo``/``hi`` are the team's 0-based, inclusive range of team places (two teams
+        tied for first: ``lo = 0, hi = 1`` for both).  A member is a handle or a
+        ``(handle, weight)`` pair, ``weight`` in (0, 1] (partial play; default 1).
+
+        >>> c = Contest.from_teams([("red", 0, 0, ["ann", ("bob", 0.5)]),
+        ...                         ("blue", 1, 1, ["cid", "dee"])], name="match 1")
+        >>> c.teams.names, c.handles, c.lo.tolist()
+        (('red', 'blue'), ('ann', 'bob', 'cid', 'dee'), [0, 0, 1, 1])
+        """
+        label = meta.get("name") or "<unnamed>"
+        names: list[Any] = []
+        t_lo: list[Any] = []
+        t_hi: list[Any] = []
+        handles: list[Any] = []
+        weights: list[Any] = []
+        sizes: list[int] = []
+        for pos, row in enumerate(teams):
+            if isinstance(row, str) or len(row) != 4:
+                raise ContestError(
+                    f"team #{pos} must be a (name, lo, hi, members) row, got {row!r}",
+                    contest=label)
+            name, lo, hi, members = row
+            if isinstance(members, str) or not isinstance(members, Sequence):
+                raise ContestError(f"members must be a list of handles, got {members!r}",
+                                   contest=label, team=str(name))
+            for m in members:
+                if isinstance(m, str):
+                    handles.append(m)
+                    weights.append(1.0)
+                elif isinstance(m, Sequence) and len(m) == 2:
+                    handles.append(m[0])
+                    weights.append(m[1])
+                else:
+                    raise ContestError(
+                        f"a member must be a handle or a (handle, weight) pair, got {m!r}",
+                        contest=label, team=str(name))
+            names.append(name)
+            t_lo.append(lo)
+            t_hi.append(hi)
+            sizes.append(len(members))
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return cls.from_team_arrays(handles, offsets, names, t_lo, t_hi, weights, **meta)
+
+    @classmethod
+    def from_team_arrays(
+        cls,
+        handles: Sequence[str],
+        offsets: Any,
+        names: Sequence[str],
+        team_lo: Any,
+        team_hi: Any,
+        member_weight: Any = None,
+        **meta: Any,
+    ) -> Contest:
+        """A team contest from arrays: members ``handles`` team by team, team ``t``
+        being rows ``offsets[t]:offsets[t + 1]``; per team its name and ``(lo, hi)``
+        in team places; per row the member weight ``member_weight`` (``None``: all 1).
+        ``meta``: the contest's ``name``, ``time_seconds``, ``weight``, ``perf_ceiling``
+        and ``url``, as for :class:`Contest`."""
+        label = meta.get("name") or "<unnamed>"
+        off = _as_int_array(offsets, "team offsets", label)
+        n = len(handles)
+        t = len(names)
+        if off.shape != (t + 1,) or (t and (off[0] != 0 or off[-1] != n)):
+            raise ContestError(
+                f"{t} teams need {t + 1} row offsets from 0 to {n}, got {off.tolist()}",
+                contest=label)
+        sizes = np.diff(off)
+        if np.any(sizes < 0):
+            raise ContestError("team offsets must not decrease", contest=label)
+        empty = np.flatnonzero(sizes == 0)
+        if empty.size:
+            raise ContestError("the team has no members", contest=label,
+                               team=str(names[int(empty[0])]))
+        lo_t = _as_int_array(team_lo, "team lo", label)
+        hi_t = _as_int_array(team_hi, "team hi", label)
+        if lo_t.shape != (t,) or hi_t.shape != (t,):
+            raise ContestError(f"{t} teams but {lo_t.size} lo and {hi_t.size} hi values",
+                               contest=label)
+        weight = member_weight
+        if weight is None:
+            w = np.ones(n, dtype=np.float64)
+        else:
+            try:
+                w = np.array(weight, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                w = np.full(n, np.nan)
+                for i, x in enumerate(weight):
+                    try:
+                        w[i] = float(x) if not isinstance(x, bool) else np.nan
+                    except (TypeError, ValueError):
+                        break
+                bad_i = int(np.flatnonzero(np.isnan(w))[0])
+                raise ContestError(f"member weight must be a number in (0, 1], got "
+                                   f"{list(weight)[bad_i]!r}", contest=label,
+                                   player=str(handles[bad_i])) from None
+            if w.shape != (n,):
+                raise ContestError(f"{n} members but {w.size} weights", contest=label)
+        bad = ~((w > 0.0) & (w <= 1.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            team_i = int(np.searchsorted(off, i, side="right") - 1)
+            raise ContestError(f"member weight must be in (0, 1], got {float(w[i])!r}",
+                               contest=label, team=str(names[team_i]), player=str(handles[i]))
+        self = cls.__new__(cls)
+        team_names = tuple(names)
+        self._init(handles, np.repeat(lo_t, sizes), np.repeat(hi_t, sizes),
+                   meta.get("name", ""), meta.get("time_seconds", 0),
+                   meta.get("weight", 1.0), meta.get("perf_ceiling"), meta.get("url"),
+                   teams=(team_names, off, lo_t, hi_t, w))
+        return self
+
+    @classmethod
+    def from_team_places(cls, handles: Sequence[str], teams: Sequence[str], places: Any,
+                         member_weight: Any = None, **meta: Any) -> Contest:
+        """A team contest from one row per member: its handle, its team's name and the
+        team's 1-based place (the rows of a team must agree); lower is better and equal
+        places tie.  ``member_weight``: per-row member weights (``None``: all 1)."""
+        label = meta.get("name") or "<unnamed>"
+        p = np.asarray(places)
+        if p.shape != (len(handles),):
+            raise ContestError(f"{len(handles)} handles but {p.size} places", contest=label)
+        if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
+            bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
+            raise ContestError("place must be a finite number", contest=label, player=bad)
+        if p.size and np.any(p < 1):
+            raise ContestError("places are 1-based and must be >= 1", contest=label,
+                               player=_first_bad(handles, p < 1))
+        return cls._from_team_keys(handles, teams, p.astype(np.float64), member_weight, "place",
+                                   meta)
+
+    @classmethod
+    def from_team_scores(cls, handles: Sequence[str], teams: Sequence[str], scores: Any,
+                         member_weight: Any = None, *, higher_is_better: bool = True,
+                         **meta: Any) -> Contest:
+        """As :meth:`from_team_places` with each team's score (higher is better by
+        default; equal scores tie)."""
+        label = meta.get("name") or "<unnamed>"
+        s = np.asarray(scores, dtype=np.float64)
+        if s.shape != (len(handles),):
+            raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
+        if s.size and not np.all(np.isfinite(s)):
+            raise ContestError("score must be a finite number", contest=label,
+                               player=_first_bad(handles, ~np.isfinite(s)))
+        return cls._from_team_keys(handles, teams, -s if higher_is_better else s,
+                                   member_weight, "score", meta)
+
+    @classmethod
+    def _from_team_keys(cls, handles: Sequence[str], teams: Sequence[str],
+                        key: npt.NDArray[np.float64], weight: Any, what: str,
+                        meta: Any) -> Contest:
+        rows = group_team_rows(handles, teams, key, weight, what, meta.get("name") or "<unnamed>")
+        return cls.from_team_arrays(*rows, **meta)
+
     # ------------------------------------------------------------------ validation
     def _init(
         self,
@@ -200,6 +382,8 @@ class Contest:
         weight: float,
         perf_ceiling: float | None,
         url: str | None,
+        teams: tuple[tuple[str, ...], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                     npt.NDArray[np.int64], npt.NDArray[np.float64]] | None = None,
     ) -> None:
         label = name or "<unnamed>"
         if not isinstance(name, str):
@@ -213,41 +397,44 @@ class Contest:
                 if not isinstance(h, str) or not h:
                     raise ContestError(f"every handle must be a non-empty string, got {h!r}",
                                        contest=label)
+        team_names: tuple[str, ...] = ()
+        offsets = np.zeros(0, dtype=np.int64)
+        if teams is not None:
+            team_names, offsets, t_lo, t_hi, _ = teams
+            if set(map(type, team_names)) != {str} or not all(team_names):
+                for nm in team_names:
+                    if not isinstance(nm, str) or not nm:
+                        raise ContestError(
+                            f"every team name must be a non-empty string, got {nm!r}",
+                            contest=label)
+            if len(set(team_names)) != len(team_names):
+                seen_t: set[str] = set()
+                for nm in team_names:
+                    if nm in seen_t:
+                        raise ContestError("two teams of the contest have this name",
+                                           contest=label, team=nm)
+                    seen_t.add(nm)
         if len(set(hs)) != n:
-            seen: set[str] = set()
-            for h in hs:
+            seen: dict[str, int] = {}
+            for i, h in enumerate(hs):
                 if h in seen:
-                    raise ContestError("duplicate handle", contest=label, player=h)
-                seen.add(h)
+                    if teams is None:
+                        raise ContestError("duplicate handle", contest=label, player=h)
+                    a = int(np.searchsorted(offsets, seen[h], side="right") - 1)
+                    b = int(np.searchsorted(offsets, i, side="right") - 1)
+                    where = (f"in two teams ({team_names[a]!r} and {team_names[b]!r})"
+                             if a != b else f"twice in team {team_names[a]!r}")
+                    raise ContestError(f"the player is {where}", contest=label, player=h)
+                seen[h] = i
         lo_a = _as_int_array(lo, "lo", label)
         hi_a = _as_int_array(hi, "hi", label)
         if lo_a.shape != (n,) or hi_a.shape != (n,):
             raise ContestError(f"{n} handles but {lo_a.size} lo and {hi_a.size} hi values",
                                contest=label)
-        pos = np.arange(n, dtype=np.int64)
-        bad = (lo_a > pos) | (hi_a < pos)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ContestError(
-                f"tie range ({lo_a[i]}, {hi_a[i]}) does not contain the player's position {i}",
-                contest=label, player=hs[i],
-            )
-        # Contiguity: each position either continues the previous tie group
-        # (same lo and hi) or starts a new one right after it ends.
-        same = np.zeros(n, dtype=bool)
-        same[1:] = (lo_a[1:] == lo_a[:-1]) & (hi_a[1:] == hi_a[:-1])
-        starts = np.zeros(n, dtype=bool)
-        starts[0] = lo_a[0] == 0
-        starts[1:] = (lo_a[1:] == pos[1:]) & (hi_a[:-1] == pos[:-1])
-        bad = ~(same | starts)
-        last_ok = hi_a[-1] == n - 1
-        if bad.any() or not last_ok:
-            i = int(np.flatnonzero(bad)[0]) if bad.any() else n - 1
-            raise ContestError(
-                f"tie range ({lo_a[i]}, {hi_a[i]}) at position {i} is not contiguous with its "
-                "neighbours: tied players must be adjacent and share the same (lo, hi)",
-                contest=label, player=hs[i],
-            )
+        if teams is None:
+            _check_ranges(lo_a, hi_a, hs, label, "player")
+        else:
+            _check_ranges(t_lo, t_hi, team_names, label, "team")
         if isinstance(time_seconds, bool):
             raise ContestError(f"time_seconds must be a number, got {time_seconds!r}",
                                contest=label)
@@ -295,6 +482,12 @@ class Contest:
         self.weight = w
         self.perf_ceiling = ceil
         self.url = url
+        self.teams = None
+        if teams is not None:
+            offsets.flags.writeable = False
+            w_arr = teams[4]
+            w_arr.flags.writeable = False
+            self.teams = Teams(team_names, offsets, w_arr)
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -315,8 +508,29 @@ class Contest:
 
     @property
     def is_outcome_free(self) -> bool:
-        """True when everybody tied: such a round carries no information."""
-        return int(self.hi[0]) + 1 >= len(self.handles)
+        """True when everybody (every team) tied: such a round carries no information."""
+        return int(self.hi[0]) + 1 >= self.n_teams
+
+    @property
+    def n_teams(self) -> int:
+        """Number of teams (of players, for an individual contest)."""
+        return len(self.handles) if self.teams is None else len(self.teams)
+
+    @property
+    def team_round(self) -> bool:
+        """True when the round must be rated as a team round: some team has more than
+        one member or some member weight is not 1.  A round of one-member teams of
+        weight 1 is an individual round (and rated exactly as one)."""
+        t = self.teams
+        return t is not None and (len(t) != len(self.handles) or bool(np.any(t.weight != 1.0)))
+
+    @property
+    def team_names(self) -> tuple[str, ...] | None:
+        """Per row: the name of the row's team (``None`` for an individual contest)."""
+        t = self.teams
+        if t is None:
+            return None
+        return tuple(t.names[i] for i in t.team_of.tolist())
 
     @property
     def places(self) -> npt.NDArray[np.int64]:
@@ -333,12 +547,27 @@ class Contest:
             d["weight"] = self.weight
         if self.perf_ceiling is not None:
             d["perf_ceiling"] = self.perf_ceiling
-        d["standings"] = [[h, lo, hi] for h, lo, hi in self.standings]
+        t = self.teams
+        if t is None:
+            d["standings"] = [[h, lo, hi] for h, lo, hi in self.standings]
+            return d
+        rows = []
+        off = t.offsets.tolist()
+        w = t.weight.tolist()
+        for k, nm in enumerate(t.names):
+            a, b = off[k], off[k + 1]
+            members: list[Any] = [
+                self.handles[i] if w[i] == 1.0 else [self.handles[i], w[i]] for i in range(a, b)
+            ]
+            rows.append([nm, int(self.lo[a]), int(self.hi[a]), members])
+        d["standings"] = rows
         return d
 
     def __repr__(self) -> str:
+        teams = "" if self.teams is None else f"teams={len(self.teams)}, "
         return (
-            f"Contest(name={self.name!r}, players={len(self)}, time_seconds={self.time_seconds}, "
+            f"Contest(name={self.name!r}, {teams}players={len(self)}, "
+            f"time_seconds={self.time_seconds}, "
             f"weight={self.weight}, perf_ceiling={self.perf_ceiling})"
         )
 
@@ -354,6 +583,7 @@ class Contest:
             and self.weight == other.weight
             and self.perf_ceiling == other.perf_ceiling
             and self.url == other.url
+            and self.teams == other.teams
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -362,3 +592,33 @@ class Contest:
 def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | None:
     idx = np.flatnonzero(mask)
     return handles[int(idx[0])] if idx.size else None
+
+
+def _check_ranges(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+                  labels: Sequence[str], contest: str, what: str) -> None:
+    """Check that ``(lo, hi)`` are contiguous 0-based tie ranges over ``len(labels)``
+    positions (players, or teams of a team contest); the error names the entry."""
+    n = len(labels)
+    pos = np.arange(n, dtype=np.int64)
+
+    def fail(msg: str, i: int) -> None:
+        if what == "team":
+            raise ContestError(msg, contest=contest, team=labels[i])
+        raise ContestError(msg, contest=contest, player=labels[i])
+
+    bad = (lo > pos) | (hi < pos)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        fail(f"tie range ({lo[i]}, {hi[i]}) does not contain the {what}'s position {i}", i)
+    # Contiguity: each position either continues the previous tie group
+    # (same lo and hi) or starts a new one right after it ends.
+    same = np.zeros(n, dtype=bool)
+    same[1:] = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+    starts = np.zeros(n, dtype=bool)
+    starts[0] = lo[0] == 0
+    starts[1:] = (lo[1:] == pos[1:]) & (hi[:-1] == pos[:-1])
+    bad = ~(same | starts)
+    if bad.any() or hi[-1] != n - 1:
+        i = int(np.flatnonzero(bad)[0]) if bad.any() else n - 1
+        fail(f"tie range ({lo[i]}, {hi[i]}) at position {i} is not contiguous with its "
+             f"neighbours: tied {what}s must be adjacent and share the same (lo, hi)", i)

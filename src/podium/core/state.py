@@ -144,13 +144,17 @@ class EventLog:
     """Per-player, per-round rating events, appended one round at a time.
 
     Stored as chunks (one per round) and concatenated on demand, so appending a
-    round costs O(round size) and memory is a few dozen bytes per event.
+    round costs O(round size) and memory is a few dozen bytes per event.  An event
+    of a team round also names the player's team: :meth:`arrays` gives its index in
+    :attr:`team_names` (-1 for an individual round).
     """
 
-    _chunks: list[tuple[int, IntArray, FloatArray, FloatArray, FloatArray, IntArray]] = field(
-        default_factory=list
-    )
+    _chunks: list[tuple[int, IntArray, FloatArray, FloatArray, FloatArray, IntArray,
+                        IntArray | None]] = field(default_factory=list)
     _cache: dict[str, np.ndarray] | None = None
+    team_names: list[str] = field(default_factory=list)
+    """The distinct team names of the logged events, in order of first appearance."""
+    _team_ids: dict[str, int] = field(default_factory=dict)
 
     def append(
         self,
@@ -160,7 +164,21 @@ class EventLog:
         sigma: FloatArray,
         perf: FloatArray,
         place: IntArray,
+        teams: Sequence[str] | None = None,
     ) -> None:
+        """Log one round; ``teams`` names each player's team (``None``: an individual
+        round)."""
+        team_ids: IntArray | None = None
+        if teams is not None:
+            ids = self._team_ids
+            names = self.team_names
+            team_ids = np.empty(len(teams), dtype=np.int32)
+            for k, nm in enumerate(teams):
+                j = ids.get(nm)
+                if j is None:
+                    j = ids[nm] = len(names)
+                    names.append(nm)
+                team_ids[k] = j
         self._chunks.append(
             (
                 contest,
@@ -169,6 +187,7 @@ class EventLog:
                 sigma.astype(np.float64, copy=True),
                 perf.astype(np.float64, copy=True),
                 place.astype(np.int32),
+                team_ids,
             )
         )
         self._cache = None
@@ -181,7 +200,8 @@ class EventLog:
         return sum(c[1].size for c in self._chunks)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """All events as flat arrays: contest, player, mu, sigma, perf, place."""
+        """All events as flat arrays: contest, player, mu, sigma, perf, place, team
+        (index into :attr:`team_names`, -1 for none)."""
         if self._cache is None:
             if self._chunks:
                 sizes = [c[1].size for c in self._chunks]
@@ -195,6 +215,10 @@ class EventLog:
                     "sigma": np.concatenate([c[3] for c in self._chunks]),
                     "perf": np.concatenate([c[4] for c in self._chunks]),
                     "place": np.concatenate([c[5] for c in self._chunks]),
+                    "team": np.concatenate([
+                        np.full(c[1].size, -1, np.int32) if c[6] is None else c[6]
+                        for c in self._chunks
+                    ]),
                 }
             else:
                 self._cache = {
@@ -204,19 +228,27 @@ class EventLog:
                     "sigma": np.zeros(0),
                     "perf": np.zeros(0),
                     "place": np.zeros(0, np.int32),
+                    "team": np.zeros(0, np.int32),
                 }
         return self._cache
 
     @classmethod
-    def from_arrays(cls, d: dict[str, np.ndarray]) -> EventLog:
+    def from_arrays(cls, d: dict[str, np.ndarray],
+                    team_names: Sequence[str] = ()) -> EventLog:
+        """Inverse of :meth:`arrays` (with :attr:`team_names`); an image without a
+        ``team`` entry (written before teams existed) has no teams."""
         log = cls()
+        log.team_names = list(team_names)
+        log._team_ids = {nm: i for i, nm in enumerate(log.team_names)}
         contest = np.asarray(d["contest"], dtype=np.int32)
+        team = np.asarray(d["team"], dtype=np.int32) if "team" in d else None
         if contest.size:
             # split back into per-contest chunks (events are stored contest by contest)
             bounds = np.flatnonzero(np.diff(contest)) + 1
             starts = np.concatenate([[0], bounds])
             ends = np.concatenate([bounds, [contest.size]])
             for s, e in zip(starts, ends, strict=True):
+                t = None if team is None or team[s] < 0 else team[s:e].copy()
                 log._chunks.append(
                     (
                         int(contest[s]),
@@ -225,6 +257,7 @@ class EventLog:
                         np.asarray(d["sigma"][s:e], dtype=np.float64),
                         np.asarray(d["perf"][s:e], dtype=np.float64),
                         np.asarray(d["place"][s:e], dtype=np.int32),
+                        t,
                     )
                 )
         return log

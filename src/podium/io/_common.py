@@ -39,7 +39,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _contest_error_at(err: ContestError, where: str) -> ContestError:
     """The same :class:`ContestError` (contest, player, reason) with ``where`` in front."""
-    new = ContestError(err.reason, contest=err.contest, player=err.player)
+    new = ContestError(err.reason, contest=err.contest, player=err.player, team=err.team)
     new.args = (f"{where}: {err}",)
     return new
 

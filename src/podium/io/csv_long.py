@@ -33,8 +33,11 @@ _CSV_COLUMNS: dict[str, tuple[str, ...]] = {
     "score": ("score",),
     "name": ("name",),
     "weight": ("weight",),
+    "contest_weight": ("contest_weight",),
     "url": ("url",),
     "perf_ceiling": ("perf_ceiling",),
+    "team": ("team", "team_name"),
+    "member_weight": ("member_weight",),
 }
 _CSV_ALIAS = {alias: role for role, aliases in _CSV_COLUMNS.items() for alias in aliases}
 
@@ -42,7 +45,8 @@ _CSV_ALIAS = {alias: role for role, aliases in _CSV_COLUMNS.items() for alias in
 class _CsvContest:
     """Rows of one contest while a CSV file is read."""
 
-    __slots__ = ("key", "first_line", "handles", "values", "lines", "meta", "meta_lines")
+    __slots__ = ("key", "first_line", "handles", "values", "lines", "meta", "meta_lines",
+                 "teams", "member_weights")
 
     def __init__(self, key: str, line: int) -> None:
         self.key = key
@@ -50,6 +54,8 @@ class _CsvContest:
         self.handles: list[str] = []
         self.values = array("d")
         self.lines = array("q")
+        self.teams: list[str] = []
+        self.member_weights = array("d")
         self.meta: dict[str, Any] = {}
         self.meta_lines: dict[str, int] = {}
 
@@ -68,6 +74,19 @@ def _csv_columns(header: list[str], where: str) -> dict[str, int]:
             )
         cols[role] = pos
     shown = ", ".join(repr(h) for h in header)
+    # In a file with a team column, ``weight`` is the member weight (partial play) and
+    # the contest weight is ``contest_weight``; elsewhere ``weight`` is the contest's.
+    if "team" in cols and "weight" in cols and "member_weight" not in cols:
+        cols["member_weight"] = cols.pop("weight")
+    if "contest_weight" in cols:
+        if "weight" in cols:
+            raise DataFormatError(
+                f"{where}: columns {header[cols['weight']].strip()!r} and "
+                f"{header[cols['contest_weight']].strip()!r} both give the contest weight")
+        cols["weight"] = cols.pop("contest_weight")
+    if "member_weight" in cols and "team" not in cols:
+        raise DataFormatError(
+            f"{where}: a 'member_weight' column needs a 'team' column (header is {shown})")
     for role in ("contest", "player"):
         if role not in cols:
             names = " or ".join(repr(a) for a in _CSV_COLUMNS[role])
@@ -127,6 +146,8 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
         kind = "place" if "place" in cols else "score"
         c_contest, c_player, c_value = cols["contest"], cols["player"], cols[kind]
         c_time = cols.get("time")
+        c_team = cols.get("team")
+        c_mweight = cols.get("member_weight")
         meta_cols = [(role, cols[role]) for role in ("name", "weight", "url", "perf_ceiling")
                      if role in cols]
         ncols = len(header)
@@ -182,6 +203,23 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
                         f"{where}: inconsistent {what} within contest {key!r}: {val!r} here but "
                         f"{old!r} on line {group.meta_lines[what]}"
                     )
+            if c_team is not None:
+                team = row[c_team].strip()
+                if not team:
+                    raise DataFormatError(
+                        f"{pw}: empty team (a file with a team column needs the team on every "
+                        "row; name a one-player team after its player)")
+                group.teams.append(team)
+                mw = 1.0
+                if c_mweight is not None:
+                    wcell = row[c_mweight].strip()
+                    if wcell:
+                        mw = _csv_number(wcell, "member weight", pw, whole=False)
+                        if not 0.0 < mw <= 1.0:
+                            raise DataFormatError(
+                                f"{pw}, team {team!r}: member weight must be in (0, 1], "
+                                f"got {wcell!r}")
+                group.member_weights.append(mw)
             group.handles.append(interner.setdefault(handle, handle))
             group.values.append(value)
             group.lines.append(line)
@@ -201,11 +239,19 @@ def _csv_group_contest(group: _CsvContest, kind: str, path: Path) -> Contest:
     }
     values = np.frombuffer(group.values, dtype=np.float64)
     try:
+        if group.teams:
+            weights = np.frombuffer(group.member_weights, dtype=np.float64)
+            if kind == "place":
+                return Contest.from_team_places(group.handles, group.teams, values, weights,
+                                                **meta)
+            return Contest.from_team_scores(group.handles, group.teams, values, weights, **meta)
         if kind == "place":
             return Contest.from_places(group.handles, values, **meta)
         return Contest.from_scores(group.handles, values, **meta)
     except ContestError as exc:
         lines = [group.lines[i] for i, h in enumerate(group.handles) if h == exc.player]
+        if not lines and exc.team is not None and group.teams:
+            lines = [group.lines[i] for i, t in enumerate(group.teams) if t == exc.team]
         if not lines:
             lines = [group.first_line]
         label = "line" if len(lines) == 1 else "lines"
@@ -232,6 +278,12 @@ def read_contests_csv(
                                   on every row of a contest
     ``name``, ``weight``, ``url``, contest metadata (optional; empty cells mean
     ``perf_ceiling``              "not given", given values must agree)
+    ``team`` / ``team_name``      the player's team (optional; makes the file a team
+                                  file: the rows of a team in a contest share its
+                                  place or score, see docs/teams.md)
+    ``member_weight``             the member's weight in (0, 1] (partial play;
+                                  default 1); in a team file ``weight`` means this
+    ``contest_weight``            the contest weight (the name to use in a team file)
     ==========================  ==================================================
 
     Exactly one of ``place`` and ``score`` must be present.  Other columns are

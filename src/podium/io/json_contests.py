@@ -8,6 +8,15 @@ One contest per file::
 with ``url``, ``weight`` (default 1) and ``perf_ceiling`` optional, standings best
 first and ``lo``/``hi`` the 0-based inclusive range of places shared by a tie.
 
+A team contest (docs/teams.md) lists teams instead, best first::
+
+    "standings": [[team, lo, hi, [member, ...]], ...]
+    "standings": [[team, lo, hi, [[member, weight], ...]], ...]
+
+with ``lo``/``hi`` the team's range of team places and ``weight`` in (0, 1]
+(partial play; a bare handle has weight 1).  A ``[handle, lo, hi]`` row in a team
+contest is a one-member team named after its player.
+
 Every problem raises :class:`~podium.errors.DataFormatError` (or
 :class:`~podium.errors.ContestError` when the contest model rejects a contest)
 whose message names the source (file or archive member), the contest and the
@@ -176,6 +185,52 @@ def _split_standings(
     return handles, arrays[0], arrays[1]
 
 
+def _team_rows(
+    standings: list[Any], where: str, interner: dict[str, str] | None
+) -> list[tuple[str, int, int, list[Any]]]:
+    """The rows of a team contest (``[team, lo, hi, members]`` or ``[handle, lo, hi]``),
+    with every JSON type checked; the message names the row, team and member."""
+    intern = (lambda h: h) if interner is None else (lambda h: interner.setdefault(h, h))
+    out: list[tuple[str, int, int, list[Any]]] = []
+    for pos, row in enumerate(standings):
+        if type(row) is not list or len(row) not in (3, 4):
+            raise DataFormatError(
+                f"{where}: standings[{pos}] must be a [team, lo, hi, [member, ...]] array "
+                f"(or [handle, lo, hi]), got {_short(row)}")
+        name = row[0]
+        if not isinstance(name, str):
+            raise DataFormatError(
+                f"{where}: standings[{pos}]: the team name must be a string, got "
+                f"{_json_type(name)} {_short(name)}")
+        for what, v in (("lo", row[1]), ("hi", row[2])):
+            if type(v) is not int or abs(v) >= 2**63:
+                raise DataFormatError(
+                    f"{where}: standings[{pos}] (team {name!r}): {what} must be an integer, "
+                    f"got {_json_type(v)} {_short(v)}")
+        if len(row) == 3:
+            out.append((name, row[1], row[2], [intern(name)]))
+            continue
+        members_in = row[3]
+        if type(members_in) is not list:
+            raise DataFormatError(
+                f"{where}: standings[{pos}] (team {name!r}): members must be an array of "
+                f"handles or [handle, weight] pairs, got {_json_type(members_in)} "
+                f"{_short(members_in)}")
+        members: list[Any] = []
+        for k, m in enumerate(members_in):
+            if isinstance(m, str):
+                members.append(intern(m))
+            elif (type(m) is list and len(m) == 2 and isinstance(m[0], str)
+                  and isinstance(m[1], int | float) and not isinstance(m[1], bool)):
+                members.append((intern(m[0]), m[1]))
+            else:
+                raise DataFormatError(
+                    f"{where}: standings[{pos}] (team {name!r}): member #{k} must be a "
+                    f"handle or a [handle, weight] pair, got {_short(m)}")
+        out.append((name, row[1], row[2], members))
+    return out
+
+
 def contest_from_json_dict(
     d: Any, *, source: str, interner: dict[str, str] | None = None
 ) -> Contest:
@@ -240,6 +295,15 @@ def contest_from_json_dict(
             f"{where}: 'standings' must be an array of [handle, lo, hi], "
             f"got {_json_type(standings)}"
         )
+    if any(type(row) is list and len(row) == 4 for row in standings):
+        teams = _team_rows(standings, where, interner)
+        try:
+            return Contest.from_teams(
+                teams, name=name, time_seconds=time_seconds, weight=weight,
+                perf_ceiling=perf_ceiling, url=url,
+            )
+        except ContestError as exc:
+            raise _contest_error_at(exc, source) from exc
     handles, lo, hi = _split_standings(standings, where)
     if interner is not None:
         handles = list(map(interner.setdefault, handles, handles))

@@ -67,7 +67,8 @@ __all__ = [
 
 RATINGS_COLUMNS = ("handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
                    "max_display_rating", "last_change")
-HISTORIES_COLUMNS = ("handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place")
+HISTORIES_COLUMNS = ("handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place",
+                     "team")
 CONTESTS_COLUMNS = ("contest_index", "name", "time_seconds", "url", "players", "skipped")
 #: The output formats of :func:`write_results` (also the file suffixes).
 FORMATS = ("csv", "parquet")
@@ -235,8 +236,9 @@ def histories_table(rater: Rater) -> pa.Table:
     pyarrow.Table
         ``mu``/``sigma`` are the player's posterior after the contest,
         ``display_rating`` their public rating, ``perf`` the round performance
-        (Eq. 5 of Ebtekar & Liu for Elo-MMR) and ``place`` the 0-based ``lo`` of the
-        player's tie range.
+        (Eq. 5 of Ebtekar & Liu for Elo-MMR), ``place`` the 0-based ``lo`` of the
+        player's tie range (of its team's, in a team contest) and ``team`` the name
+        of the player's team (null outside team contests).
     """
     return _histories_table(rater, _Handles(rater.players.handles))
 
@@ -264,8 +266,14 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
         ev["perf"][order],
         ev["place"][order].astype(np.int64),
     ]
+    team = ev["team"][order].astype(np.int64)
+    team_names = rater.events.team_names
+    if team_names:
+        teams = _from_strings(team_names).take(_from_numpy(team, valid=team >= 0))
+    else:
+        teams = pa.nulls(len(team), pa.string())
     return pa.table([handles.take(_from_numpy(player[order].astype(np.int64))),
-                     *map(_from_numpy, values)],
+                     *map(_from_numpy, values), teams],
                     names=list(HISTORIES_COLUMNS))
 
 

@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
@@ -87,7 +87,10 @@ def write_contests_csv(contests: Iterable[Contest], path: PathArg) -> None:
     Columns: ``contest`` (0-based position), ``time_seconds``, ``player``,
     ``place`` (``lo + 1``: tied players share a place) and ``name``; plus
     ``weight``, ``url`` and ``perf_ceiling`` when any contest has a non-default
-    value.  :func:`read_contests_csv` reads it back (ordering contests by time).
+    value.  When any contest is a team contest: ``team`` (an individual contest's
+    players are one-member teams named after them), ``member_weight`` when some
+    weight is not 1, and the contest weight as ``contest_weight``.
+    :func:`read_contests_csv` reads it back (ordering contests by time).
 
     Parameters
     ----------
@@ -96,25 +99,40 @@ def write_contests_csv(contests: Iterable[Contest], path: PathArg) -> None:
         Destination file; replaced if it exists.  Its directory must exist.
     """
     items = list(contests)
+    team_file = any(c.teams is not None for c in items)
     extra: list[tuple[str, Callable[[Contest], str]]] = []
     if any(c.weight != 1.0 for c in items):
-        extra.append(("weight", lambda c: repr(c.weight)))
+        extra.append(("contest_weight" if team_file else "weight", lambda c: repr(c.weight)))
     if any(c.url is not None for c in items):
         extra.append(("url", lambda c: c.url or ""))
     if any(c.perf_ceiling is not None for c in items):
         extra.append(
             ("perf_ceiling", lambda c: "" if c.perf_ceiling is None else repr(c.perf_ceiling))
         )
+    member_weights = team_file and any(
+        c.teams is not None and bool((c.teams.weight != 1.0).any()) for c in items)
 
     def write(fh: IO[str]) -> None:
         out = csv.writer(fh, lineterminator="\n")
-        out.writerow(["contest", "time_seconds", "player", "place", "name"]
-                     + [col for col, _ in extra])
+        head = ["contest", "time_seconds", "player", "place", "name"] + [col for col, _ in extra]
+        if team_file:
+            head += ["team", "member_weight"] if member_weights else ["team"]
+        out.writerow(head)
         for k, contest in enumerate(items):
             tail = [contest.name] + [get(contest) for _, get in extra]
             key, t = str(k), str(contest.time_seconds)
             places = (contest.lo + 1).tolist()
-            out.writerows([key, t, h, p, *tail]
-                          for h, p in zip(contest.handles, places, strict=True))
+            if not team_file:
+                out.writerows([key, t, h, p, *tail]
+                              for h, p in zip(contest.handles, places, strict=True))
+                continue
+            teams = contest.team_names or contest.handles
+            cols: list[list[Any]] = [list(teams)]
+            if member_weights:
+                w = (contest.teams.weight.tolist() if contest.teams is not None
+                     else [1.0] * len(contest))
+                cols.append([repr(x) for x in w])
+            out.writerows([key, t, h, p, *tail, *more]
+                          for h, p, *more in zip(contest.handles, places, *cols, strict=True))
 
     _atomic_write(path, write)

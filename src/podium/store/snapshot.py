@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,18 +58,21 @@ class RunEventLog(EventLog):
         sigma: np.ndarray,
         perf: np.ndarray,
         place: np.ndarray,
+        teams: Sequence[str] | None = None,
     ) -> None:
         if self.recording:
-            super().append(contest, players, mu, sigma, perf, place)
+            super().append(contest, players, mu, sigma, perf, place, teams)
 
     @contextmanager
     def run(self) -> Iterator[RunEventLog]:
         """Collect the events appended inside the block (none from before it)."""
         self._chunks, self._cache, self.recording = [], None, True
+        self.team_names, self._team_ids = [], {}
         try:
             yield self
         finally:
             self._chunks, self._cache, self.recording = [], None, False
+            self.team_names, self._team_ids = [], {}
 
 
 def new_rater(system: str, params: dict[str, Any], *,

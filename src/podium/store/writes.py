@@ -233,6 +233,9 @@ class StoreWrites(StoreRows):
         if not -_INT64 <= contest.time_seconds < _INT64:
             raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
                              f"{contest.time_seconds} does not fit a 64-bit integer")
+        if contest.teams is not None:
+            raise StoreError(f"{where}contest {contest.label!r}: this store's schema has no "
+                             "teams; rate team contests with `podium rate` or `Rater`")
         return Item(contest, cid, content_hash(contest), where)
 
     def _run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:

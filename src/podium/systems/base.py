@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from podium.core.contest import Contest
 from podium.core.state import grow
-from podium.errors import ConfigError
+from podium.errors import ConfigError, ContestError
 
 __all__ = [
     "RatingSystem",
@@ -339,6 +339,18 @@ class RoundInput:
     """Number of earlier rated rounds of each participant."""
     delta_seconds: npt.NDArray[np.float64]
     """Seconds since each participant's previous round (0 for a debut)."""
+    team_offsets: npt.NDArray[np.int64] | None = None
+    """A team round (:attr:`Contest.team_round <podium.core.contest.Contest.team_round>`):
+    ``T + 1`` offsets, team ``t`` being participants ``team_offsets[t]:team_offsets[t+1]``,
+    and ``lo``/``hi`` each participant's *team's* range of team places.  ``None``: an
+    individual round (every participant its own team)."""
+    weight: npt.NDArray[np.float64] | None = None
+    """A team round: each participant's member weight in (0, 1]; else ``None``."""
+
+    @property
+    def is_team_round(self) -> bool:
+        """Whether the round ranks teams (see :attr:`team_offsets`)."""
+        return self.team_offsets is not None
 
 
 @dataclass(frozen=True)
@@ -380,6 +392,9 @@ class RoundBatch:
     """Per round: the contest's ``weight``."""
     perf_ceiling: npt.NDArray[np.float64]
     """Per round: the contest's ``perf_ceiling`` (NaN for none)."""
+    team_round: npt.NDArray[np.bool_]
+    """Per round: whether it is a team round (``Contest.team_round``); a system's
+    compiled loop over small rounds must leave these to :meth:`RatingSystem.round_update`."""
     players_after: Sequence[int]
     """Per round: the number of players once the round's newcomers exist (what
     :meth:`SystemState.ensure_players` must make room for before the round)."""
@@ -461,6 +476,9 @@ class RatingSystem(ABC):
     #: with display rating ``mu - display_sigmas * (sigma - c)`` (a lower confidence
     #: bound that equals ``mu`` for a player at the limiting uncertainty ``c``).
     display_center: ClassVar[str | None] = None
+    #: How the system rates a team round (one line, for the docs and the API; see
+    #: docs/teams.md); ``None``: the system refuses team rounds.
+    team_rule: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         """Run the check of every parameter declared with :func:`param`.
@@ -544,6 +562,11 @@ class RatingSystem(ABC):
         b = int(batch.offsets[r + 1])
         contest = batch.contests[r]
         idx = batch.players[a:b]
+        teams = contest.teams if batch.team_round[r] else None
+        if teams is not None and self.team_rule is None:
+            raise ContestError(
+                f"system {self.name!r} does not rate team rounds (a team has more than one "
+                "member or a member weight is not 1)", contest=contest.label)
         state.ensure_players(batch.players_after[r])
         played = batch.played[idx]
         last = batch.last_time[idx]
@@ -555,6 +578,8 @@ class RatingSystem(ABC):
         rnd = RoundInput(
             contest=contest, players=idx, lo=contest.lo, hi=contest.hi,
             mu=prior_mu, sigma=prior_sig, played=played, delta_seconds=delta,
+            team_offsets=None if teams is None else teams.offsets,
+            weight=None if teams is None else teams.weight,
         )
         res = self.round_update(state, rnd)
         shown_old = self.display_rating(prior_mu, prior_sig)

@@ -279,13 +279,14 @@ class EloMMR(RatingSystem):
         if batch.first_index + n_rounds < _BATCH_AFTER or not self._compiled_rounds:
             return super().rate_rounds(state, batch)
         out = RoundsOutput(np.empty((3, batch.players.size)))
-        if n_rounds == 1 and batch.players.size <= _BATCH_MAX_PLAYERS:  # Rater.add
+        if n_rounds == 1 and batch.players.size <= _BATCH_MAX_PLAYERS \
+                and not batch.team_round[0]:  # Rater.add
             try:
                 self._rate_small_rounds(state, batch, 0, 1, out)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 out.error = exc
             return out
-        small = (np.diff(batch.offsets) <= _BATCH_MAX_PLAYERS).tolist()
+        small = ((np.diff(batch.offsets) <= _BATCH_MAX_PLAYERS) & ~batch.team_round).tolist()
         bounds = [0, *(r for r in range(1, n_rounds) if small[r] != small[r - 1]), n_rounds]
         for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
             try:

@@ -179,7 +179,8 @@ class TrueSkillSPb(RatingSystem):
         if (batch.first_index + n_rounds < _BATCH_AFTER
                 or cls.round_update is not TrueSkillSPb.round_update
                 or cls.display_rating is not TrueSkillSPb.display_rating
-                or cls.display_center is not None):
+                or cls.display_center is not None
+                or batch.team_round.any()):
             return super().rate_rounds(state, batch)
         from podium.systems import _rounds_kernels as RK
 
