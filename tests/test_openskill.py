@@ -248,6 +248,122 @@ def test_rater_sequence_matches_openskill(name: str) -> None:
                                atol=1e-9)
 
 
+def _team_history(rng: np.random.Generator, n_contests: int, pool: int) -> list[Contest]:
+    """Team contests (2-6 teams of 1-4 members, ties, some member weights below 1)
+    mixed with individual ones."""
+    out = []
+    for c in range(n_contests):
+        meta = {"name": f"c{c}", "time_seconds": 1_000 * c}
+        if c % 4 == 3:
+            k = int(rng.integers(2, 7))
+            who = rng.choice(pool, k, replace=False)
+            places = np.r_[1, rng.integers(1, k + 1, k - 1)]
+            places[-1] = max(places[-1], 2)  # not all tied (the Rater skips such a round)
+            out.append(Contest.from_places([f"p{i}" for i in who], places, **meta))
+            continue
+        n_teams = int(rng.integers(2, 7))
+        sizes = rng.integers(1, 5, n_teams)
+        who = rng.choice(pool, int(sizes.sum()), replace=False)
+        place = np.sort(rng.integers(1, n_teams + 1, n_teams))
+        if np.all(place == place[0]):
+            place[-1] += 1
+        weighted = c % 3 == 0
+        rows, k = [], 0
+        for t, size in enumerate(sizes.tolist()):
+            members: list[Any] = []
+            for h in who[k:k + size]:
+                w = float(rng.choice([1.0, rng.uniform(0.1, 1.0)])) if weighted else 1.0
+                members.append((f"p{h}", w))
+            k += size
+            rows.append((f"team{t}", place[t], members))
+        out.append(_from_places(rows, meta))
+    return out
+
+
+def _from_places(rows: list[tuple[str, int, list[Any]]], meta: dict[str, Any]) -> Contest:
+    """A team contest from ``(name, 1-based place, members)`` rows, best first."""
+    places = np.array([p for _, p, _ in rows])
+    lo = np.searchsorted(places, places, side="left")
+    hi = np.searchsorted(places, places, side="right") - 1
+    return Contest.from_teams([(name, int(a), int(b), members)
+                               for (name, _, members), a, b in zip(rows, lo, hi, strict=True)],
+                              **meta)
+
+
+def openskill_history(name: str, history: list[Contest]) -> dict[str, Any]:
+    """openskill's ratings after ``history``: one ``rate`` call per contest, teams and
+    ranks (team places) as the contest gives them, member weights only when some is
+    not 1."""
+    model = MODELS[name]()
+    ratings: dict[str, Any] = {}
+    for c in history:
+        if c.teams is None:
+            offsets = np.arange(len(c.handles) + 1)
+            weight = None
+        else:
+            offsets = c.teams.offsets
+            weight = c.teams.weight if np.any(c.teams.weight != 1.0) else None
+        cut = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True))
+        teams = [[ratings.setdefault(c.handles[k], model.rating()) for k in range(a, b)]
+                 for a, b in cut]
+        weights = None if weight is None else [[float(weight[k]) for k in range(a, b)]
+                                               for a, b in cut]
+        out = model.rate(teams, ranks=[int(c.lo[a]) for a, _ in cut], weights=weights)
+        for (a, b), team in zip(cut, out, strict=True):
+            for k, r in zip(range(a, b), team, strict=True):
+                ratings[c.handles[k]] = r
+    return ratings
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_rater_team_history_matches_openskill(name: str) -> None:
+    """Team contests (weights, ties) mixed with individual ones through ``Rater.extend``
+    and a ``Rater.add`` loop: openskill's ratings; the events name each player's team."""
+    history = _team_history(np.random.default_rng(23), 48, 40)
+    assert any(c.team_round for c in history)
+    ratings = openskill_history(name, history)
+    handles = sorted(ratings)
+    want_mu = np.array([ratings[h].mu for h in handles])
+    want_sig = np.array([ratings[h].sigma for h in handles])
+    whole = Rater(name)
+    whole.extend(history)
+    one_by_one = Rater(name)
+    for c in history:
+        one_by_one.add(c)
+    for r in (whole, one_by_one):
+        got = np.array([r.rating(h) for h in handles])
+        assert_close(got[:, 0], want_mu, f"{name}: mu")
+        assert_close(got[:, 1], want_sig, f"{name}: sigma")
+    ev = whole.events_frame()
+    first = history[0]
+    assert first.team_names is not None
+    assert list(ev.loc[ev.contest_index == 0, "team"]) == list(first.team_names)
+
+
+def test_team_round_equals_rate_teams() -> None:
+    """``round_update`` on a team round is :meth:`rate_teams` on its offsets, team places
+    and weights; one-member teams of weight 1 are an individual round."""
+    system = get_system("openskill-tm")
+    c = Contest.from_teams([("a", 0, 1, ["x", ("y", 0.5)]), ("b", 0, 1, ["z"]),
+                            ("c", 2, 2, ["u", "v", "w"])], name="m")
+    assert c.team_round and c.teams is not None
+    r = Rater(system)
+    r.add(c)
+    mu0, sig0 = system.newcomer()
+    want = system.rate_teams(np.full(6, mu0), np.full(6, sig0), c.teams.offsets,
+                             np.array([0, 0, 2]), c.teams.weight)
+    got = np.array([r.rating(h) for h in c.handles])
+    np.testing.assert_array_equal(got[:, 0], want[0])
+    np.testing.assert_array_equal(got[:, 1], want[1])
+    solo = Contest.from_teams([("a", 0, 0, ["x"]), ("b", 1, 1, ["y"])], name="s")
+    indiv = Contest.from_places(["x", "y"], [1, 2], name="s")
+    assert not solo.team_round
+    r1, r2 = Rater(system), Rater(system)
+    r1.add(solo)
+    r2.add(indiv)
+    assert r1.rating("x") == r2.rating("x") and r1.rating("y") == r2.rating("y")
+
+
 # ---------------------------------------------------------------------- the system
 @pytest.mark.parametrize("name", list(MODELS))
 def test_registered_with_openskill_defaults(name: str) -> None:

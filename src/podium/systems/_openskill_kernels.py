@@ -1,6 +1,6 @@
 """Numba kernels of the openskill (Weng-Lin) systems (:mod:`podium.systems.openskill`).
 
-One round is rated by :func:`rate_round`: every member's deviation is widened by
+One round is rated by :func:`rate`: every member's deviation is widened by
 ``tau``, the members of each team are summed into a team rating (optionally with
 openskill's ``balance`` weights), the model gives each team its pair ``(Omega,
 Delta)`` (:func:`team_terms`), and every member moves by its share of the team's
@@ -23,7 +23,8 @@ import numpy as np
 __all__ = [
     "PL", "TM", "BT", "TMP", "BTP",
     "phi_major", "phi_minor", "v", "w", "vt", "wt",
-    "team_terms", "normalize_weights", "rate_round", "PARALLEL_FROM",
+    "team_terms", "pairs_parallel", "normalize_weights", "team_ratings", "member_update",
+    "rate_round", "rate", "PARALLEL_FROM",
 ]
 
 #: Model codes: Plackett-Luce, Thurstone-Mosteller full pair, Bradley-Terry full
@@ -227,50 +228,51 @@ def _pairs_serial(model: int, mu: np.ndarray, var: np.ndarray, rank: np.ndarray,
 
 
 @nb.njit(cache=True, parallel=True)
-def _pairs_parallel(model: int, mu: np.ndarray, var: np.ndarray, rank: np.ndarray,
-                    beta: float, epsilon: float, window: int, omega: np.ndarray,
-                    delta: np.ndarray) -> None:
+def pairs_parallel(model: int, mu: np.ndarray, var: np.ndarray, rank: np.ndarray,
+                   beta: float, epsilon: float, window: int, omega: np.ndarray,
+                   delta: np.ndarray) -> None:
+    """The pairwise models' team terms for teams sorted by rank, ``prange`` over teams.
+
+    Called from Python only (:func:`rate`): Numba's on-disk cache of a compiled
+    function that calls a ``parallel=True`` one can crash a later process.
+    """
     for i in nb.prange(mu.size):
         omega[i], delta[i] = _pair_terms(model, i, mu, var, rank, beta, epsilon, window)
+
+
+@nb.njit(cache=True)
+def _rank_order(rank: np.ndarray) -> np.ndarray:
+    """The teams in rank order, stably (as openskill sorts them); the identity when
+    they already are."""
+    for i in range(1, rank.size):
+        if rank[i] < rank[i - 1]:
+            return np.argsort(rank, kind="mergesort")
+    return np.arange(rank.size)
 
 
 @nb.njit(cache=True)
 def team_terms(model: int, mu: np.ndarray, var: np.ndarray, rank: np.ndarray, beta: float,
                epsilon: float, window: int) -> tuple[np.ndarray, np.ndarray]:
     """``(Omega, Delta)`` of every team, given team means ``mu``, variances ``var`` and
-    ranks (lower is better, ties equal) in any order.
+    ranks (lower is better, ties equal) in any order, serially.
 
     The teams are put in rank order first (stably, as openskill sorts them), which
     only matters for the partial-pair models' windows.
     """
     n = mu.size
-    omega = np.zeros(n)
-    delta = np.zeros(n)
-    if n == 0:
-        return omega, delta
-    ordered = True
-    for i in range(1, n):
-        if rank[i] < rank[i - 1]:
-            ordered = False
-            break
-    if ordered:
-        smu, svar, srank = mu, var, rank
-    else:
-        order = np.argsort(rank, kind="mergesort")
-        smu, svar, srank = mu[order], var[order], rank[order]
+    order = _rank_order(rank)
+    smu, svar, srank = mu[order], var[order], rank[order]
     so = np.empty(n)
     sd = np.empty(n)
     if model == PL:
-        _plackett_luce(smu, svar, srank, beta, so, sd)
-    elif n >= PARALLEL_FROM:
-        _pairs_parallel(model, smu, svar, srank, beta, epsilon, window, so, sd)
+        if n:
+            _plackett_luce(smu, svar, srank, beta, so, sd)
     else:
         _pairs_serial(model, smu, svar, srank, beta, epsilon, window, so, sd)
-    if ordered:
-        return so, sd
-    for k in range(n):
-        omega[order[k]] = so[k]
-        delta[order[k]] = sd[k]
+    omega = np.empty(n)
+    delta = np.empty(n)
+    omega[order] = so
+    delta[order] = sd
     return omega, delta
 
 
@@ -302,41 +304,11 @@ def normalize_weights(weight: np.ndarray, offsets: np.ndarray, lo: float,
 
 
 @nb.njit(cache=True)
-def rate_round(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarray,
-               rank: np.ndarray, weight: np.ndarray, beta: float, kappa: float, tau: float,
-               epsilon: float, window: int, limit_sigma: bool,
-               balance: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rate one round of teams; return every member's new ``mu``, ``sigma`` and
-    performance.
-
-    Parameters
-    ----------
-    model:
-        :data:`PL`, :data:`TM`, :data:`BT`, :data:`TMP` or :data:`BTP`.
-    mu, sigma:
-        Members' ratings before the round, team after team.
-    offsets:
-        ``T + 1`` offsets: team ``t`` is members ``offsets[t]:offsets[t + 1]``.
-    rank:
-        Per team: its place, lower is better, equal for tied teams.
-    weight:
-        Per member: the weight that scales its update (already rescaled as the
-        model wants; all ones for an unweighted round).
-    beta, kappa, tau, epsilon, window, limit_sigma, balance:
-        The model's parameters (``epsilon``: TM draw margin; ``window``: partial-pair
-        window).
-
-    Returns
-    -------
-    new_mu, new_sigma, perf:
-        Per member.  With ``s^2 = sigma^2 + tau^2`` and ``r = s^2 / sigma_T^2``:
-        ``mu' = mu + r Omega w`` and ``sigma' = s sqrt(max(1 - r Delta w, kappa))``
-        when ``Omega >= 0`` (``> 0`` for TM-part), ``w`` replaced by ``1 / w``
-        otherwise; ``sigma'`` capped at ``sigma`` under ``limit_sigma``.  ``perf``
-        is ``mu + Omega / Delta``: the member's rating moved by its team's Newton
-        step, the performance whose Gaussian observation gives the same update
-        (``mu'`` where ``Delta = 0``).
-    """
+def team_ratings(mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarray, kappa: float,
+                 tau: float, balance: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 1-2 of a round: every member's widened deviation ``s = sqrt(sigma^2 +
+    tau^2)`` and every team's ``(mu_T, sigma_T^2)`` (sums over the members, with
+    openskill's ``balance`` weights when asked)."""
     n = mu.size
     n_teams = offsets.size - 1
     s = np.empty(n)
@@ -365,11 +337,20 @@ def rate_round(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarra
                 bw = 1.0 + (top - ordinal[j]) / (top + kappa)
             team_mu[t] += mu[k] * bw
             team_var[t] += (s[k] * bw) ** 2
-    omega, delta = team_terms(model, team_mu, team_var, rank, beta, epsilon, window)
+    return s, team_mu, team_var
+
+
+@nb.njit(cache=True)
+def member_update(model: int, mu: np.ndarray, sigma: np.ndarray, s: np.ndarray,
+                  offsets: np.ndarray, team_var: np.ndarray, omega: np.ndarray,
+                  delta: np.ndarray, weight: np.ndarray, kappa: float,
+                  limit_sigma: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 4-5 of a round: each member's share of its team's ``(Omega, Delta)``."""
+    n = mu.size
     new_mu = np.empty(n)
     new_sig = np.empty(n)
     perf = np.empty(n)
-    for t in range(n_teams):
+    for t in range(offsets.size - 1):
         om = omega[t]
         de = delta[t]
         up = om > 0.0 if model == TMP else om >= 0.0
@@ -386,3 +367,76 @@ def rate_round(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarra
             new_sig[k] = sig
             perf[k] = mu[k] + om / de if de > 0.0 else new_mu[k]
     return new_mu, new_sig, perf
+
+
+@nb.njit(cache=True)
+def rate_round(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarray,
+               rank: np.ndarray, weight: np.ndarray, beta: float, kappa: float, tau: float,
+               epsilon: float, window: int, limit_sigma: bool,
+               balance: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One round, serially, in one compiled call (see :func:`rate`)."""
+    s, team_mu, team_var = team_ratings(mu, sigma, offsets, kappa, tau, balance)
+    omega, delta = team_terms(model, team_mu, team_var, rank, beta, epsilon, window)
+    return member_update(model, mu, sigma, s, offsets, team_var, omega, delta, weight, kappa,
+                         limit_sigma)
+
+
+def rate(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarray,
+         rank: np.ndarray, weight: np.ndarray, beta: float, kappa: float, tau: float,
+         epsilon: float, window: int, limit_sigma: bool,
+         balance: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rate one round of teams; return every member's new ``mu``, ``sigma`` and
+    performance.
+
+    Parameters
+    ----------
+    model:
+        :data:`PL`, :data:`TM`, :data:`BT`, :data:`TMP` or :data:`BTP`.
+    mu, sigma:
+        Members' ratings before the round, team after team (``float64``, C order,
+        writable, as every array here: one compiled signature).
+    offsets:
+        ``T + 1`` offsets: team ``t`` is members ``offsets[t]:offsets[t + 1]``.
+    rank:
+        Per team: its place, lower is better, equal for tied teams.
+    weight:
+        Per member: the weight that scales its update (already rescaled as the
+        model wants; all ones for an unweighted round).
+    beta, kappa, tau, epsilon, window, limit_sigma, balance:
+        The model's parameters (``epsilon``: TM draw margin; ``window``: partial-pair
+        window).
+
+    Returns
+    -------
+    new_mu, new_sigma, perf:
+        Per member.  With ``s^2 = sigma^2 + tau^2`` and ``r = s^2 / sigma_T^2``:
+        ``mu' = mu + r Omega w`` and ``sigma' = s sqrt(max(1 - r Delta w, kappa))``
+        when ``Omega >= 0`` (``> 0`` for TM-part), ``w`` replaced by ``1 / w``
+        otherwise; ``sigma'`` capped at ``sigma`` under ``limit_sigma``.  ``perf``
+        is ``mu + Omega / Delta``: the member's rating moved by its team's Newton
+        step, the performance whose Gaussian observation gives the same update
+        (``mu'`` where ``Delta = 0``).
+
+    A pairwise model's round of :data:`PARALLEL_FROM` teams or more computes its team
+    terms in parallel (:func:`pairs_parallel`); every other round is one compiled
+    call (:func:`rate_round`).
+    """
+    n_teams = offsets.size - 1
+    if model == PL or n_teams < PARALLEL_FROM:
+        out: tuple[np.ndarray, np.ndarray, np.ndarray] = rate_round(
+            model, mu, sigma, offsets, rank, weight, beta, kappa, tau, epsilon, window,
+            limit_sigma, balance)
+        return out
+    s, team_mu, team_var = team_ratings(mu, sigma, offsets, kappa, tau, balance)
+    order = _rank_order(rank)
+    so = np.empty(n_teams)
+    sd = np.empty(n_teams)
+    pairs_parallel(model, team_mu[order], team_var[order], rank[order], beta, epsilon,
+                   window, so, sd)
+    omega = np.empty(n_teams)
+    delta = np.empty(n_teams)
+    omega[order] = so
+    delta[order] = sd
+    out = member_update(model, mu, sigma, s, offsets, team_var, omega, delta, weight, kappa,
+                        limit_sigma)
+    return out

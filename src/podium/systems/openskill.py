@@ -109,6 +109,15 @@ def _real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def _arg(x: npt.ArrayLike, dtype: type[np.generic]) -> Any:
+    """``x`` as a C-ordered, writable array of ``dtype`` (copied only when needed): the
+    kernels are compiled for one signature (read-only arrays would make a second)."""
+    if (isinstance(x, np.ndarray) and x.dtype == dtype and x.flags.c_contiguous
+            and x.flags.writeable):
+        return x
+    return np.array(x, dtype=dtype, order="C")
+
+
 @dataclass(frozen=True)
 class OpenSkillModel(RatingSystem):
     """The parameters and the round of every openskill model (one subclass per model).
@@ -229,19 +238,18 @@ class OpenSkillModel(RatingSystem):
         new_mu, new_sigma, perf:
             Per member.
         """
-        mu = np.ascontiguousarray(mu, dtype=np.float64)
-        sigma = np.ascontiguousarray(sigma, dtype=np.float64)
-        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        rank = np.ascontiguousarray(rank, dtype=np.int64)
-        if weight is None or bool(np.all(weight == 1.0)):
+        mu = _arg(mu, np.float64)
+        sigma = _arg(sigma, np.float64)
+        offsets = _arg(offsets, np.int64)
+        rank = _arg(rank, np.int64)
+        if weight is None or bool((np.asarray(weight) == 1.0).all()):
             w = np.ones(mu.size)
         elif self.weight_bounds is None:
-            w = np.ascontiguousarray(weight, dtype=np.float64)
+            w = _arg(weight, np.float64)
         else:
             lo, hi = self.weight_bounds
-            w = K.normalize_weights(np.ascontiguousarray(weight, dtype=np.float64), offsets,
-                                    lo, hi)
-        out: tuple[FloatArray, FloatArray, FloatArray] = K.rate_round(
+            w = K.normalize_weights(_arg(weight, np.float64), offsets, lo, hi)
+        out: tuple[FloatArray, FloatArray, FloatArray] = K.rate(
             self.MODEL, mu, sigma, offsets, rank, w, float(self.beta), float(self.kappa),
             float(self.tau), float(self._epsilon()), int(self._window()),
             bool(self.limit_sigma), bool(self.balance),
@@ -252,16 +260,16 @@ class OpenSkillModel(RatingSystem):
         """Rate one round (a team round when ``rnd.team_offsets`` is set) with
         :meth:`rate_teams`; each team's rank is the ``lo`` of its rows."""
         lo = np.asarray(rnd.lo, dtype=np.int64)
-        offsets: Any = getattr(rnd, "team_offsets", None)
-        weight: Any = getattr(rnd, "weight", None)
-        if offsets is None:
+        if rnd.team_offsets is None:  # every participant a team of one, weight 1
             offsets = np.arange(lo.size + 1, dtype=np.int64)
             weight = None
-        offsets = np.asarray(offsets, dtype=np.int64)
+        else:
+            offsets = np.asarray(rnd.team_offsets, dtype=np.int64)
+            weight = rnd.weight
         new_mu, new_sig, perf = self.rate_teams(rnd.mu, rnd.sigma, offsets,
                                                 lo[offsets[:-1]], weight)
         warnings: tuple[str, ...] = ()
-        if not (np.all(np.isfinite(new_mu)) and np.all(np.isfinite(new_sig))):
+        if not (np.isfinite(new_mu).all() and np.isfinite(new_sig).all()):
             warnings = (f"contest {rnd.contest.label!r}: {type(self).__name__} produced "
                         "non-finite ratings",)
         return RoundOutput(mu=new_mu, sigma=new_sig, perf=perf, warnings=warnings)
