@@ -442,10 +442,7 @@ def test_a_refused_team_round_changes_nothing(system: str, params: dict[str, obj
     with pytest.raises(ConfigError, match=message):
         rater.add(team_contest(teams, random_places(rng, 6), "big", DAY * 40))
     after = rater.to_arrays()
-    # (the pair table's player count grows before the round, refused or not, as for an
-    # individual round: base.rate_round makes room for the round's players first)
-    same_image({k: v for k, v in before.items() if k != "state.n"},
-               {k: v for k, v in after.items() if k != "state.n"})
+    same_image(before, after)  # the state's player count too (SystemState.truncate_players)
 
 
 # ---------------------------------------------------------------- (g) Codeforces
@@ -491,3 +488,20 @@ def test_codeforces_checks_its_invariants_on_the_entity_round(
     d_t = np.asarray(delta)[contest.teams.team_of]
     got = mu_of(rater, list(contest.handles)) - [start[h] for h in contest.handles]
     assert got.tolist() == TM.round_half_away(contest.teams.weight * d_t).tolist()
+
+
+def test_a_refused_round_leaves_no_phantom_players_in_pagerank() -> None:
+    """A refused round's newcomers are forgotten by the state as by the player table:
+    rating after a refusal equals rating without the refused round."""
+    rng = np.random.default_rng(9)
+    warm = individual_round(rng, ["a", "b", "c"], "warm-up", 0)
+    later = individual_round(rng, ["a", "b", "c"], "later", DAY)
+    refused = Rater("pagerank", max_pairs=7)
+    refused.add(warm)
+    with pytest.raises(ConfigError, match="max_pairs"):
+        refused.add(individual_round(rng, ["a", "x", "y", "z"], "big", DAY // 2))
+    refused.add(later)
+    plain = Rater("pagerank", max_pairs=7)
+    plain.add(warm)
+    plain.add(later)
+    same_image(refused.to_arrays(), plain.to_arrays())
