@@ -41,13 +41,15 @@ from podium.evaluation.team_metrics import TeamMetricAccumulator, team_strength
 from podium.io.synthetic_teams import TeamHistory, lobby_contests, synthetic_team_contests
 from podium.systems import SYSTEMS, get_system
 
-SYSTEMS_DEFAULT = ("mmr", "openskill-pl", "openskill-tm", "openskill-bt", "trueskill")
+SYSTEMS_DEFAULT = ("mmr", "mmr-inf", "mmx", "openskill-pl", "openskill-tm", "openskill-bt",
+                   "openskill-tmp", "openskill-btp", "trueskill")
 LIBRARY_MODELS = {"openskill-pl": "PlackettLuce", "openskill-tm": "ThurstoneMostellerFull",
                   "openskill-bt": "BradleyTerryFull"}
 #: objective of each data set (the same for every system)
 OBJECTIVE = {"league": "team_pair_inv", "lobby": "log_loss"}
 METRICS = (("team pair inv. (%)", "team_pair_inv", 2), ("team rank dev. (%)", "team_rank_dev", 2),
            ("log-loss", "log_loss", 4), ("Brier", "brier", 4),
+           ("calibration ×", "calibration", 2), ("skill corr.", "skill_corr", 4),
            ("player pair inv. (%)", "pair_inv", 2))
 
 
@@ -129,6 +131,35 @@ def library(contests: Sequence[Contest], system: str, n_train: int,
     return out
 
 
+def diagnostics(ev: Any, hist: TeamHistory) -> dict[str, float]:
+    """Two diagnostics of an evaluation (``keep_rater=True``).
+
+    ``calibration``: the factor ``c`` for which ``Phi(c Phi^-1(p))`` has the least
+    log-loss over the scored two-team contests (``p``: the predicted probability of the
+    winner); above 1 the predictions are under-confident, below 1 over-confident.
+    ``skill_corr``: the correlation between the final ratings and the true final skills
+    of the players with 20+ contests.
+    """
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_ndtr, ndtri
+
+    out = {"calibration": math.nan}
+    pr = ev.per_round
+    if "log_loss" in pr:
+        ll = pr["log_loss"].dropna().to_numpy()
+        if ll.size:
+            z = ndtri(np.clip(np.exp(-ll), 1e-12, 1.0 - 1e-12))
+            best = minimize_scalar(lambda c: -float(np.mean(log_ndtr(c * z))),
+                                   bounds=(0.05, 20.0), method="bounded")
+            out["calibration"] = float(best.x)
+    df = ev.rater.ratings(sort=False)
+    index = {h: i for i, h in enumerate(hist.handles)}
+    keep = df["contests"].to_numpy() >= 20
+    skill = hist.final_skill[[index[h] for h in df["handle"]]]
+    out["skill_corr"] = float(np.corrcoef(df["mu"].to_numpy()[keep], skill[keep])[0, 1])
+    return out
+
+
 def _fmt(v: Any, digits: int) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
@@ -159,17 +190,19 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
                        objective=objective, min_history=min_history, seed=0)
             t_tune = time.perf_counter() - t0
             ev = evaluate(contests, system, params=res.best_params, train_frac=train_frac,
-                          min_history=min_history, extended=False)
+                          min_history=min_history, extended=False, keep_rater=True)
             dflt = evaluate(contests, system, train_frac=train_frac, min_history=min_history,
-                            extended=False)
-            rows.append({"system": system, "tuned": ev.metrics, "defaults": dflt.metrics,
+                            extended=False, keep_rater=True)
+            tuned_m = {**ev.metrics, **diagnostics(ev, hist)}
+            dflt_m = {**dflt.metrics, **diagnostics(dflt, hist)}
+            rows.append({"system": system, "tuned": tuned_m, "defaults": dflt_m,
                          "params": res.best_params, "space": list(SEARCH_SPACES[system]),
                          "train_value": res.best_value, "tune_s": t_tune,
                          "rate_s": ev.seconds, "warnings": count.n,
                          "warning": count.first})
             say(f"{name} {system}: " + ", ".join(
-                f"{k} {_fmt(ev.metrics.get(k), d)} (defaults {_fmt(dflt.metrics.get(k), d)})"
-                for _, k, d in METRICS[:4]) + f"; tuned in {t_tune:.0f} s; "
+                f"{k} {_fmt(tuned_m.get(k), d)} (defaults {_fmt(dflt_m.get(k), d)})"
+                for _, k, d in METRICS[:6]) + f"; tuned in {t_tune:.0f} s; "
                 f"{_params(res.best_params, SEARCH_SPACES[system])}; {count.n} warnings")
     finally:
         log.removeHandler(count)
@@ -208,6 +241,19 @@ def _table(ds: dict[str, Any]) -> str:
                 f"{_fmt(m.get('log_loss_own'), 4)}, Brier {_fmt(m.get('brier_own'), 4)}"
                 if ds["name"] == "lobby" else "library defaults")
         lines.append(f"| *{label}* | " + " | ".join(cells) + f" | {note} |")
+    checks = []
+    for system, model in LIBRARY_MODELS.items():
+        lib = ds["reference"].get(f"openskill {model}")
+        mine = next((r["defaults"] for r in ds["rows"] if r["system"] == system), None)
+        if lib is None or mine is None:
+            continue
+        gaps = [abs(lib[k] - mine[k]) for _, k, _d in METRICS[:4]
+                if not (math.isnan(lib.get(k, math.nan)) or math.isnan(mine.get(k, math.nan)))]
+        checks.append(f"{model} vs {system} {max(gaps):.1e}")
+    if checks:
+        lines += ["", "Sanity check, the openskill library against the Podium system at the same "
+                  "(default) parameters, largest difference of the team metrics: "
+                  + "; ".join(checks) + "."]
     lines += ["", "At the systems' defaults (no tuning):", "",
               "| system | " + " | ".join(c[0] for c in cols) + " |",
               "|---|" + "---:|" * len(cols)]
@@ -218,20 +264,28 @@ def _table(ds: dict[str, Any]) -> str:
 
 
 def _verdict(ds: dict[str, Any]) -> str:
+    """mmr (and the best Elo-MMR variant) against the best openskill model, per metric."""
     rows = {r["system"]: r["tuned"] for r in ds["rows"]}
     osk = [s for s in rows if s.startswith("openskill")]
-    if "mmr" not in rows or not osk:
+    mmr_family = [s for s in rows if s.startswith(("mmr", "mmx"))]
+    if not osk or not mmr_family:
         return ""
-    key = ds["objective"]
-    larger = key == "team_pair_inv"
-    best = max(osk, key=lambda s: rows[s][key] * (1 if larger else -1))
-    diff = rows["mmr"][key] - rows[best][key]
-    better = diff > 0 if larger else diff < 0
-    unit = " points" if key == "team_pair_inv" else ""
-    return (f"On the {ds['name']} data, on its objective ({key}), mmr is "
-            f"{'better' if better else 'worse' if diff else 'equal'} than the best openskill "
-            f"model ({best}) by {abs(diff):.4g}{unit}: {rows['mmr'][key]:.4f} against "
-            f"{rows[best][key]:.4f}.")
+    lines = [f"Tuned Elo-MMR against the best tuned openskill model on the {ds['name']} data "
+             f"(objective `{ds['objective']}`; a positive margin favours Elo-MMR):", ""]
+    for title, key, digits in METRICS[:4]:
+        if all(math.isnan(rows[s].get(key, math.nan)) for s in osk):
+            continue
+        sign = 1.0 if key == "team_pair_inv" else -1.0  # larger is better only for pair inv.
+        best_o = max(osk, key=lambda s, k=key, g=sign: g * rows[s][k])
+        parts = []
+        for s in ("mmr", max(mmr_family, key=lambda s, k=key, g=sign: g * rows[s][k])):
+            if s not in rows or (parts and s == "mmr"):
+                continue
+            margin = sign * (rows[s][key] - rows[best_o][key])
+            parts.append(f"{s} {_fmt(rows[s][key], digits)} ({margin:+.{digits}f})")
+        lines.append(f"* {title}: best openskill {best_o} {_fmt(rows[best_o][key], digits)}; "
+                     + ", ".join(parts))
+    return "\n".join(lines)
 
 
 def main() -> None:
