@@ -17,9 +17,11 @@ itself (``openskill.models``, default parameters, rated match by match), whose t
 ordering must equal the Podium system of the same model at its defaults.
 
     python benchmarks/team_accuracy.py                    # both data sets, 25 trials
+    python benchmarks/team_accuracy.py --tuning independent --trials 10   # robustness check
     python benchmarks/team_accuracy.py --trials 5 --no-write --rounds 600 --matches 4000
 
-The table goes to docs/benchmarks.md (section ``team-accuracy``) unless ``--no-write``.
+The table goes to docs/benchmarks.md (section ``team-accuracy``, or
+``team-accuracy-independent`` for ``--tuning independent``) unless ``--no-write``.
 """
 
 from __future__ import annotations
@@ -170,8 +172,12 @@ def _params(p: dict[str, Any], keys: Sequence[str]) -> str:
 
 def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: int,
                 train_frac: float, min_history: int, with_library: bool,
-                say: Callable[[str], None]) -> dict[str, Any]:
-    """Tune and score every system on one data set; the rows of its tables."""
+                say: Callable[[str], None],
+                tune_on: Sequence[Contest] | None = None) -> dict[str, Any]:
+    """Tune and score every system on one data set; the rows of its tables.
+
+    ``tune_on``: tune on this whole (independent) history instead of the first
+    ``train_frac`` of the data set's own."""
     from podium.evaluation.tuning import SEARCH_SPACES
 
     contests = hist.contests
@@ -186,8 +192,12 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
         for system in systems:
             count.n = 0
             t0 = time.perf_counter()
-            res = tune(contests, system, trials=trials, train_frac=train_frac,
-                       objective=objective, min_history=min_history, seed=0)
+            if tune_on is None:
+                res = tune(contests, system, trials=trials, train_frac=train_frac,
+                           objective=objective, min_history=min_history, seed=0)
+            else:
+                res = tune(tune_on, system, trials=trials, train_contests=len(tune_on),
+                           objective=objective, min_history=min_history, seed=0)
             t_tune = time.perf_counter() - t0
             ev = evaluate(contests, system, params=res.best_params, train_frac=train_frac,
                           min_history=min_history, extended=False, keep_rater=True)
@@ -300,6 +310,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="data seed (0)")
     ap.add_argument("--data", default="league,lobby", help="data sets (league,lobby)")
     ap.add_argument("--no-library", action="store_true", help="skip the openskill library runs")
+    ap.add_argument("--tuning", choices=["prefix", "independent"], default="prefix",
+                    help="tune on the first 10%% of the history (prefix, default) or on a "
+                    "whole independent draw of the same model (seed + 1)")
+    ap.add_argument("--tune-share", type=float, default=0.5, metavar="F",
+                    help="independent tuning: the draw's length as a share of the "
+                    "history's (0.5)")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
@@ -314,18 +330,19 @@ def main() -> None:
 
     if skipped:
         say(f"skipped (unknown, or no team rule): {', '.join(skipped)}")
-    data: list[tuple[str, TeamHistory]] = []
-    for name in args.data.split(","):
+    def draw(name: str, seed: int, share: float = 1.0) -> TeamHistory:
         if name == "league":
-            data.append((name, synthetic_team_contests(args.players, args.rounds,
-                                                       seed=args.seed)))
-        elif name == "lobby":
-            data.append((name, lobby_contests(args.lobby_players, args.matches,
-                                              seed=args.seed)))
-        else:
-            raise SystemExit(f"unknown data set {name!r}")
-    results = [run_dataset(n, h, systems, args.trials, 0.1, 5, not args.no_library, say)
-               for n, h in data]
+            return synthetic_team_contests(args.players, round(args.rounds * share), seed=seed)
+        if name == "lobby":
+            return lobby_contests(args.lobby_players, round(args.matches * share), seed=seed)
+        raise SystemExit(f"unknown data set {name!r}")
+
+    results = []
+    for name in args.data.split(","):
+        tune_on = (None if args.tuning == "prefix" else
+                   draw(name, args.seed + 1, args.tune_share).contests)
+        results.append(run_dataset(name, draw(name, args.seed), systems, args.trials, 0.1, 5,
+                                   not args.no_library, say, tune_on))
     elapsed = time.perf_counter() - t_all
     parts = []
     for ds in results:
@@ -333,10 +350,14 @@ def main() -> None:
                 f"players swap teams after it; {args.players:,} players"
                 if ds["name"] == "league" else
                 f"5 v 5 matches drawn at random from {args.lobby_players:,} players")
+        how = (f"the first {ds['train']:,} tune" if args.tuning == "prefix" else
+               f"the systems are tuned on an independent draw of the same model (seed "
+               f"{args.seed + 1}, {args.tune_share:.0%} of the length, all of it scored); "
+               f"the first {ds['train']:,}")
         parts.append(f"**{ds['name']}** ({desc}): {ds['contests']:,} contests, "
-                     f"{ds['player_rounds']:,} player-rounds; the first {ds['train']:,} tune "
+                     f"{ds['player_rounds']:,} player-rounds; {how} "
                      f"(objective `{ds['objective']}`, {args.trials} optuna trials per "
-                     f"system) and are not scored; teams scored when every member has 5+ "
+                     f"system) are not scored; teams scored when every member has 5+ "
                      f"earlier contests.\n\n{_table(ds)}\n\n{_verdict(ds)}")
     body = "\n\n".join(parts)
     if skipped:
@@ -347,7 +368,8 @@ def main() -> None:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2, default=float)
     if not args.no_write:
-        path = write_section("docs/benchmarks.md", "team-accuracy", body, load_at_start=load0)
+        section = "team-accuracy" if args.tuning == "prefix" else "team-accuracy-independent"
+        path = write_section("docs/benchmarks.md", section, body, load_at_start=load0)
         print(f"wrote {path}")
 
 
