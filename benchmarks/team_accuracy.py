@@ -47,6 +47,8 @@ SYSTEMS_DEFAULT = ("mmr", "mmr-inf", "mmx", "openskill-pl", "openskill-tm", "ope
                    "openskill-tmp", "openskill-btp", "trueskill")
 LIBRARY_MODELS = {"openskill-pl": "PlackettLuce", "openskill-tm": "ThurstoneMostellerFull",
                   "openskill-bt": "BradleyTerryFull"}
+#: per-round columns kept for the paired standard errors of the margins
+PER_ROUND = ("teams", "team_pair_inv", "team_rank_dev", "log_loss", "brier")
 #: objective of each data set (the same for every system)
 OBJECTIVE = {"league": "team_pair_inv", "lobby": "log_loss"}
 METRICS = (("team pair inv. (%)", "team_pair_inv", 2), ("team rank dev. (%)", "team_rank_dev", 2),
@@ -209,7 +211,9 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
                          "params": res.best_params, "space": list(SEARCH_SPACES[system]),
                          "train_value": res.best_value, "tune_s": t_tune,
                          "rate_s": ev.seconds, "warnings": count.n,
-                         "warning": count.first})
+                         "warning": count.first,
+                         "per_round": {k: ev.per_round[k].tolist() for k in PER_ROUND
+                                       if k in ev.per_round}})
             say(f"{name} {system}: " + ", ".join(
                 f"{k} {_fmt(tuned_m.get(k), d)} (defaults {_fmt(dflt_m.get(k), d)})"
                 for _, k, d in METRICS[:6]) + f"; tuned in {t_tune:.0f} s; "
@@ -273,15 +277,32 @@ def _table(ds: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def paired_se(a: dict[str, list[float]], b: dict[str, list[float]], key: str) -> float:
+    """Standard error of the difference of two systems' aggregate ``key`` over the same
+    scored rounds (paired by round; the team metrics weighted by the scored teams, as
+    :class:`TeamMetricAccumulator` aggregates them)."""
+    x = np.asarray(a[key], dtype=np.float64) - np.asarray(b[key], dtype=np.float64)
+    w = np.asarray(a["teams"], dtype=np.float64) if key.startswith("team_") else np.ones(x.size)
+    ok = ~np.isnan(x)
+    x, w = x[ok], w[ok]
+    if x.size < 2:
+        return math.nan
+    mean = float(np.sum(w * x) / np.sum(w))
+    return float(math.sqrt(np.sum(w * w * (x - mean) ** 2) * x.size / (x.size - 1))
+                 / np.sum(w))
+
+
 def _verdict(ds: dict[str, Any]) -> str:
     """mmr (and the best Elo-MMR variant) against the best openskill model, per metric."""
     rows = {r["system"]: r["tuned"] for r in ds["rows"]}
+    per = {r["system"]: r["per_round"] for r in ds["rows"]}
     osk = [s for s in rows if s.startswith("openskill")]
     mmr_family = [s for s in rows if s.startswith(("mmr", "mmx"))]
     if not osk or not mmr_family:
         return ""
     lines = [f"Tuned Elo-MMR against the best tuned openskill model on the {ds['name']} data "
-             f"(objective `{ds['objective']}`; a positive margin favours Elo-MMR):", ""]
+             f"(objective `{ds['objective']}`; a positive margin favours Elo-MMR; ± one "
+             f"standard error of the margin, paired by contest):", ""]
     for title, key, digits in METRICS[:4]:
         if all(math.isnan(rows[s].get(key, math.nan)) for s in osk):
             continue
@@ -292,7 +313,9 @@ def _verdict(ds: dict[str, Any]) -> str:
             if s not in rows or (parts and s == "mmr"):
                 continue
             margin = sign * (rows[s][key] - rows[best_o][key])
-            parts.append(f"{s} {_fmt(rows[s][key], digits)} ({margin:+.{digits}f})")
+            se = paired_se(per[s], per[best_o], key)
+            parts.append(f"{s} {_fmt(rows[s][key], digits)} ({margin:+.{digits}f} "
+                         f"± {se:.{digits}f})")
         lines.append(f"* {title}: best openskill {best_o} {_fmt(rows[best_o][key], digits)}; "
                      + ", ".join(parts))
     return "\n".join(lines)
