@@ -5,7 +5,8 @@ stores, per (history, system), every array a user or the store can see: the
 ratings table, the event log (mu, sigma, performance, place) and the full
 ``Rater`` image that checkpoints and store snapshots are made of.  Run it with
 ``--save DIR`` on the commit before a refactor and with ``--check DIR`` after
-it; ``--check`` reports every array that differs in even one bit.
+it; ``--check`` reports every array that differs in even one bit, or that the
+new image lacks (an entry only the new image has is listed as new, not a difference).
 
     python benchmarks/bit_identity.py --save /tmp/before
     # ... change the code ...
@@ -131,13 +132,17 @@ def main(argv: list[str] | None = None) -> int:
             saved = {k: z[k] for k in z.files}
         live = _live_pool_slots(saved)
         diffs = [k for k in sorted(set(saved) | set(arrays))
-                 if k not in saved or k not in arrays
-                 or not _same(saved[k], arrays[k], live.get(k))]
+                 if k not in arrays
+                 or (k in saved and not _same(saved[k], arrays[k], live.get(k)))]
+        # an entry the baseline lacks is a new field of the image (e.g. the event
+        # log's team column): reported, not a difference of the saved numbers
+        added = sorted(set(arrays) - set(saved))
+        note = f"; new entries: {', '.join(added)}" if added else ""
         if diffs:
             bad += 1
-            print(f"DIFF  {key}: {', '.join(diffs)}")
+            print(f"DIFF  {key}: {', '.join(diffs)}{note}")
         else:
-            print(f"same  {key} ({len(arrays)} arrays)")
+            print(f"same  {key} ({len(arrays) - len(added)} arrays{note})")
     print(f"{len(result) - bad} of {len(result)} images bit-identical")
     return 1 if bad else 0
 

@@ -15,7 +15,13 @@ import numpy as np
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.performance import LOGISTIC
 from podium.core.numerics.robust import robust_average_zero
-from podium.core.numerics.special import TANH_MULTIPLIER, normal_cdf, normal_pdf, tanh_sech2
+from podium.core.numerics.special import (
+    TANH_MULTIPLIER,
+    normal_cdf,
+    normal_hazard,
+    normal_pdf,
+    tanh_sech2,
+)
 
 SECS_PER_DAY = 86400.0
 #: weight of a tanh term = WEIGHT_OF_TANH * w_arg * w_out  (= 1/delta^2 when fresh)
@@ -426,24 +432,44 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
         z = (x - m_mu[q]) / sg
         pdf = normal_pdf(z) / sg
         pdf_p = -z * pdf / sg
+        # a tail probability that underflows to 0 (|z| past ~38: a team term of tiny
+        # spread) takes the hazard form of gaussian_terms; elsewhere the quotients as
+        # they always were (the same numbers)
         if n_less[k] > 0:
             cdf_m1 = -normal_cdf(-z)
-            v = pdf / cdf_m1
-            s += n_less[k] * v
-            sp += n_less[k] * (pdf_p / cdf_m1 - v * v)
+            if cdf_m1 == 0.0:
+                v = -normal_hazard(z) / sg
+                s += n_less[k] * v
+                sp += n_less[k] * (-z / sg * v - v * v)
+            else:
+                v = pdf / cdf_m1
+                s += n_less[k] * v
+                sp += n_less[k] * (pdf_p / cdf_m1 - v * v)
         if n_gre[k] > 0:
             cdf = normal_cdf(z)
-            v = pdf / cdf
-            s += n_gre[k] * v
-            sp += n_gre[k] * (pdf_p / cdf - v * v)
+            if cdf == 0.0:
+                v = normal_hazard(-z) / sg
+                s += n_gre[k] * v
+                sp += n_gre[k] * (-z / sg * v - v * v)
+            else:
+                v = pdf / cdf
+                s += n_gre[k] * v
+                sp += n_gre[k] * (pdf_p / cdf - v * v)
         if n_eq[k] > 0:
             if split_ties:
                 cdf = normal_cdf(z)
                 cdf_m1 = -normal_cdf(-z)
-                v0 = pdf / cdf
-                v1 = pdf / cdf_m1
-                s += n_eq[k] * 0.5 * (v0 + v1)
-                sp += n_eq[k] * 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1) - v0 * v0 - v1 * v1)
+                if cdf == 0.0 or cdf_m1 == 0.0:
+                    v0 = normal_hazard(-z) / sg
+                    v1 = -normal_hazard(z) / sg
+                    s += n_eq[k] * 0.5 * (v0 + v1)
+                    sp += n_eq[k] * 0.5 * (-z / sg * (v0 + v1) - v0 * v0 - v1 * v1)
+                else:
+                    v0 = pdf / cdf
+                    v1 = pdf / cdf_m1
+                    s += n_eq[k] * 0.5 * (v0 + v1)
+                    sp += n_eq[k] * 0.5 * (pdf_p * (1.0 / cdf + 1.0 / cdf_m1)
+                                           - v0 * v0 - v1 * v1)
             else:
                 s += n_eq[k] * (-z / sg)
                 sp += n_eq[k] * (-1.0 / (sg * sg))

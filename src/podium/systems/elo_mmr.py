@@ -12,6 +12,10 @@ One round (Algorithm 1):
 4. each performance ``(p, beta)`` is added to its player's posterior and the new
    rating solved from Eq. 6; the uncertainty follows Eq. 8.
 
+A team round (``rnd.team_offsets`` set) goes through :meth:`EloMMR.team_update`: the
+same steps with one term per team in step 3 and, in step 4, each member's
+measurement from conditioning on the team sum (docs/teams.md).
+
 Names, parameters and defaults follow multi-skill (the Rust reference), so the
 numbers agree with ``elo-mmr-py``.
 """
@@ -40,6 +44,7 @@ from podium.core.numerics import (
 )
 from podium.errors import ConfigError
 from podium.systems._factor_pool import FactorPoolState
+from podium.systems._teams_mmr import check_teams, member_measurements, team_places, team_terms
 from podium.systems.base import (
     PerformanceKind,
     PerformanceModel,
@@ -152,6 +157,10 @@ class EloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     weight_limit: float = param(0.2, "positive")
     noob_delay: tuple[float, ...] = ()
@@ -223,18 +232,12 @@ class EloMMR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, EloMMRState)
-        players = rnd.players
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         c = rnd.contest
-        beta, gamma = K.round_weights(
-            rnd.played, c.weight, self.weight_limit, np.asarray(self.noob_delay, dtype=np.float64),
-            self.sig_limit, self.drift_per_day, rnd.delta_seconds,
-        )
         # 1. pseudodiffusion (Algorithm 2)
-        sig = K.diffuse(
-            players, rnd.mu, rnd.sigma, gamma, float(self.rho), self.collapses,
-            state.normal_view(), K.LazyWeights(state.scale, state.sum_aw, state.sum_w),
-            state.blocks_view(), state.pool_view(),
-        )
+        beta, sig = self._diffuse(state, rnd)
         # 2. opponent terms (mu, delta)
         delta = np.hypot(sig, beta)
         kind = GAUSSIAN if self.variant == "gaussian" else LOGISTIC
@@ -244,25 +247,51 @@ class EloMMR(RatingSystem):
         else:
             perf, status = self._subsampled_performance(kind, rnd.mu, delta, rnd.lo)
         warnings = _status_warnings(status, c, "performance")
-        if kind == LOGISTIC:
-            ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
-            if ceiling is not None:
-                perf = np.minimum(perf, ceiling)
         # 4. posterior update (Eq. 6-8)
-        if kind == GAUSSIAN:
-            mu, sigma = K.update_gaussian(players, perf, beta, state.normal_view())
+        return self._absorb(state, rnd, kind, perf, beta, sig, warnings)
+
+    def team_update(self, state: EloMMRState, rnd: RoundInput, offsets: npt.ArrayLike,
+                    weight: npt.ArrayLike) -> RoundOutput:
+        """Rate a team round (docs/teams.md, "Elo-MMR and Elo-R").
+
+        Phase 0 diffuses every member as :meth:`round_update` does (Algorithm 2, each
+        member's ``beta_i, gamma_i``).  Phase 1 solves each team's performance ``P_T``
+        from Theorem 3.2 over one term per team, ``mu_T = sum_i w_i mu_i`` and
+        ``delta_T^2 = sum_i w_i^2 delta_i^2`` (exact or subsampled as the variant).
+        Phase 2 conditions each member on the team sum: the measurement
+        ``p_i = mu_i + (P_T - mu_T) / w_i`` with noise
+        ``b_i^2 = beta_i^2 + sum_{j != i} (w_j / w_i)^2 delta_j^2`` (capped by the
+        performance ceiling, logistic model) enters the member's posterior as
+        ``(p, beta)`` does for an individual (Eq. 6-8).
+
+        Parameters
+        ----------
+        offsets:
+            ``T + 1`` team offsets into the round's rows (teams best first).
+        weight:
+            Per row: the member's weight in ``(0, 1]``.
+
+        Returns
+        -------
+        RoundOutput
+            Per member: new rating, uncertainty and the performance ``p_i``.
+        """
+        offs, w = check_teams(offsets, weight, rnd.players.size)
+        # phase 0: pseudodiffusion of every member (Algorithm 2)
+        beta, sig = self._diffuse(state, rnd)
+        delta = np.hypot(sig, beta)
+        kind = GAUSSIAN if self.variant == "gaussian" else LOGISTIC
+        # phase 1: team performances (Theorem 3.2 over the team terms)
+        terms = team_terms(rnd.mu, delta, w, offs)
+        lo_t = team_places(rnd.lo, offs)
+        if self.subsample_size is None:
+            perf_t, status = self._exact_performance(kind, terms.mu, terms.delta, lo_t)
         else:
-            state.reserve(players)
-            max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
-            tol = self.history_tolerance if self.max_history is None else 0.0
-            mu, sigma, st2 = K.update_logistic(
-                players, perf, beta, rnd.mu, sig, max_hist, tol, state.normal_view(),
-                K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
-                state.pool_view(),
-            )
-            warnings += _status_warnings(st2, c, "rating")
-            state.maybe_compact()
-        return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
+            perf_t, status = self._subsampled_performance(kind, terms.mu, terms.delta, lo_t)
+        warnings = _status_warnings(status, rnd.contest, "team performance")
+        # phase 2: each member's measurement (p_i, b_i), then Eq. 6-8 with b_i for beta_i
+        perf, noise = member_measurements(rnd.mu, delta, beta, w, offs, terms, perf_t)
+        return self._absorb(state, rnd, kind, perf, noise, sig, warnings)
 
     def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
         """Rate a batch of rounds; small ones in one compiled loop.
@@ -367,6 +396,50 @@ class EloMMR(RatingSystem):
             state.maybe_compact()
 
     # ------------------------------------------------------------------ helpers
+    def _diffuse(self, state: EloMMRState, rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
+        """Each participant's ``beta`` and ``gamma`` (:func:`K.round_weights`), then the
+        pseudodiffusion by ``gamma`` (Algorithm 2).  Returns ``(beta, sigma)``, sigma
+        after the diffusion."""
+        beta, gamma = K.round_weights(
+            rnd.played, rnd.contest.weight, self.weight_limit,
+            np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
+            rnd.delta_seconds,
+        )
+        sig = K.diffuse(
+            rnd.players, rnd.mu, rnd.sigma, gamma, float(self.rho), self.collapses,
+            state.normal_view(), K.LazyWeights(state.scale, state.sum_aw, state.sum_w),
+            state.blocks_view(), state.pool_view(),
+        )
+        return beta, sig
+
+    def _absorb(self, state: EloMMRState, rnd: RoundInput, kind: int, perf: FloatArray,
+                noise: FloatArray, sig: FloatArray, warnings: list[str]) -> RoundOutput:
+        """The posterior update (Eq. 6-8): cap the performances at the round's ceiling
+        (logistic model), add each ``(perf_k, noise_k)`` to its player's posterior (a
+        logistic factor, or a normal one for Elo-MMchi) and solve the new ratings.
+        ``noise`` is the round's ``beta`` for an individual round, ``b_i`` for a team
+        round; ``sig`` the uncertainties after the pseudodiffusion."""
+        c = rnd.contest
+        players = rnd.players
+        if kind == LOGISTIC:
+            ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+            if ceiling is not None:
+                perf = np.minimum(perf, ceiling)
+        if kind == GAUSSIAN:
+            mu, sigma = K.update_gaussian(players, perf, noise, state.normal_view())
+        else:
+            state.reserve(players)
+            max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
+            tol = self.history_tolerance if self.max_history is None else 0.0
+            mu, sigma, st2 = K.update_logistic(
+                players, perf, noise, rnd.mu, sig, max_hist, tol, state.normal_view(),
+                K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
+                state.pool_view(),
+            )
+            warnings = warnings + _status_warnings(st2, c, "rating")
+            state.maybe_compact()
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
+
     def _exact_performance(
         self, kind: int, mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]
     ) -> tuple[FloatArray, np.ndarray]:

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
+from podium.systems._teams_mmr import check_teams
 from podium.systems.base import (
     ArrayState,
     PerformanceModel,
@@ -112,6 +113,10 @@ class SimpleEloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr-simple"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     weight_limit: float = param(0.2, "positive")
     sig_limit: float = param(80.0, "positive")
@@ -135,12 +140,82 @@ class SimpleEloMMR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, SimpleState)
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         w = rnd.contest.weight * self.weight_limit
         beta = self.sig_limit * math.sqrt(1.0 + 1.0 / w)
         gamma = self.sig_limit * math.sqrt(w)
         n = rnd.players.size
-        sig = np.empty(n)
-        # Algorithm 2: diffuse(i, gamma, rho)
+        sig = self._diffuse(state, rnd, gamma)
+        delta = np.sqrt(sig**2 + beta**2)
+        perf = self._ceiling(rnd, _performances(rnd.mu, delta, rnd.lo))
+        mu = np.empty(n)
+        for k, i in enumerate(rnd.players.tolist()):
+            state.p[i].append(float(perf[k]))
+            state.w[i].append(beta**-2)
+            state.b[i].append(beta)
+            mu[k] = _rating(state.p0[i], state.w0[i], state.p[i], state.w[i], state.b[i])
+        sigma = 1.0 / np.sqrt(1.0 / sig**2 + 1.0 / beta**2)
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf)
+
+    def team_update(self, state: SimpleState, rnd: RoundInput, offsets: npt.ArrayLike,
+                    weight: npt.ArrayLike) -> RoundOutput:
+        """A team round by the book (docs/teams.md, "Elo-MMR and Elo-R"): diffuse every
+        member (Algorithm 2); solve each team's performance ``P_T`` by bisection over
+        the team terms ``mu_T = sum_i w_i mu_i``, ``delta_T^2 = sum_i w_i^2 delta_i^2``
+        (Theorem 3.2); give each member the logistic factor ``(p_i, b_i)`` of
+        conditioning on the team sum, ``p_i = mu_i + (P_T - mu_T) / w_i`` and
+        ``b_i^2 = beta^2 + sum_{j != i} (w_j / w_i)^2 delta_j^2`` (capped by the
+        performance ceiling), and solve Eq. 6; ``1/sigma^2 = 1/sigma'^2 + 1/b_i^2``
+        (Eq. 8).
+
+        Written without :mod:`podium.systems._teams_mmr`, from the formulas, so that
+        its agreement with :class:`~podium.systems.elo_mmr.EloMMR` tests both.
+        """
+        n = rnd.players.size
+        offs, wt = check_teams(offsets, weight, n)
+        w = rnd.contest.weight * self.weight_limit
+        beta = self.sig_limit * math.sqrt(1.0 + 1.0 / w)
+        gamma = self.sig_limit * math.sqrt(w)
+        sig = self._diffuse(state, rnd, gamma)
+        delta = np.sqrt(sig**2 + beta**2)
+        var = (wt * delta) ** 2  # w_i^2 delta_i^2
+        teams = [range(int(offs[t]), int(offs[t + 1])) for t in range(offs.size - 1)]
+        mu_t = np.array([sum(float(wt[k] * rnd.mu[k]) for k in r) for r in teams])
+        var_t = np.array([sum(float(var[k]) for k in r) for r in teams])
+        # a one-member team: its member's own term, with no round trip
+        delta_t = np.array([float(wt[r[0]] * delta[r[0]]) if len(r) == 1
+                            else math.sqrt(var_t[t]) for t, r in enumerate(teams)])
+        perf_t = _performances(mu_t, delta_t, rnd.lo[offs[:-1]])
+        perf = np.empty(n)
+        noise = np.empty(n)
+        for t, r in enumerate(teams):
+            for k in r:
+                if len(r) == 1:
+                    perf[k] = perf_t[t] / wt[k]
+                    noise[k] = beta
+                    continue
+                others = sum(float(var[j]) for j in r if j != k)
+                perf[k] = rnd.mu[k] + (perf_t[t] - mu_t[t]) / wt[k]
+                noise[k] = math.sqrt(beta**2 + others / float(wt[k]) ** 2)
+        perf = self._ceiling(rnd, perf)
+        mu = np.empty(n)
+        for k, i in enumerate(rnd.players.tolist()):
+            bk = float(noise[k])
+            state.p[i].append(float(perf[k]))
+            state.w[i].append(bk**-2)
+            state.b[i].append(bk)
+            mu[k] = _rating(state.p0[i], state.w0[i], state.p[i], state.w[i], state.b[i])
+        # Eq. 8; a member measured with the round's beta exactly as an individual
+        sigma = 1.0 / np.sqrt(1.0 / sig**2 + np.where(noise == beta, 1.0 / beta**2,
+                                                      1.0 / noise**2))
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf)
+
+    def _diffuse(self, state: SimpleState, rnd: RoundInput, gamma: float) -> FloatArray:
+        """Algorithm 2, diffuse(i, gamma, rho), for every participant; returns the new
+        sigmas."""
+        sig = np.empty(rnd.players.size)
         for k, i in enumerate(rnd.players.tolist()):
             kappa = 1.0 / (1.0 + gamma**2 / rnd.sigma[k] ** 2)
             tr = kappa**self.rho
@@ -151,20 +226,13 @@ class SimpleEloMMR(RatingSystem):
             state.w0[i] = kappa * (w_g + w_l)
             state.w[i] = [kappa ** (1.0 + self.rho) * wk for wk in logistic]
             sig[k] = rnd.sigma[k] / math.sqrt(kappa)
-        delta = np.sqrt(sig**2 + beta**2)
-        perf = _performances(rnd.mu, delta, rnd.lo)
+        return sig
+
+    def _ceiling(self, rnd: RoundInput, perf: FloatArray) -> FloatArray:
+        """Performances capped by the contest's ceiling (else the system's)."""
         c = rnd.contest
         ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
-        if ceiling is not None:
-            perf = np.minimum(perf, ceiling)
-        mu = np.empty(n)
-        for k, i in enumerate(rnd.players.tolist()):
-            state.p[i].append(float(perf[k]))
-            state.w[i].append(beta**-2)
-            state.b[i].append(beta)
-            mu[k] = _rating(state.p0[i], state.w0[i], state.p[i], state.w[i], state.b[i])
-        sigma = 1.0 / np.sqrt(1.0 / sig**2 + 1.0 / beta**2)
-        return RoundOutput(mu=mu, sigma=sigma, perf=perf)
+        return np.minimum(perf, ceiling) if ceiling is not None else perf
 
 
 def _performances(mu: FloatArray, delta: FloatArray, lo: npt.NDArray[np.int64]) -> FloatArray:

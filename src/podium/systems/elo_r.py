@@ -16,6 +16,9 @@ One round (Algorithm 2; Algorithm 4 for the methods that keep a history):
    ``(r - mu_0)/tau_0^2 + sum_k tanh((r - mu_k)/tau_k)/tau_k``;
    ``1/sigma^2 = 1/tau_0^2 + sum_k 1/tau_k^2``.
 
+A team round goes through :meth:`EloR.team_update` (one term per team in step 3, each
+member conditioned on the team sum in step 4; docs/teams.md).
+
 Units: the seed's *upper-bar* convention (Sec. 3) -- every spread the algorithms use
 (``sigma* = 100``, ``gamma = 250``, ``eta ~ 43.64``, ``delta``, ``tau``) is the barred value,
 ``sqrt(12)/pi`` times a standard deviation, and enters a logistic term as
@@ -38,6 +41,7 @@ from podium.core.contest import Contest
 from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER, TieGroups
 from podium.errors import ConfigError
 from podium.systems._factor_pool import FactorPoolState
+from podium.systems._teams_mmr import check_teams, member_measurements, team_places, team_terms
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
 
 __all__ = ["EloR", "EloRState", "NOISE_METHODS", "PRESETS"]
@@ -130,6 +134,10 @@ class EloR(RatingSystem):
     """
 
     name: ClassVar[str] = "elo-r"
+    team_rule: ClassVar[str | None] = (
+        "two-phase: team performance from the team terms (weighted sums), then each member "
+        "conditioned on the team sum (docs/teams.md)"
+    )
 
     noise: Literal["normal", "leading", "all", "fancy"] = "normal"
     sig_star: float = param(100.0, "positive")
@@ -181,6 +189,9 @@ class EloR(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, EloRState)
+        if rnd.team_offsets is not None:
+            assert rnd.weight is not None
+            return self.team_update(state, rnd, rnd.team_offsets, rnd.weight)
         c = rnd.contest
         r_prior, sig_prior, warnings = self._noise(state, rnd.players, rnd.mu, rnd.sigma, c)
         gamma = np.full(rnd.players.size, self.gamma / math.sqrt(c.weight))
@@ -190,6 +201,45 @@ class EloR(RatingSystem):
         if ceiling is not None:
             perf = np.minimum(perf, ceiling)
         mu, sigma, st2 = self._absorb(state, rnd.players, r_prior, sig_prior, perf, gamma)
+        warnings += _status_warnings(st2, c, "rating")
+        return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
+
+    def team_update(self, state: EloRState, rnd: RoundInput, offsets: npt.ArrayLike,
+                    weight: npt.ArrayLike) -> RoundOutput:
+        """Rate a team round (docs/teams.md, "Elo-MMR and Elo-R").
+
+        Every member is noised as in :meth:`round_update` (Sec. 5).  Phase 1 (Sec. 3)
+        solves each team's performance ``P_T`` over one logistic term per team,
+        ``r'_T = sum_i w_i r'_i`` and ``delta_T^2 = sum_i w_i^2 delta_i^2`` with
+        ``delta_i^2 = sigma_i'^2 + gamma^2``.  Phase 2 (Sec. 4) absorbs, for each
+        member, the measurement of conditioning on the team sum,
+        ``p_i = r'_i + (P_T - r'_T) / w_i`` with spread
+        ``b_i^2 = gamma^2 + sum_{j != i} (w_j / w_i)^2 delta_j^2`` in place of
+        ``(p_i, gamma)`` (capped by the performance ceiling).  All spreads are in
+        Elo-R's barred units; the rule is homogeneous in them.
+
+        Parameters
+        ----------
+        offsets:
+            ``T + 1`` team offsets into the round's rows (teams best first).
+        weight:
+            Per row: the member's weight in ``(0, 1]``.
+        """
+        c = rnd.contest
+        offs, w = check_teams(offsets, weight, rnd.players.size)
+        r_prior, sig_prior, warnings = self._noise(state, rnd.players, rnd.mu, rnd.sigma, c)
+        gamma = np.full(rnd.players.size, self.gamma / math.sqrt(c.weight))
+        delta = np.sqrt(sig_prior**2 + gamma**2)
+        terms = team_terms(r_prior, delta, w, offs)
+        perf_t, status = self._solve_performances(
+            terms.mu, 1.0 / terms.delta, team_places(rnd.lo, offs)
+        )
+        warnings += _status_warnings(status, c, "team performance")
+        perf, noise = member_measurements(r_prior, delta, gamma, w, offs, terms, perf_t)
+        ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+        if ceiling is not None:
+            perf = np.minimum(perf, ceiling)
+        mu, sigma, st2 = self._absorb(state, rnd.players, r_prior, sig_prior, perf, noise)
         warnings += _status_warnings(st2, c, "rating")
         return RoundOutput(mu=mu, sigma=sigma, perf=perf, warnings=tuple(warnings))
 
@@ -208,7 +258,16 @@ class EloR(RatingSystem):
         lo = np.ascontiguousarray(lo, dtype=np.int64)
         g = self.gamma if gamma is None else gamma
         w = 1.0 / np.sqrt(np.asarray(sig_prior, dtype=np.float64) ** 2 + np.asarray(g) ** 2)
-        w = np.ascontiguousarray(np.broadcast_to(w, r_prior.shape), dtype=np.float64)
+        return self._solve_performances(r_prior, np.broadcast_to(w, r_prior.shape), lo)
+
+    def _solve_performances(
+        self, r_prior: FloatArray, w: FloatArray, lo: IntArray
+    ) -> tuple[FloatArray, np.ndarray]:
+        """Phase 1's zeros over the terms ``(r'_j, 1/delta_j = w_j)`` with first places
+        ``lo`` (a team round passes one term per team)."""
+        r_prior = np.ascontiguousarray(r_prior, dtype=np.float64)
+        lo = np.ascontiguousarray(lo, dtype=np.int64)
+        w = np.ascontiguousarray(w, dtype=np.float64)
         n = lo.size
         starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]]).astype(np.int64)
         ends = np.r_[starts[1:], n].astype(np.int64)
