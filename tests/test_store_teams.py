@@ -34,9 +34,17 @@ from podium.store.migrations import set_meta  # noqa: E402
 from podium.systems import SYSTEMS  # noqa: E402
 
 T0 = _team_system.T0
-#: Shipped systems that rate team rounds (one preset per class), when there are any.
-SHIPPED_TEAM_SYSTEMS = list({cls: name for name, (cls, _, _) in SYSTEMS.items()
-                             if cls.team_rule is not None}.values())[:3]
+def _shipped_team_systems(most: int = 3) -> list[str]:
+    """Shipped systems that rate team rounds: the first preset of each class."""
+    first: dict[type, str] = {}
+    for name, (cls, _, _) in SYSTEMS.items():
+        if cls.team_rule is not None:
+            first.setdefault(cls, name)
+    return list(first.values())[:most]
+
+
+#: Shipped systems that rate team rounds (when there are any), besides the test system.
+SHIPPED_TEAM_SYSTEMS = _shipped_team_systems()
 
 
 HISTORY = _team_system.team_history()
@@ -44,8 +52,15 @@ HISTORY = _team_system.team_history()
 
 @pytest.fixture(params=["test", *SHIPPED_TEAM_SYSTEMS])
 def system(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test system, then each shipped system that rates team rounds."""
     _team_system.register(monkeypatch)
     return _team_system.NAME if request.param == "test" else str(request.param)
+
+
+@pytest.fixture()
+def team_system(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test system alone (for the checks that do not depend on the system)."""
+    return _team_system.register(monkeypatch)
 
 
 def _rater(contests: list[Contest], system: str) -> Rater:
@@ -129,10 +144,10 @@ def test_recompute_with_team_contests(store_url: str, system: str) -> None:
         assert stored_contests(store) == HISTORY
 
 
-def test_duplicates_and_conflicts_see_the_teams(store_url: str, system: str) -> None:
+def test_duplicates_and_conflicts_see_the_teams(store_url: str, team_system: str) -> None:
     c = HISTORY[3]
     assert c.teams is not None and c.team_round
-    with Store.create(store_url, system) as store:
+    with Store.create(store_url, team_system) as store:
         for x in HISTORY[:4]:
             store.ingest(x)
         before = cases.dump(store_url)
@@ -154,9 +169,9 @@ def test_duplicates_and_conflicts_see_the_teams(store_url: str, system: str) -> 
         assert cases.dump(store_url) == before
 
 
-def test_refused_team_contests_change_nothing(store_url: str, system: str,
+def test_refused_team_contests_change_nothing(store_url: str, team_system: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    with Store.create(store_url, system) as store:
+    with Store.create(store_url, team_system) as store:
         store.ingest_many(HISTORY[:3])
         before = cases.dump(store_url)
         # a player in two teams is no contest at all: refused before the store

@@ -484,6 +484,7 @@ def _team_rows(teams: TeamsSpec) -> tuple[list[str], list[str], list[float], lis
             raise PodiumError(f"team {name!r}: members must be a non-empty list of handles, "
                               f"got {members!r}")
         for m in members:
+            w: object
             if isinstance(m, str):
                 h, w = m, 1.0
             elif isinstance(m, Sequence) and len(m) == 2:

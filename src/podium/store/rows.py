@@ -264,15 +264,15 @@ class StoreRows(StoreBase):
                          if contest.teams is None else
                          "an individual contest stored, a team contest given")
         elif old.teams is not None and contest.teams is not None and old.teams != contest.teams:
-            a, b = old.teams, contest.teams
-            if a.names != b.names:
-                diffs.append(f"teams {list(a.names)!r} vs {list(b.names)!r}")
-            elif not np.array_equal(a.offsets, b.offsets):
+            ta, tb = old.teams, contest.teams
+            if ta.names != tb.names:
+                diffs.append(f"teams {list(ta.names)!r} vs {list(tb.names)!r}")
+            elif not np.array_equal(ta.offsets, tb.offsets):
                 diffs.append("the members of the teams differ")
             else:
-                i = int(np.flatnonzero(a.weight != b.weight)[0])
-                diffs.append(f"member weight of {contest.handles[i]!r} {float(a.weight[i])!r} vs "
-                             f"{float(b.weight[i])!r}")
+                i = int(np.flatnonzero(ta.weight != tb.weight)[0])
+                diffs.append(f"member weight of {contest.handles[i]!r} {float(ta.weight[i])!r} vs "
+                             f"{float(tb.weight[i])!r}")
         if len(stored) != len(given):
             diffs.append(f"standings of {len(stored)} players stored, {len(given)} given")
         else:
