@@ -149,8 +149,8 @@ class EventLog:
     :attr:`team_names` (-1 for an individual round).
     """
 
-    _chunks: list[tuple[int, IntArray, FloatArray, FloatArray, FloatArray, IntArray,
-                        IntArray | None]] = field(default_factory=list)
+    _chunks: list[tuple[int, np.ndarray, FloatArray, FloatArray, FloatArray, np.ndarray,
+                        np.ndarray | None]] = field(default_factory=list)
     _cache: dict[str, np.ndarray] | None = None
     team_names: list[str] = field(default_factory=list)
     """The distinct team names of the logged events, in order of first appearance."""
