@@ -34,7 +34,7 @@ from podium.store.migrations import set_meta  # noqa: E402
 from podium.systems import SYSTEMS  # noqa: E402
 
 T0 = _team_system.T0
-def _shipped_team_systems(most: int = 3) -> list[str]:
+def _shipped_team_systems(most: int = 5) -> list[str]:
     """Shipped systems that rate team rounds: the first preset of each class."""
     first: dict[type, str] = {}
     for name, (cls, _, _) in SYSTEMS.items():
@@ -277,3 +277,29 @@ def test_upgrade_to_teams(v3_store: str) -> None:
         cases.assert_store_equals_rater(store, ref)
         assert_teams_stored(store, solo + later, ref)
     assert json.loads(json.dumps(Store.upgrade(url))) == [SCHEMA_VERSION, SCHEMA_VERSION]
+
+
+def test_cli_ingest_team_contests(store_url: str, team_system: str, tmp_path: Any,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import main
+    from podium.io import write_contest_dir
+
+    write_contest_dir(HISTORY, tmp_path / "h")
+    # a system that rates no team round: refused before a store is created
+    solo = next((n for n, (cls, _, _) in SYSTEMS.items() if cls.team_rule is None), None)
+    if solo is not None and store_url.startswith("sqlite"):
+        db = tmp_path / "solo.db"
+        assert main(["ingest", str(tmp_path / "h"), "--db", str(db), "--system", solo]) == 1
+        err = capsys.readouterr().err
+        assert f"contest #0 'match 0' of {tmp_path / 'h'}: the rating system {solo!r} does " \
+               "not rate team rounds" in err
+        assert not db.exists()
+    assert main(["ingest", str(tmp_path / "h"), "--db", store_url, "--system", team_system,
+                 "-q", "--batch", "3"]) == 0
+    assert f"{len(HISTORY)} applied" in capsys.readouterr().out
+    assert main(["ingest", str(tmp_path / "h"), "--db", store_url, "-q"]) == 0
+    assert f"{len(HISTORY)} duplicate (unchanged)" in capsys.readouterr().out
+    ref = _rater(HISTORY, team_system)
+    with Store.open(store_url) as store:
+        cases.assert_store_equals_rater(store, ref)
+        assert stored_contests(store) == HISTORY
