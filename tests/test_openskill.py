@@ -27,6 +27,7 @@ from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import SYSTEMS, get_system
 from podium.systems import _openskill_kernels as K
+from podium.systems.base import RatingSystem
 from podium.systems.openskill import TEAM_RULE, OpenSkillModel
 
 FloatArray = np.ndarray
@@ -437,3 +438,29 @@ def test_perf_is_the_teams_newton_step() -> None:
     shift = perf - mu
     assert shift[0] == pytest.approx(shift[1]) and shift[2] == pytest.approx(shift[3])
     assert shift[0] > 0 > shift[2]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_loop_equals_round_by_round(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rate_rounds`` (one compiled loop over a batch, taken from the 32nd contest on)
+    gives the numbers of ``round_update`` round by round, bit for bit: ratings, the
+    player table and the events, through ``extend`` and through ``add``."""
+    history = _team_history(np.random.default_rng(5), 120, 60)
+    compiled_whole = Rater(name)
+    compiled_whole.extend(history)
+    compiled_one = Rater(name)
+    for c in history:
+        compiled_one.add(c)
+    cls = type(compiled_whole.system)
+    monkeypatch.setattr(cls, "rate_rounds", RatingSystem.rate_rounds)
+    plain = Rater(name)
+    plain.extend(history)
+    n = plain.players.n
+    for r in (compiled_whole, compiled_one):
+        assert r.players.handles == plain.players.handles
+        for k in ("mu", "sigma", "contests", "last_time", "max_display", "last_change"):
+            np.testing.assert_array_equal(getattr(r.players, k)[:n],
+                                          getattr(plain.players, k)[:n], err_msg=k)
+        got, want = r.events.arrays(), plain.events.arrays()
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=k)

@@ -33,6 +33,7 @@ _COMPILE_SECONDS = {
     "podium.systems._glicko_kernels": 2.5,
     "podium.systems._topcoder_kernels": 1.0,
     "podium.systems._pairwise_kernels": 0.5,
+    "podium.systems._openskill_kernels": 6.0,
 }
 
 

@@ -440,3 +440,82 @@ def rate(model: int, mu: np.ndarray, sigma: np.ndarray, offsets: np.ndarray,
     out = member_update(model, mu, sigma, s, offsets, team_var, omega, delta, weight, kappa,
                         limit_sigma)
     return out
+
+
+# ====================================================================== many rounds
+@nb.njit(cache=True)
+def rate_rounds(model: int, r0: int, r1: int, offsets: np.ndarray, players: np.ndarray,
+                lo: np.ndarray, times: np.ndarray, team_ptr: np.ndarray,
+                team_rows: np.ndarray, member_weight: np.ndarray, weighted: np.ndarray,
+                w_lo: float, w_hi: float, rescale: bool, beta: float, kappa: float,
+                tau: float, epsilon: float, window: int, limit_sigma: bool, balance: bool,
+                display_sigmas: float, tab_mu: np.ndarray, tab_sig: np.ndarray,
+                tab_played: np.ndarray, tab_last: np.ndarray, tab_max_display: np.ndarray,
+                tab_change: np.ndarray, out: np.ndarray, bad: np.ndarray) -> bool:
+    """Rate rounds ``r0..r1-1`` of a batch (see
+    :class:`~podium.systems.base.RoundBatch`) one after another, each exactly as
+    :func:`rate_round` via ``OpenSkillModel.round_update`` and
+    ``RatingSystem.rate_round`` would (the same operations in the same order).
+
+    Round ``r`` is batch rows ``offsets[r]:offsets[r+1]``; its teams are
+    ``team_ptr[r]:team_ptr[r+1]``, team ``t`` being rows
+    ``team_rows[t]:team_rows[t+1]`` (one row per team in an individual round);
+    ``member_weight`` holds each row's weight and ``weighted[r]`` whether some weight
+    of round ``r`` is not 1 (else the round is rated unweighted, as openskill is
+    without ``weights``); ``rescale``: rescale them to ``[w_lo, w_hi]``.  The player
+    arrays ``tab_*`` are updated after every round (later rounds read them) and the
+    events written to ``out``; ``bad[r]`` is set when round ``r`` produced a
+    non-finite rating.  Returns whether any round is flagged.
+    """
+    flagged = False
+    for r in range(r0, r1):
+        a = offsets[r]
+        b = offsets[r + 1]
+        n = b - a
+        ta = team_ptr[r]
+        tb = team_ptr[r + 1]
+        n_teams = tb - ta
+        mu = np.empty(n)
+        sig = np.empty(n)
+        for k in range(n):
+            p = players[a + k]
+            mu[k] = tab_mu[p]
+            sig[k] = tab_sig[p]
+        toff = np.empty(n_teams + 1, dtype=np.int64)
+        rank = np.empty(n_teams, dtype=np.int64)
+        for t in range(n_teams):
+            toff[t] = team_rows[ta + t] - a
+            rank[t] = lo[team_rows[ta + t]]
+        toff[n_teams] = n
+        if weighted[r]:
+            w = np.empty(n)
+            for k in range(n):
+                w[k] = member_weight[a + k]
+            if rescale:
+                w = normalize_weights(w, toff, w_lo, w_hi)
+        else:
+            w = np.ones(n)
+        new_mu, new_sig, perf = rate_round(model, mu, sig, toff, rank, w, beta, kappa, tau,
+                                           epsilon, window, limit_sigma, balance)
+        t_now = times[r]
+        for k in range(n):
+            p = players[a + k]
+            m = new_mu[k]
+            s = new_sig[k]
+            if not (math.isfinite(m) and math.isfinite(s)):
+                bad[r] = True
+                flagged = True
+            shown_old = mu[k] - display_sigmas * sig[k]
+            shown_new = m - display_sigmas * s
+            tab_mu[p] = m
+            tab_sig[p] = s
+            tab_played[p] += 1
+            if t_now > tab_last[p]:
+                tab_last[p] = t_now
+            if shown_new > tab_max_display[p] or math.isnan(shown_new):
+                tab_max_display[p] = shown_new
+            tab_change[p] = shown_new - shown_old
+            out[0, a + k] = m
+            out[1, a + k] = s
+            out[2, a + k] = perf[k]
+    return flagged

@@ -53,6 +53,7 @@ __all__ = [
     "Preset",
     "RoundBatch",
     "RoundsOutput",
+    "batch_teams",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -411,6 +412,34 @@ class RoundBatch:
     def rounds(self) -> int:
         """Number of rounds in the batch."""
         return len(self.contests)
+
+
+def batch_teams(batch: RoundBatch) -> tuple[IntArray, IntArray, FloatArray,
+                                            npt.NDArray[np.bool_]]:
+    """The teams of every round of ``batch`` in CSR form, for compiled loops over rounds.
+
+    Returns ``(team_ptr, team_rows, member_weight, weighted)``: round ``r``'s teams are
+    ``team_ptr[r]:team_ptr[r + 1]``, team ``t`` is batch rows
+    ``team_rows[t]:team_rows[t + 1]`` (an individual round has one team per row),
+    ``member_weight`` gives each row's weight (1 outside team rounds) and
+    ``weighted[r]`` whether some weight of round ``r`` is not 1.
+    """
+    n_ev = batch.players.size
+    starts = np.ones(n_ev + 1, dtype=bool)
+    member_weight = np.ones(n_ev)
+    weighted = np.zeros(batch.rounds, dtype=bool)
+    for r in np.flatnonzero(batch.team_round).tolist():
+        teams = batch.contests[r].teams
+        assert teams is not None
+        a = int(batch.offsets[r])
+        b = int(batch.offsets[r + 1])
+        starts[a:b] = False
+        starts[a + teams.offsets[:-1]] = True
+        member_weight[a:b] = teams.weight
+        weighted[r] = bool((teams.weight != 1.0).any())
+    team_rows = np.flatnonzero(starts).astype(np.int64)
+    team_ptr = np.searchsorted(team_rows, batch.offsets).astype(np.int64)
+    return team_ptr, team_rows, member_weight, weighted
 
 
 @dataclass(slots=True)

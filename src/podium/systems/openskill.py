@@ -81,9 +81,12 @@ from podium.systems.base import (
     PerformanceModel,
     Preset,
     RatingSystem,
+    RoundBatch,
     RoundInput,
     RoundOutput,
+    RoundsOutput,
     SystemState,
+    batch_teams,
     param,
 )
 
@@ -102,6 +105,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 #: The team rule of every openskill system (docs and the API).
+#: :meth:`OpenSkillModel.rate_rounds` uses its compiled loop once the Rater has seen
+#: this many contests (so that rating a few contests never compiles that loop).
+_BATCH_AFTER = 32
+
 TEAM_RULE = "openskill's own team model (team mu = sum of member mu), [WengLin2011]"
 
 
@@ -254,6 +261,56 @@ class OpenSkillModel(RatingSystem):
             float(self.tau), float(self._epsilon()), int(self._window()),
             bool(self.limit_sigma), bool(self.balance),
         )
+        return out
+
+    def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
+        """Rate a batch of rounds in one compiled loop (:func:`K.rate_rounds`), each
+        round exactly as :meth:`round_update`; until the Rater has seen
+        ``_BATCH_AFTER`` contests, for a subclass that changes :meth:`round_update` or
+        :meth:`display_rating`, and for the large rounds of a pairwise model (whose
+        team terms run in parallel), round by round."""
+        n_rounds = batch.rounds
+        cls = type(self)
+        if (batch.first_index + n_rounds < _BATCH_AFTER
+                or cls.round_update is not OpenSkillModel.round_update
+                or cls.display_rating is not OpenSkillModel.display_rating):
+            return super().rate_rounds(state, batch)
+        team_ptr, team_rows, member_weight, weighted = batch_teams(batch)
+        if self.MODEL == K.PL:
+            compiled = [True] * n_rounds
+        else:
+            compiled = (np.diff(team_ptr) < K.PARALLEL_FROM).tolist()
+        out = RoundsOutput(np.empty((3, batch.players.size)))
+        bad = np.zeros(n_rounds, dtype=np.bool_)
+        state.ensure_players(batch.players_after[-1])
+        rescale = self.weight_bounds is not None
+        w_lo, w_hi = self.weight_bounds if self.weight_bounds is not None else (1.0, 1.0)
+        bounds = [0, *(r for r in range(1, n_rounds) if compiled[r] != compiled[r - 1]),
+                  n_rounds]
+        for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
+            if not compiled[r0]:
+                for r in range(r0, r1):
+                    try:
+                        self.rate_round(state, batch, r, out)
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                        out.error = exc
+                        return out
+                continue
+            K.rate_rounds(
+                self.MODEL, r0, r1, batch.offsets, batch.players, batch.lo,
+                batch.time_seconds, team_ptr, team_rows, member_weight, weighted,
+                float(w_lo), float(w_hi), rescale, float(self.beta), float(self.kappa),
+                float(self.tau), float(self._epsilon()), int(self._window()),
+                bool(self.limit_sigma), bool(self.balance), float(self.display_sigmas),
+                batch.mu, batch.sigma, batch.played, batch.last_time, batch.max_display,
+                batch.last_change, out.events, bad,
+            )
+            label = type(self).__name__
+            out.warnings += [
+                (f"contest {batch.contests[r].label!r}: {label} produced non-finite ratings",)
+                if bad[r] else () for r in range(r0, r1)
+            ]
+            out.done = r1
         return out
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
