@@ -35,11 +35,12 @@ from podium.systems import SYSTEMS  # noqa: E402
 
 T0 = _team_system.T0
 def _shipped_team_systems(most: int = 5) -> list[str]:
-    """Shipped systems that rate team rounds: the first preset of each class."""
-    first: dict[type, str] = {}
+    """Shipped systems that rate team rounds: the first preset of each system module
+    (Elo-MMR, Elo-R, openskill, TrueSkill, ...)."""
+    first: dict[str, str] = {}
     for name, (cls, _, _) in SYSTEMS.items():
         if cls.team_rule is not None:
-            first.setdefault(cls, name)
+            first.setdefault(cls.__module__, name)
     return list(first.values())[:most]
 
 
