@@ -34,6 +34,7 @@ _COMPILE_SECONDS = {
     "podium.systems._topcoder_kernels": 1.0,
     "podium.systems._pairwise_kernels": 0.5,
     "podium.systems._openskill_kernels": 6.0,
+    "podium.systems._trueskill_team_kernels": 3.0,
 }
 
 

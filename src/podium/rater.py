@@ -257,7 +257,9 @@ class Rater:
                 done = out.done
                 error = out.error
                 n_ok = rated_pos[done]
-                table.truncate(players_after[done - 1] if done else n_before)
+                kept = players_after[done - 1] if done else n_before
+                table.truncate(kept)
+                self.state.truncate_players(kept)
         # ---- records, events and reports, contest by contest
         reports: list[RoundReport] = []
         events = self.events

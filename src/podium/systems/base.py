@@ -152,6 +152,14 @@ class SystemState(ABC):
     def copy(self) -> SystemState:
         """A deep copy (used to roll back a round that failed)."""
 
+    def truncate_players(self, n: int) -> None:
+        """Forget players ``n..`` that a failed round made room for (the Rater calls it
+        when a round raises): their rows are refilled with the newcomer prior when
+        :meth:`ensure_players` grows the state again.  The default lowers the count
+        ``n`` kept by :class:`ArrayState` and the factor pool."""
+        if getattr(self, "n", 0) > n:
+            self.n = n
+
 
 @dataclass(frozen=True)
 class StateField:

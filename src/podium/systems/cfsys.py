@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._codeforces_kernels as K
+import podium.systems._teams as TM
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import (
     ELO_BETA,
@@ -115,6 +116,9 @@ class CFSys(RatingSystem):
     """
 
     name: ClassVar[str] = "cfsys"
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean rating), each member moved by its weight's "
+        "share of the entity's change (docs/teams.md)")
 
     beta: float = param(DEFAULT_BETA, "positive")
     weight: float = param(1.0, "positive")
@@ -136,6 +140,10 @@ class CFSys(RatingSystem):
         )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round; a team round is rated as a round of entities
+        (:func:`~podium.systems._teams.rate_as_entities`; sigma stays unchanged)."""
+        if rnd.is_team_round:
+            return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         c = rnd.contest
         ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
         mu, perf = cfsys_round(rnd.mu, rnd.lo, rnd.hi, beta=self.beta,

@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._codeforces_kernels as K
+import podium.systems._teams as TM
 from podium.core.contest import Contest
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -259,6 +260,9 @@ class Codeforces(RatingSystem):
     """
 
     name: ClassVar[str] = "codeforces"
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean computed rating, rounded), each member's change "
+        "its weight times the entity's, rounded to an integer (docs/teams.md)")
 
     scheme: Literal["2015", "2020"] = "2015"
     check_invariants: bool = param(True, "bool")
@@ -305,6 +309,16 @@ class Codeforces(RatingSystem):
         )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round, in integers.
+
+        A team round is rated as a round of entities (:mod:`podium.systems._teams`):
+        each team's entity has the weighted mean of its members' *computed* ratings,
+        rounded to an integer (halves away from zero), and takes its team's worst
+        place; the entity round is an ordinary Codeforces round (both corrections),
+        whose invariants are checked with the team names; each member's change is
+        ``w_i d_T`` rounded to an integer (halves away from zero: a gain and a loss of
+        the same size round alike), and its ``perf`` is the entity's needed rating.
+        """
         warnings: list[str] = []
         label = rnd.contest.label
         mu = np.asarray(rnd.mu, dtype=np.float64)
@@ -317,16 +331,31 @@ class Codeforces(RatingSystem):
         played = np.asarray(rnd.played, dtype=np.int64)
         offset_before = self.display_offset(played)
         r = shown.astype(np.int64) + offset_before
-        places = np.asarray(rnd.hi, dtype=np.int64) + 1
-        res = codeforces_round(r, places)
-        if self.check_invariants:
-            warnings.extend(check_invariants(r, places, res.delta, rnd.contest.handles, label))
-        new_shown = res.new - self.display_offset(played + 1)
         n = r.size
+        if rnd.is_team_round:
+            ent = TM.entity_round(rnd, mu=r.astype(np.float64))
+            r_t = TM.round_half_away(ent.mu)
+            places_t = ent.hi + 1
+            res = codeforces_round(r_t, places_t)
+            if self.check_invariants:
+                warnings.extend(check_invariants(r_t, places_t, res.delta,
+                                                 ent.contest.handles, label))
+            w = np.ones(n) if rnd.weight is None else np.asarray(rnd.weight, dtype=np.float64)
+            tof = TM.team_of(np.asarray(rnd.team_offsets))
+            new = r + TM.round_half_away(w * res.delta[tof])
+            need = res.need[tof]
+        else:
+            places = np.asarray(rnd.hi, dtype=np.int64) + 1
+            res = codeforces_round(r, places)
+            if self.check_invariants:
+                warnings.extend(check_invariants(r, places, res.delta, rnd.contest.handles,
+                                                 label))
+            new, need = res.new, res.need
+        new_shown = new - self.display_offset(played + 1)
         return RoundOutput(
             mu=new_shown.astype(np.float64),
             sigma=np.full(n, float(self.sig_noob)),
-            perf=res.need.astype(np.float64),
+            perf=need.astype(np.float64),
             warnings=tuple(warnings),
         )
 

@@ -82,6 +82,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._elo_srm_kernels as K
+import podium.systems._teams as TM
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ContestError
 from podium.systems.base import (
@@ -176,6 +177,9 @@ class EloSRM(RatingSystem):
     t0_seconds: int | None = None
 
     newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("r0", "k")
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean rating) gives P and P' (Eqs. 5, 12); each member "
+        "moves by its weight times K P_A / (W V F) with its own W and N_r (docs/teams.md)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -208,6 +212,16 @@ class EloSRM(RatingSystem):
         return EloSRMState()
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round (Table 1).
+
+        A team round: each team is one entity with the weighted mean of its members'
+        ratings (a debutant's at ``R_init(t)``), and the round of entities gives every
+        team its ``P`` and ``P'`` (Eqs. 3-5, 12; the expected-rank checks run on it).
+        Each member then moves by ``w_i K P_A / (W V F)`` with the entity's ``P_A`` and
+        ``V`` but its own experience ``W`` and frequency ``F``; its ``N_r`` (Eq. 20)
+        and volatility are updated as for a round of its own (the round counts in
+        full, as the Rater counts it in ``played``), and its ``perf`` is the entity's.
+        """
         assert isinstance(state, EloSRMState)
         c = rnd.contest
         t = c.time_seconds
@@ -221,14 +235,22 @@ class EloSRM(RatingSystem):
         debut = played == 0
         # Eq. 19: debutants enter at R_init(t)
         x = np.where(debut, self.r_init(t, t0), np.asarray(rnd.mu, dtype=np.float64))
-        # Eqs. 3-5 and 12
-        erank, _, perf, pprime = K.rank_performance(
-            np.ascontiguousarray(x), np.ascontiguousarray(rnd.lo),
-            np.ascontiguousarray(rnd.hi), 0,
-        )
+        # Eqs. 3-5 and 12 (of the round's entities in a team round)
+        if rnd.is_team_round:
+            ent = TM.entity_round(rnd, mu=x)
+            erank, _, perf_t, pprime_t = K.rank_performance(ent.mu, ent.lo, ent.hi, 0)
+            tof = TM.team_of(np.asarray(rnd.team_offsets))
+            perf, pprime = perf_t[tof], pprime_t[tof]
+        else:
+            erank, _, perf, pprime = K.rank_performance(
+                np.ascontiguousarray(x), np.ascontiguousarray(rnd.lo),
+                np.ascontiguousarray(rnd.hi), 0,
+            )
         delta_r, recent, volatility = self.rating_change(
             perf, pprime, played, state.recent[rnd.players], rnd.delta_seconds
         )
+        if rnd.is_team_round and rnd.weight is not None:
+            delta_r = np.asarray(rnd.weight, dtype=np.float64) * delta_r
         warnings = _check_expected_ranks(erank, c.label)
         state.recent[rnd.players] = recent
         state.t0 = t0

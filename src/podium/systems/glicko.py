@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._glicko_kernels as K
+import podium.systems._teams as TM
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -65,6 +66,10 @@ __all__ = ["Glicko", "BAR", "AllPairsState", "DEFAULT_BETA", "drift_performance_
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+#: The team rule of both systems (see :mod:`podium.systems._teams`).
+_TEAM_RULE = ("a team as one entity (weighted mean rating, rms deviation), each member moved by "
+              "its weight's share of the entity's change of mu and log sigma^2 (docs/teams.md)")
 
 #: ``400 pi / (sqrt(3) ln 10)`` ~ 315.09: the logistic spread of Elo's 400-point scale.
 DEFAULT_BETA = ELO_BETA
@@ -116,6 +121,7 @@ class Glicko(RatingSystem):
     """
 
     name: ClassVar[str] = "glicko"
+    team_rule: ClassVar[str | None] = _TEAM_RULE
 
     beta: float = param(DEFAULT_BETA, "positive")
     sig_drift: float = param(35.0, "nonnegative")
@@ -132,6 +138,10 @@ class Glicko(RatingSystem):
         return drift_performance_model(self, sigma, weight, "logistic")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round; a team round is rated as a round of entities
+        (:func:`~podium.systems._teams.rate_as_entities`)."""
+        if rnd.is_team_round:
+            return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
         n = mu.size
         sig_perf = self.beta / math.sqrt(rnd.contest.weight)
@@ -168,6 +178,7 @@ class BAR(RatingSystem):
     """
 
     name: ClassVar[str] = "bar"
+    team_rule: ClassVar[str | None] = _TEAM_RULE
 
     beta: float = param(DEFAULT_BETA, "positive")
     sig_drift: float = param(35.0, "nonnegative")
@@ -190,6 +201,10 @@ class BAR(RatingSystem):
         return drift_performance_model(self, sigma, weight, "logistic")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round; a team round is rated as a round of entities
+        (:func:`~podium.systems._teams.rate_as_entities`)."""
+        if rnd.is_team_round:
+            return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
         n = mu.size
         perf_var = self.beta**2 / rnd.contest.weight

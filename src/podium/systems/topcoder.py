@@ -38,6 +38,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+import podium.systems._teams as TM
 import podium.systems._topcoder_kernels as K
 from podium.systems.base import (
     NoPlayerState,
@@ -90,6 +91,9 @@ class TopCoder(RatingSystem):
     """
 
     name: ClassVar[str] = "tcsys"
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean rating and rounds played, rms volatility), each "
+        "member moved by its weight's share of the entity's change (docs/teams.md)")
 
     weight_noob: float = param(0.6, "open_unit")
     weight_limit: float = param(0.18, "open_unit")
@@ -111,6 +115,10 @@ class TopCoder(RatingSystem):
         )
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round; a team round is rated as a round of entities
+        (:func:`~podium.systems._teams.rate_as_entities`)."""
+        if rnd.is_team_round:
+            return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         c = rnd.contest
         mu = np.asarray(rnd.mu, dtype=np.float64)
         vol = np.asarray(rnd.sigma, dtype=np.float64)

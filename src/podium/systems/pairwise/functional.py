@@ -319,17 +319,23 @@ def _pair_keys(a: IntArray, b: IntArray) -> IntArray:
 
 def _merge_pairs(
     keys: IntArray, w_ab: FloatArray, w_ba: FloatArray,
-    gi: IntArray, gj: IntArray, o: FloatArray,
+    gi: IntArray, gj: IntArray, o: FloatArray, games: FloatArray | None = None,
 ) -> tuple[IntArray, FloatArray, FloatArray]:
-    """Add games ``(gi, gj, o)`` to a sorted table of unordered pairs ``a < b``."""
+    """Add games ``(gi, gj, o)`` to a sorted table of unordered pairs ``a < b``;
+    ``games``: each game's weight (a team round's ``w_i w_j``; ``None``: 1), which
+    multiplies both scores it adds."""
     swap = gi > gj
     a = np.where(swap, gj, gi)
     b = np.where(swap, gi, gj)
     s_ab = np.where(swap, 1.0 - o, o)  # score of the lower index against the higher
+    s_ba = 1.0 - s_ab
+    if games is not None:
+        s_ab = games * s_ab
+        s_ba = games * s_ba
     all_keys = np.concatenate([keys, _pair_keys(a, b)])
     uniq, inv = np.unique(all_keys, return_inverse=True)
     new_ab = np.bincount(inv, weights=np.concatenate([w_ab, s_ab]), minlength=uniq.size)
-    new_ba = np.bincount(inv, weights=np.concatenate([w_ba, 1.0 - s_ab]), minlength=uniq.size)
+    new_ba = np.bincount(inv, weights=np.concatenate([w_ba, s_ba]), minlength=uniq.size)
     return uniq.astype(np.int64, copy=False), new_ab.astype(np.float64, copy=False), \
         new_ba.astype(np.float64, copy=False)
 

@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._pairwise_kernels as K
+import podium.systems._teams as TM
 from podium.errors import ConfigError
 from podium.systems.base import (
     ArrayState,
@@ -117,6 +118,9 @@ class _EloBase(RatingSystem):
     ties: Ties = "draw"
 
     newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("initial", 0.0)
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean rating) playing the round's pair games, each "
+        "member moved by its weight's share of the entity's change (docs/teams.md)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -124,6 +128,18 @@ class _EloBase(RatingSystem):
 
     def make_state(self) -> CounterState:
         return CounterState()
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round; a team round is rated as a round of entities
+        (:func:`~podium.systems._teams.rate_as_entities`: the entities play the round's
+        pair games, the round counts once, ``perf`` is the entity's change)."""
+        if rnd.is_team_round:
+            return TM.rate_as_entities(rnd, lambda ent: self._rate(state, ent))
+        return self._rate(state, rnd)
+
+    def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """The individual update of one round."""
+        raise NotImplementedError
 
     @property
     def _c(self) -> float:
@@ -158,7 +174,7 @@ class SingleElo(_EloBase):
 
     name: ClassVar[str] = "elo-single"
 
-    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+    def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         r = np.array(rnd.mu, dtype=np.float64)
         K.elo_round(r, np.ascontiguousarray(rnd.lo), float(self.k), self._c,
                     self.ties == "draw")
@@ -180,7 +196,7 @@ class AverageElo(_EloBase):
 
     max_orderings: int = param(DEFAULT_MAX_ORDERINGS, "positive_int")
 
-    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+    def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         # a round's games are distinct pairs: m! orderings; check before building them
         n = rnd.players.size
         m = n * (n - 1) // 2
@@ -219,7 +235,7 @@ class SampleElo(_EloBase):
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise ConfigError(f"seed must be an integer >= 0, got {self.seed!r}")
 
-    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+    def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         assert isinstance(state, CounterState)
         a, b, o = round_games(rnd.lo, self.ties)
         rng = np.random.default_rng([self.seed, state.rounds])
@@ -240,8 +256,11 @@ class PairState(ArrayState):
     w_ab: FloatArray
     w_ba: FloatArray
 
-    def add(self, gi: IntArray, gj: IntArray, o: FloatArray) -> None:
-        self.keys, self.w_ab, self.w_ba = _merge_pairs(self.keys, self.w_ab, self.w_ba, gi, gj, o)
+    def add(self, gi: IntArray, gj: IntArray, o: FloatArray,
+            games: FloatArray | None = None) -> None:
+        """Add games ``(gi, gj, o)`` of weights ``games`` (``None``: 1)."""
+        self.keys, self.w_ab, self.w_ba = _merge_pairs(self.keys, self.w_ab, self.w_ba, gi, gj,
+                                                       o, games)
 
     def pairs(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
         return self.keys >> 32, self.keys & 0xFFFFFFFF, self.w_ab, self.w_ba
@@ -254,6 +273,10 @@ class _GlobalBase(RatingSystem):
     ties: Ties = "draw"
     max_pairs: int = param(DEFAULT_MAX_PAIRS, "positive_int")
 
+    team_rule: ClassVar[str | None] = (
+        "every pair of members of two teams plays the teams' game, of weight w_i w_j, "
+        "into the history of games (docs/teams.md)")
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_ties(self.ties)
@@ -261,18 +284,30 @@ class _GlobalBase(RatingSystem):
     def make_state(self) -> PairState:
         return PairState()
 
-    def _round_pairs(self, state: SystemState, rnd: RoundInput) -> tuple[IntArray, IntArray,
-                                                                         FloatArray]:
+    def _round_pairs(self, state: SystemState, rnd: RoundInput) -> tuple[
+            IntArray, IntArray, FloatArray, FloatArray | None]:
+        """The round's games ``(a, b, o, weight)`` by position: all pairs of an individual
+        round (weight ``None``: 1), every pair of members of different teams in a team
+        round (:func:`~podium.systems._teams.member_games`, weight ``w_a w_b``)."""
         assert isinstance(state, PairState)
         n = rnd.players.size
-        if n * (n - 1) // 2 + state.keys.size > self.max_pairs:
+        if rnd.is_team_round:
+            off = np.asarray(rnd.team_offsets, dtype=np.int64).tolist()
+            # pairs across teams: all pairs but those inside a team
+            count = (n * n - sum((b - a) ** 2 for a, b in zip(off, off[1:], strict=False))) // 2
+        else:
+            count = n * (n - 1) // 2
+        if count + state.keys.size > self.max_pairs:
             raise ConfigError(
                 f"contest {rnd.contest.label!r}: {self.name} keeps every pair of players that "
                 f"ever met; {state.keys.size:,} known pairs plus this round's "
-                f"{n * (n - 1) // 2:,} exceed max_pairs={self.max_pairs:,} (raise it if the "
+                f"{count:,} exceed max_pairs={self.max_pairs:,} (raise it if the "
                 "memory is there; these systems are meant for small histories)"
             )
-        return round_games(rnd.lo, self.ties)
+        if rnd.is_team_round:
+            w = np.ones(n) if rnd.weight is None else rnd.weight
+            return TM.member_games(rnd.lo, np.asarray(rnd.team_offsets), w, self.ties)
+        return (*round_games(rnd.lo, self.ties), None)
 
     def solve(self, state: SystemState) -> FloatArray:
         """The current solution for *every* player (index order of the Rater's table)."""
@@ -285,14 +320,19 @@ class _GlobalBase(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """Add the round's games to the history and solve it again (``mu``); ``perf`` is
-        :meth:`_round_solution` of the round's games alone, ``sigma`` is 0."""
+        :meth:`_round_solution` of the round's games alone, ``sigma`` is 0.
+
+        A team round: a game between two teams is a game between every pair of their
+        members, of weight ``w_i w_j`` (it adds ``w_i w_j`` times the usual scores to the
+        pair's totals); members of one team play no game."""
         assert isinstance(state, PairState)
-        pa, pb, o = self._round_pairs(state, rnd)
+        pa, pb, o, g = self._round_pairs(state, rnd)
         players = rnd.players
-        state.add(players[pa], players[pb], o)
+        state.add(players[pa], players[pb], o, g)
         mu = self.solve(state)[players]
         n = players.size
-        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o)
+        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o,
+                                        g)
         perf = self._round_solution(n, keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba)
         return RoundOutput(mu=mu, sigma=np.zeros(n), perf=perf)
 
@@ -435,6 +475,10 @@ class Glicko2p(RatingSystem):
     ties: Ties = "draw"
 
     newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("initial", "rd0")
+    team_rule: ClassVar[str | None] = (
+        "a team as one entity (weighted mean rating, rms RD after each member's own RD "
+        "growth), each member moved by its weight's share of the entity's change of r and "
+        "log RD^2 (docs/teams.md)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -444,6 +488,13 @@ class Glicko2p(RatingSystem):
         return GlickoState()
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One rating period.
+
+        A team round: every member's RD first grows with its own inactivity (step 1,
+        from its ``last_round``); the teams are then rated as a period of entities
+        (:func:`~podium.systems._teams.rate_as_entities`) and every member's
+        ``last_round`` becomes this round, as for a round of its own.
+        """
         assert isinstance(state, GlickoState)
         players = rnd.players
         last = state.last_round[players]
@@ -451,16 +502,13 @@ class Glicko2p(RatingSystem):
         rd = np.minimum(np.sqrt(rnd.sigma**2 + self.c**2 * t), self.rd0)
         rd = np.where(last >= 0, rd, rnd.sigma)  # step 1 only for rated players
         r = np.ascontiguousarray(rnd.mu, dtype=np.float64)
-        g = np.asarray(glicko_g(rd), dtype=np.float64)
-        u, v, games = K.glicko_round_sums(r, g, np.ascontiguousarray(rnd.lo), GLICKO_Q,
-                                          self.ties == "draw")
-        played = games > 0
-        inv_var = 1.0 / rd**2 + GLICKO_Q**2 * v
-        new_rd = np.where(played, 1.0 / np.sqrt(inv_var), rd)
-        mu = np.where(played, r + GLICKO_Q * u / inv_var, r)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            perf = r + u / (GLICKO_Q * v)
-        perf[~np.isfinite(perf)] = np.nan  # no information (v = 0 or underflowed)
+        if rnd.is_team_round:
+            out = TM.rate_as_entities(
+                rnd, lambda ent: RoundOutput(*self._period(ent.mu, ent.sigma, ent.lo)),
+                mu=r, sigma=rd)
+            mu, new_rd, perf = out.mu, out.sigma, out.perf
+        else:
+            mu, new_rd, perf = self._period(r, rd, rnd.lo)
         state.last_round[players] = state.rounds
         state.rounds += 1
         warnings: tuple[str, ...] = ()
@@ -472,6 +520,21 @@ class Glicko2p(RatingSystem):
                 "rating period holds many games against far-away opponents",
             )
         return RoundOutput(mu=mu, sigma=new_rd, perf=perf, warnings=warnings)
+
+    def _period(self, r: FloatArray, rd: FloatArray,
+                lo: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Step 2 of one period from the grown ``rd``: ``(r', RD', perf)``."""
+        g = np.asarray(glicko_g(rd), dtype=np.float64)
+        u, v, games = K.glicko_round_sums(np.ascontiguousarray(r), g, np.ascontiguousarray(lo),
+                                          GLICKO_Q, self.ties == "draw")
+        played = games > 0
+        inv_var = 1.0 / rd**2 + GLICKO_Q**2 * v
+        new_rd = np.where(played, 1.0 / np.sqrt(inv_var), rd)
+        mu = np.where(played, r + GLICKO_Q * u / inv_var, r)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            perf = r + u / (GLICKO_Q * v)
+        perf[~np.isfinite(perf)] = np.nan  # no information (v = 0 or underflowed)
+        return mu, new_rd, perf
 
 
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
