@@ -28,6 +28,7 @@ from podium.systems.base import (
 )
 
 NAME = "test-team-elo"
+SOLO_NAME = "test-solo-elo"
 T0 = 1_700_000_000
 
 
@@ -64,9 +65,20 @@ class TeamElo(RatingSystem):
         return RoundOutput(mu, rnd.sigma * 0.98, strength[team_of])
 
 
+@dataclass(frozen=True)
+class SoloElo(TeamElo):
+    """The same rule, declared for individual rounds only (``team_rule`` None): the
+    store must refuse its team rounds."""
+
+    name: ClassVar[str] = SOLO_NAME
+    team_rule: ClassVar[str | None] = None
+
+
 def register(monkeypatch: Any) -> str:
-    """Make :class:`TeamElo` available as ``get_system(NAME)`` for one test."""
+    """Make :class:`TeamElo` available as ``get_system(NAME)`` (and :class:`SoloElo`
+    as ``get_system(SOLO_NAME)``) for one test."""
     monkeypatch.setitem(SYSTEMS, NAME, (TeamElo, {}, "team Elo (tests only)"))
+    monkeypatch.setitem(SYSTEMS, SOLO_NAME, (SoloElo, {}, "no team rounds (tests only)"))
     return NAME
 
 

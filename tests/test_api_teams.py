@@ -31,7 +31,7 @@ with warnings.catch_warnings():
 from podium import Contest, Rater  # noqa: E402
 from podium.predict import predict_teams  # noqa: E402
 from podium.service.app import create_app  # noqa: E402
-from podium.systems import SYSTEMS, get_system  # noqa: E402
+from podium.systems import get_system  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -145,10 +145,8 @@ def test_bad_team_contests_are_refused(client: TestClient, db: str) -> None:
     assert cases.dump(db) == before
 
 
-def test_systems_without_team_rule_answer_422(tmp_path: Path) -> None:
-    solo = next((n for n, (cls, _, _) in SYSTEMS.items() if cls.team_rule is None), None)
-    if solo is None:
-        pytest.skip("every shipped system rates team rounds")
+def test_systems_without_team_rule_answer_422(tmp_path: Path, registered: str) -> None:
+    solo = _team_system.SOLO_NAME  # the test system with team_rule None
     with TestClient(create_app(f"sqlite:///{tmp_path / 's.db'}", TOKEN, system=solo)) as c:
         assert_error(c.post("/api/contests", json=DOCS[3], headers=AUTH), 422,
                      "contest 'match 3'", "does not rate team rounds")

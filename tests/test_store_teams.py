@@ -6,8 +6,10 @@ replays from snapshots and a schema upgrade), the contests as built (read back f
 the standings exactly: teams, team places, member weights), and the state before a
 refused write (unchanged, row for row).
 
-The rating system is a test-only team Elo (``tests/_team_system.py``), plus every
-shipped system whose ``team_rule`` is set.
+The rating system is a test-only team Elo (``tests/_team_system.py``), plus one shipped
+system per team rule (Elo-MMR, TrueSkill, openskill, Glicko as one entity); the refusal
+of team rounds by a system without a team rule uses the same test system declared
+without one.
 """
 
 from __future__ import annotations
@@ -34,14 +36,11 @@ from podium.store.migrations import set_meta  # noqa: E402
 from podium.systems import SYSTEMS  # noqa: E402
 
 T0 = _team_system.T0
-def _shipped_team_systems(most: int = 5) -> list[str]:
-    """Shipped systems that rate team rounds: the first preset of each system module
-    (Elo-MMR, Elo-R, openskill, TrueSkill, ...)."""
-    first: dict[str, str] = {}
-    for name, (cls, _, _) in SYSTEMS.items():
-        if cls.team_rule is not None:
-            first.setdefault(cls.__module__, name)
-    return list(first.values())[:most]
+def _shipped_team_systems() -> list[str]:
+    """Shipped systems that rate team rounds, one per team rule: Elo-MMR's two-phase
+    rule, TrueSkill's factor graph, openskill's formulas, a team as one entity (Glicko)."""
+    return [n for n in ("mmr", "trueskill", "openskill-pl", "glicko")
+            if n in SYSTEMS and SYSTEMS[n][0].team_rule is not None]
 
 
 #: Shipped systems that rate team rounds (when there are any), besides the test system.
@@ -197,13 +196,12 @@ def test_refused_team_contests_change_nothing(store_url: str, team_system: str,
         assert cases.dump(store_url) == before
 
 
-def test_a_system_without_team_rule_refuses_team_rounds(store_url: str) -> None:
-    solo = next((n for n, (cls, _, _) in SYSTEMS.items() if cls.team_rule is None), None)
-    if solo is None:
-        pytest.skip("every shipped system rates team rounds")
+def test_a_system_without_team_rule_refuses_team_rounds(store_url: str,
+                                                         team_system: str) -> None:
+    solo = _team_system.SOLO_NAME  # the test system with team_rule None
     with Store.create(store_url, solo) as store:
         store.ingest(Contest.from_places(["a", "b"], [1, 2], name="first",
-                                           time_seconds=T0 - 10))
+                                         time_seconds=T0 - 10))
         # a round of one-member teams is an individual round: accepted
         assert store.ingest(HISTORY[2]).status == "applied"
         before = cases.dump(store_url)
@@ -287,8 +285,8 @@ def test_cli_ingest_team_contests(store_url: str, team_system: str, tmp_path: An
 
     write_contest_dir(HISTORY, tmp_path / "h")
     # a system that rates no team round: refused before a store is created
-    solo = next((n for n, (cls, _, _) in SYSTEMS.items() if cls.team_rule is None), None)
-    if solo is not None and store_url.startswith("sqlite"):
+    solo = _team_system.SOLO_NAME
+    if store_url.startswith("sqlite"):
         db = tmp_path / "solo.db"
         assert main(["ingest", str(tmp_path / "h"), "--db", str(db), "--system", solo]) == 1
         err = capsys.readouterr().err
