@@ -293,13 +293,16 @@ def recompute_stages(later: int) -> tuple[str, ...]:
             *["recompute-contest"] * later, "players", "snapshot", "commit")
 
 
-def case_kill_mid_ingest(url: str, tmp: Path, stages: Sequence[str]) -> None:
+def case_kill_mid_ingest(url: str, tmp: Path, stages: Sequence[str],
+                         contests: Sequence[Contest] | None = None) -> None:
     """kill -9 at each of ``stages`` inside the transaction of a contest leaves the
     previous state exactly (every row of every table), and the store goes on correctly
-    afterwards."""
+    afterwards.  ``contests``: 8 contests, the 6th being the one killed (default
+    :func:`tied_history`)."""
     from podium.io import write_contest_json
 
-    contests = tied_history()
+    contests = tied_history() if contests is None else list(contests)
+    assert len(contests) == 8
     with Store.create(url, "mmr", snapshot_every=2) as store:
         for c in contests[:5]:
             store.ingest(c)

@@ -132,6 +132,12 @@ def test_systems_and_example(tmp_path, capsys):
     listed = capsys.readouterr().out
     for name in ("mmr", "mmr-fast", "mmx", "mmx-fast", "mmr-simple", "mmr-inf"):
         assert f"{name}:" in listed
+    assert main(["systems", "-v"]) == 0
+    verbose = capsys.readouterr().out
+    from podium.systems import SYSTEMS
+
+    assert verbose.count("\n    teams: ") == len(SYSTEMS)  # every system has a team rule
+    assert "team rounds refused" not in verbose
     assert main(["example", str(tmp_path / "ex"), "--players", "50", "--rounds", "3"]) == 0
     assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == ["0.json", "1.json", "2.json"]
 

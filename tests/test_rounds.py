@@ -68,6 +68,7 @@ def reference_add(r: Rater, contest: Contest) -> RoundReport:
         out = r.system.round_update(r.state, rnd)
     except Exception:
         table.truncate(n_before)
+        r.state.truncate_players(n_before)
         raise
     display_old = r.system.display_rating(prior_mu, prior_sig)
     display_new = r.system.display_rating(out.mu, out.sigma)
@@ -357,8 +358,8 @@ def test_failure_mid_batch_leaves_the_state_before_that_contest(
 ) -> None:
     """The contests before the failing one are rated and reported; the Rater is as
     an add loop leaves it: the players, ratings, events and contests of a Rater that
-    never saw the failing contest (the system's state keeps room for its newcomers,
-    as ``round_update`` was called), and it goes on as one."""
+    never saw the failing contest (its state forgets the contest's newcomers too),
+    and it goes on as one."""
     history = _failing_history(big)
     at = next(k for k, c in enumerate(history) if c.name == "boom")
     never = Rater(system)
@@ -376,6 +377,7 @@ def test_failure_mid_batch_leaves_the_state_before_that_contest(
     assert "new1" not in r.players.index
     assert_same_table(r, never)
     assert_same(r, add_loop)
+    assert_same(r, never)
     # the Rater goes on as if the failing contest had never been offered
     rest = history[at + 1:]
     assert r.extend(rest) == [reference_add(never, c) for c in rest]

@@ -8,7 +8,8 @@ transaction, or marks a point after which the test lets it run a random while.
 
 * Every stage: kill -9 at each stage of the transaction of one contest -- ``locked``,
   ``rated``, ``standings``, ``events``, ``players``, ``snapshot`` (a snapshot is being
-  written in that transaction: the stages it reached are checked), ``commit`` -- and of
+  written in that transaction: the stages it reached are checked), ``commit`` (and, for
+  a team contest, ``standings``, ``events`` and ``commit``) -- and of
   a ``recompute_from`` insertion that re-rates two later contests -- ``locked``,
   ``recompute-cleared``, ``rated``, ``standings``, ``events``, ``recompute-contest``,
   ``players``, ``snapshot``, ``commit`` -- leaves the database exactly as before (every
@@ -31,6 +32,7 @@ transaction, or marks a point after which the test lets it run a random while.
 from __future__ import annotations
 
 import _store_cases as cases
+import _team_system
 import pytest
 
 from podium.store import Store
@@ -53,6 +55,15 @@ RANDOM_KILLS = [
 
 def test_kill_at_every_stage_of_an_ingestion_keeps_previous_state(store_url, tmp_path):
     cases.case_kill_mid_ingest(store_url, tmp_path, INGEST_STAGES)
+
+
+def test_kill_while_writing_a_team_contest_keeps_previous_state(store_url, tmp_path):
+    """The same for a team contest (Elo-MMR rates team rounds): killed while its
+    standings (teams, member weights) and events (teams) are being written."""
+    contests = _team_system.team_history(rounds=10)[2:]
+    assert contests[5].team_round and any(c.teams is None for c in contests)
+    cases.case_kill_mid_ingest(store_url, tmp_path, ("standings", "events", "commit"),
+                               contests)
 
 
 def test_kill_at_every_stage_of_a_recomputation_keeps_previous_state(store_url, tmp_path):

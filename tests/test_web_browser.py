@@ -257,3 +257,81 @@ def test_api_docs_render_offline(server: tuple[Server, Store], browser: object) 
     assert not foreign, f"requests outside the server: {foreign}"
     assert not errors, f"browser errors: {errors}"
     page.close()
+
+
+def test_team_contest_pages(server: tuple[Server, Store], browser: object,
+                            tmp_path: Path) -> None:
+    """A team contest posted to the running server (its system, Elo-MMR, rates team
+    rounds): the contest page groups the rows by team, best team first, each team's
+    place above its members, each member's rating change and weight; the player page
+    names the player's team.  (Last in the module: it adds a contest to the store.)"""
+    import httpx
+
+    srv, store = server
+    if store.system.team_rule is None:
+        pytest.skip(f"system {store.system_name!r} does not rate team rounds")
+    latest = store.latest_contest()
+    assert latest is not None
+    doc = {"name": "Team Cup final", "time_seconds": latest.time_seconds + 86_400,
+           "standings": [["Red Foxes", 0, 0, [TARGET, ["bob", 0.5]]],
+                         ["Blue Jays", 1, 2, ["carol", "dave", "erin"]],
+                         ["Green Owls", 1, 2, ["frank"]],
+                         ["Grey Cats", 3, 3, ["grace", ["heidi", 0.25]]]]}
+    r = httpx.post(srv.url + "/api/contests", json=doc, timeout=30,
+                   headers={"Authorization": f"Bearer {srv.token}"})
+    assert r.status_code in (200, 201), r.text
+    view = store.contest("Team Cup final")
+    assert view is not None and view.teams is not None and len(view.changes) == 8
+
+    page, foreign, errors = _new_page(browser, srv)
+    expect = sync_api.expect
+    page.goto(srv.url + "/contests/" + quote("Team Cup final", safe=""))
+    expect(page.locator("h1.contest-name")).to_have_text("Team Cup final")
+    expect(page.locator("p.muted").first).to_contain_text("8 players in 4 teams")
+    teams = page.locator("table#changes tr.team-row")
+    expect(teams).to_have_count(4)
+    assert [t.locator(".team-name").inner_text() for t in teams.all()] == [
+        "Red Foxes", "Blue Jays", "Green Owls", "Grey Cats"]
+    assert [t.locator("td").first.inner_text() for t in teams.all()] == [
+        "1", "2\u20133", "2\u20133", "4"]
+    expect(teams.nth(1)).to_contain_text("3 members")
+    expect(teams.nth(2)).to_contain_text("1 member")
+    # below each team row its members, with their own rating change
+    rows = page.locator("table#changes tbody tr")
+    expect(rows).to_have_count(12)
+    kinds = [rw.get_attribute("class") for rw in rows.all()]
+    assert kinds == ["team-row", "member-row", "member-row", "team-row", "member-row",
+                     "member-row", "member-row", "team-row", "member-row", "team-row",
+                     "member-row", "member-row"]
+    members = page.locator("table#changes tr.member-row")
+    for row, ch in zip(members.all(), view.changes, strict=True):
+        cells = [c.inner_text() for c in row.locator("td").all()]
+        assert cells[1].startswith(ch.handle)
+        assert cells[4] == f"{ch.new_display:,.0f}"
+        r_change = round(ch.change)
+        sign = f"+{r_change}" if r_change > 0 else ("\u00b10" if r_change == 0
+                                                     else f"\u2212{-r_change}")
+        assert cells[5] == sign
+    expect(members.nth(1)).to_contain_text("×0.50")
+    expect(members.nth(7)).to_contain_text("×0.25")
+    # the team rows stand out (the panel background), the members are indented
+    bg = teams.first.locator("td").first.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert bg == "rgb(244, 246, 249)"
+    pad = members.first.locator("td").nth(1).evaluate("e => getComputedStyle(e).paddingLeft")
+    assert float(pad.removesuffix("px")) > 15
+    page.screenshot(path=str(tmp_path / "team-contest-page.png"), full_page=True)
+
+    # the player page: a Team column, the team of the team contest
+    page.locator("table#changes a.handle", has_text=TARGET).click()
+    page.wait_for_url(srv.url + "/players/" + quote(TARGET, safe=""))
+    expect(page.locator("table.history thead")).to_contain_text("Team")
+    first = page.locator("table.history tbody tr").first
+    expect(first).to_contain_text("Team Cup final")
+    expect(first.locator("td.team-name")).to_have_text("Red Foxes")
+    older = page.locator("table.history tbody tr").nth(1).locator("td.team-name")
+    expect(older).to_have_text("\u2013")
+    tip = page.locator("figure.chart circle.rating-point title").last.text_content()
+    assert tip is not None and tip.startswith("Team Cup final \u00b7 team Red Foxes")
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not errors, f"browser errors: {errors}"
+    page.close()

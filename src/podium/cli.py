@@ -238,6 +238,7 @@ def _cmd_systems(args: argparse.Namespace) -> int:
         print(f"{name}: {desc}")
         if args.verbose:
             sysobj = get_system(name)
+            print(f"    teams: {type(sysobj).team_rule or 'team rounds refused'}")
             for f in dataclasses.fields(sysobj):
                 print(f"    {f.name} = {getattr(sysobj, f.name)!r}")
     return 0

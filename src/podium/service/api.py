@@ -202,25 +202,75 @@ def _contest_of(doc: Any, where: str, contest_id: str | None) -> Any:
 
 def _predict(store: Any, body: PredictRequest) -> JSONResponse:
     from podium.errors import PodiumError
-    from podium.predict import predict
+    from podium.predict import predict, predict_teams
 
+    teams = body.team_list()
     try:
-        known = store.current_ratings(body.handles)
-        pred = predict(store.system, body.handles, known, weight=body.weight)
+        if teams is None:
+            handles = body.handles or []
+            known = store.current_ratings(handles)
+            pred = predict(store.system, handles, known, weight=body.weight)
+        else:
+            known = store.current_ratings([m if isinstance(m, str) else m[0]
+                                           for _, members in teams for m in members])
+            tp = predict_teams(store.system, teams, known, weight=body.weight)
     except PodiumError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from None
-    # plain lists (a 200 x 200 matrix through pydantic objects costs ~100 ms)
+    if teams is None:
+        # plain lists (a 200 x 200 matrix through pydantic objects costs ~100 ms)
+        players = [
+            {"handle": h, "known": bool(known_k), "mu": mu, "sigma": sig, "expected_place": e}
+            for h, known_k, mu, sig, e in zip(
+                pred.handles, pred.known.tolist(), pred.mu.tolist(), pred.sigma.tolist(),
+                pred.expected_place.tolist(), strict=True)
+        ]
+        return _json({
+            "players": players, "win_probability": pred.win_probability.tolist(),
+            "teams": None, "team_win_probability": None, "match_quality": pred.match_quality,
+            "model": {"system": store.system_name, "kind": pred.model.kind,
+                      "description": pred.model.description},
+        })
+    off = tp.offsets.tolist()
+    places = tp.expected_place.tolist()
+    team_of = [t for t in range(len(tp.names)) for _ in range(off[t], off[t + 1])]
     players = [
-        {"handle": h, "known": bool(known_k), "mu": mu, "sigma": sig, "expected_place": e}
-        for h, known_k, mu, sig, e in zip(
-            pred.handles, pred.known.tolist(), pred.mu.tolist(), pred.sigma.tolist(),
-            pred.expected_place.tolist(), strict=True)
+        {"handle": h, "known": bool(k), "mu": mu, "sigma": sig, "expected_place": places[t],
+         "team": tp.names[t], "weight": w}
+        for h, k, mu, sig, w, t in zip(tp.handles, tp.known.tolist(), tp.mu.tolist(),
+                                       tp.sigma.tolist(), tp.member_weight.tolist(), team_of,
+                                       strict=True)
+    ]
+    out_teams = [
+        {"name": nm, "members": list(tp.handles[off[t]:off[t + 1]]), "mu": m,
+         "sigma": math.sqrt(v), "expected_place": e}
+        for t, (nm, m, v, e) in enumerate(zip(tp.names, tp.team_mu.tolist(),
+                                              tp.team_variance.tolist(), places, strict=True))
     ]
     return _json({
-        "players": players, "win_probability": pred.win_probability.tolist(),
-        "model": {"system": store.system_name, "kind": pred.model.kind,
-                  "description": pred.model.description},
+        "players": players, "win_probability": None, "teams": out_teams,
+        "team_win_probability": tp.win_probability.tolist(),
+        "match_quality": tp.match_quality,
+        "model": {"system": store.system_name, "kind": tp.model.kind,
+                  "description": tp.model.description},
     })
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema with its ``$defs`` written in place of their ``$ref``s
+    (the request body of a route must not point into its own ``$defs``)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(defs[ref.rsplit("/", 1)[1]])
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)  # type: ignore[no-any-return]
 
 
 def format_validation_errors(errors: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
@@ -379,12 +429,25 @@ def build_router() -> APIRouter:
             "name": {"type": "string"},
             "url": {"type": ["string", "null"]},
             "time_seconds": {"type": "integer"},
-            "standings": {"type": "array", "items": {
+            "standings": {"type": "array", "items": {"oneOf": [{
                 "type": "array", "prefixItems": [
                     {"type": "string"}, {"type": "integer"}, {"type": "integer"},
-                ], "minItems": 3, "maxItems": 3,
-            }, "description": "[handle, lo, hi] best first; lo..hi: 0-based "
-                "inclusive places shared by a tie"},
+                ], "minItems": 3, "maxItems": 3, "description": "[handle, lo, hi]",
+            }, {
+                "type": "array", "prefixItems": [
+                    {"type": "string"}, {"type": "integer"}, {"type": "integer"},
+                    {"type": "array", "minItems": 1, "items": {"oneOf": [
+                        {"type": "string"},
+                        {"type": "array", "prefixItems": [{"type": "string"},
+                                                          {"type": "number"}],
+                         "minItems": 2, "maxItems": 2},
+                    ]}},
+                ], "minItems": 4, "maxItems": 4,
+                "description": "a team: [team name, lo, hi, [member, ...]], a member "
+                "being a handle or [handle, weight] (weight in (0, 1], partial play)",
+            }]}, "description": "best first: [handle, lo, hi] rows, or (a team contest) "
+                "[team, lo, hi, members] rows; lo..hi: 0-based inclusive places (team "
+                "places) shared by a tie"},
             "weight": {"type": "number"},
             "perf_ceiling": {"type": ["number", "null"]},
         },
@@ -410,9 +473,16 @@ def build_router() -> APIRouter:
             "schema": {"oneOf": [contest_schema, {
                 "type": "array", "items": contest_schema, "minItems": 1,
                 "description": "a batch, in time order: stored in one transaction"}]},
-            "example": {"name": "Round 1", "url": "https://example.org/round/1",
-                        "time_seconds": 1700000000,
-                        "standings": [["alice", 0, 0], ["bob", 1, 2], ["carol", 1, 2]]},
+            "examples": {
+                "players": {"summary": "a contest of players", "value": {
+                    "name": "Round 1", "url": "https://example.org/round/1",
+                    "time_seconds": 1700000000,
+                    "standings": [["alice", 0, 0], ["bob", 1, 2], ["carol", 1, 2]]}},
+                "teams": {"summary": "a team contest", "value": {
+                    "name": "Match 1", "time_seconds": 1700003600,
+                    "standings": [["red", 0, 0, ["alice", ["bob", 0.5]]],
+                                  ["blue", 1, 1, ["carol", "dave"]]]}},
+            },
         }}}},
     )
     async def post_contest(
@@ -426,7 +496,9 @@ def build_router() -> APIRouter:
             "order and re-rate every later contest (one contest only)")] = False,
     ) -> Any:
         """Rate one contest in the Elo-MMR JSON format, or a JSON list of them, and store
-        it (one transaction).
+        it (one transaction).  A team contest has team rows ``[team, lo, hi, members]``
+        (a member: a handle or ``[handle, weight]``); the store's rating system must
+        rate team rounds (422 otherwise).
 
         One contest: 201 with ``status: applied`` (or ``recomputed``); posting the same
         contest again answers 200 with ``status: duplicate`` and changes nothing.
@@ -476,15 +548,26 @@ def build_router() -> APIRouter:
         responses={400: {"model": ErrorOut}, 413: {"model": ErrorOut},
                    422: {"model": ErrorOut}},
         openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-            "schema": PredictRequest.model_json_schema(),
-            "example": {"handles": ["alice", "bob", "newcomer"], "weight": 1.0},
+            "schema": _inline_refs(PredictRequest.model_json_schema()),
+            "examples": {
+                "players": {"summary": "players",
+                            "value": {"handles": ["alice", "bob", "newcomer"], "weight": 1.0}},
+                "teams": {"summary": "teams (match quality for matchmaking)", "value": {
+                    "teams": [{"name": "red", "members": ["alice", {"handle": "bob",
+                                                                    "weight": 0.5}]},
+                              {"name": "blue", "members": ["carol", "dave"]}]}},
+            },
         }}}},
     )
     async def predict_route(request: Request) -> Any:
         """Each player's probability of finishing ahead of each other one, and expected
         place, from the current ratings and the system's performance model (see
-        :mod:`podium.predict`).  At most 200 players (``MAX_PREDICT_HANDLES``); unknown
-        handles are newcomers.  No token needed.  The body is read as JSON whatever its
+        :mod:`podium.predict`), and the lobby's match quality.  With ``teams``: each
+        team's probability of finishing ahead of each other one (a team performs the sum
+        of its members' weighted performances), expected places and the match quality
+        (1 = every pair of teams an even match); each handle of ``handles`` then plays
+        alone.  At most 200 players in all (``MAX_PREDICT_HANDLES``); unknown handles are
+        newcomers.  No token needed.  The body is read as JSON whatever its
         Content-Type."""
         doc = _parse_json_body(await request.body())
         try:

@@ -19,18 +19,22 @@ import types
 import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 __all__ = [
     "MAX_PREDICT_HANDLES",
+    "MAX_PREDICT_TEAMS",
     "model_from_dataclass",
     "to_jsonable",
     "PredictRequest",
     "ErrorOut",
 ]
 
-#: Most players in one prediction request (the answer holds an n x n matrix).
+#: Most players in one prediction request (the answer holds an n x n matrix), team
+#: members included.
 MAX_PREDICT_HANDLES = 200
+#: Most teams in one prediction request.
+MAX_PREDICT_TEAMS = 200
 
 _MODELS: dict[type, type[BaseModel]] = {}
 
@@ -148,17 +152,76 @@ class ErrorOut(BaseModel):
     detail: str = Field(description="What is wrong, naming the field, player or contest")
 
 
-class PredictRequest(BaseModel):
-    """Players of a proposed contest."""
+_Handle = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class PredictMemberIn(BaseModel):
+    """A team member with a weight (partial play)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    handles: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+    handle: _Handle
+    weight: float = Field(1.0, gt=0, le=1, allow_inf_nan=False,
+                          description="the share of the round the member plays, in (0, 1]")
+
+
+class PredictTeamIn(BaseModel):
+    """A team of a proposed contest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    members: list[_Handle | PredictMemberIn] = Field(
         min_length=1, max_length=MAX_PREDICT_HANDLES,
+        description="handles, or {handle, weight} objects (weight in (0, 1], default 1)")
+
+
+class PredictRequest(BaseModel):
+    """Players, or teams, of a proposed contest (give ``handles``, ``teams`` or both:
+    with ``teams``, each handle of ``handles`` plays alone, as a one-member team named
+    by its handle)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    handles: list[_Handle] | None = Field(
+        None, min_length=1, max_length=MAX_PREDICT_HANDLES,
         description="distinct handles; unknown ones are rated as newcomers",
+    )
+    teams: list[PredictTeamIn] | None = Field(
+        None, min_length=1, max_length=MAX_PREDICT_TEAMS,
+        description="teams (names distinct, no player in two teams); unknown handles are "
+        "rated as newcomers",
     )
     weight: float = Field(1.0, gt=0, allow_inf_nan=False,
                           description="weight of the proposed contest")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _handles_or_teams(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("handles") is None and data.get("teams") is None:
+            raise ValueError("give 'handles' (a list of players) or 'teams' (a list of "
+                             "{name, members}), or both")
+        return data
+
+    @model_validator(mode="after")
+    def _size(self) -> PredictRequest:
+        n = len(self.handles or ()) + sum(len(t.members) for t in self.teams or ())
+        if n > MAX_PREDICT_HANDLES:
+            raise ValueError(f"at most {MAX_PREDICT_HANDLES} players in all (handles and "
+                             f"team members), got {n}")
+        return self
+
+    def team_list(self) -> list[tuple[str, list[str | tuple[str, float]]]] | None:
+        """The teams as :func:`podium.predict.predict_teams` takes them (each handle of
+        ``handles`` a one-member team named by its handle); ``None`` without teams."""
+        if self.teams is None:
+            return None
+        out: list[tuple[str, list[str | tuple[str, float]]]] = [
+            (t.name, [m if isinstance(m, str) else (m.handle, m.weight) for m in t.members])
+            for t in self.teams
+        ]
+        out.extend((h, [h]) for h in self.handles or ())
+        return out
 
 
 class PredictPlayer(BaseModel):
@@ -168,7 +231,21 @@ class PredictPlayer(BaseModel):
     known: bool = Field(description="False: not in the store, rated as a newcomer")
     mu: float
     sigma: float
-    expected_place: float = Field(description="1-based expected place")
+    expected_place: float = Field(description="1-based expected place (in a team request: "
+                                  "the expected place of the player's team)")
+    team: str | None = Field(None, description="the player's team (team requests)")
+    weight: float | None = Field(None, description="the player's member weight (team "
+                                 "requests)")
+
+
+class PredictTeamOut(BaseModel):
+    """One team's prediction."""
+
+    name: str
+    members: list[str]
+    mu: float = Field(description="team performance mean: sum of weight * mu of its members")
+    sigma: float = Field(description="team performance spread: sqrt(sum of weight^2 * v)")
+    expected_place: float = Field(description="1-based expected place among the teams")
 
 
 class PredictModelOut(BaseModel):
@@ -183,10 +260,20 @@ class PredictOut(BaseModel):
     """Predictions for a proposed contest."""
 
     players: list[PredictPlayer]
-    win_probability: list[list[float]] = Field(
+    win_probability: list[list[float]] | None = Field(
         description="win_probability[i][j]: P(players[i] finishes ahead of players[j]); "
-        "1/2 on the diagonal"
+        "1/2 on the diagonal (null in a team request: see team_win_probability)"
     )
+    teams: list[PredictTeamOut] | None = Field(
+        None, description="the teams, in the order given (then the lone players of "
+        "'handles'); null without teams")
+    team_win_probability: list[list[float]] | None = Field(
+        None, description="team_win_probability[a][b]: P(teams[a] finishes ahead of "
+        "teams[b]); 1/2 on the diagonal")
+    match_quality: float | None = Field(
+        None, description="how balanced the lobby is (teams, else players): 1 - mean over "
+        "pairs of |2 P - 1|; 1 = every pair an even match, -> 0 = a foregone conclusion; "
+        "null for a single player")
     model: PredictModelOut
 
 

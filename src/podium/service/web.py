@@ -5,8 +5,10 @@
   and, without JavaScript, submits to ``/search``;
 * ``/search?q=...`` -- the exact handle's page, or the list of matches;
 * ``/players/{handle}`` -- rating, rank, the rating-history chart
-  (:func:`podium.service.charts.rating_chart_svg`) and the table of contests;
-* ``/contests`` and ``/contests/{id}`` -- the contests, and one contest's rating changes.
+  (:func:`podium.service.charts.rating_chart_svg`) and the table of contests (with the
+  player's team in each team contest);
+* ``/contests`` and ``/contests/{id}`` -- the contests, and one contest's rating changes
+  (a team contest: grouped by team, each team's place, members, weights and changes).
 
 Everything the pages need (CSS, the search script) is served by the app under
 ``/static/``; the pages work with no internet access.
@@ -167,18 +169,23 @@ def build_router() -> APIRouter:
         view = request.app.state.store.player(handle)
         if view is None:
             return not_found_page(request, f"No player with handle \u201c{handle}\u201d.")
+        # in a team contest the place is the team's, among teams: no "of N players"
         points = [
             ChartPoint(
                 time_seconds=int(h.time_seconds), rating=float(h.display_rating),
-                perf=float(h.perf) if h.perf is not None else None, label=h.contest_name,
-                change=float(h.change), place=int(h.place) + 1, players=int(h.players),
+                perf=float(h.perf) if h.perf is not None else None,
+                label=h.contest_name if h.team is None else f"{h.contest_name} \u00b7 team "
+                f"{h.team}",
+                change=float(h.change), place=int(h.place) + 1,
+                players=int(h.players) if h.team is None else None,
                 href=contest_url(h.contest_id),
             )
             for h in view.history
         ]
         chart = rating_chart_svg(points, title=f"Rating history of {view.handle}")
         return _page(request, "player.html", title=view.handle, player=view, chart=chart,
-                     history=list(reversed(view.history)))
+                     history=list(reversed(view.history)),
+                     has_teams=any(h.team is not None for h in view.history))
 
     @router.get("/contests", response_class=HTMLResponse)
     def contests_page(
@@ -201,8 +208,9 @@ def build_router() -> APIRouter:
         start = (page - 1) * CONTEST_PAGE_SIZE
         rows = view.changes[start:start + CONTEST_PAGE_SIZE]
         has_next = start + CONTEST_PAGE_SIZE < len(view.changes)
+        team_sizes = {t.name: len(t.members) for t in view.teams or ()}
         return _page(request, "contest.html", title=view.name or view.contest_id, contest=view,
-                     rows=rows, page=page,
+                     rows=rows, page=page, team_sizes=team_sizes,
                      pager=_pager(contest_url(view.contest_id), {}, page, has_next))
 
     return router

@@ -20,12 +20,14 @@ from podium.store.models import (
     DEFAULT_DB,
     ContestChange,
     ContestSummary,
+    ContestTeam,
     ContestView,
     HistoryRow,
     IngestResult,
     LeaderboardRow,
     PlayerView,
     StoreError,
+    TeamMember,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ __all__ = [
     "HistoryRow",
     "ContestView",
     "ContestChange",
+    "ContestTeam",
+    "TeamMember",
     "ContestSummary",
     "SCHEMA_VERSION",
     "DEFAULT_DB",

@@ -146,11 +146,26 @@ def _preflight_batch(contests: list[Any], indices: list[int], path: str,
     return ids, hashes
 
 
+def _preflight_teams(system: Any, name: str, contests: list[Any], indices: list[int],
+                     path: str) -> None:
+    """An error for the first team round when the rating system rates none."""
+    if system.team_rule is not None:
+        return
+    for k, c in enumerate(contests):
+        if c.team_round:
+            raise StoreError(
+                f"contest #{indices[k]} {c.label!r} of {path}: the rating system {name!r} "
+                "does not rate team rounds (a team has more than one member or a member "
+                "weight is not 1); docs/teams.md lists the systems that do"
+            )
+
+
 def _preflight_store(store: Any, contests: list[Any], indices: list[int], ids: list[str],
                      hashes: list[str], path: str, recompute: bool) -> None:
     """Errors for contests that conflict with what the store holds."""
     from podium.store.store import fmt_time as _fmt_time
 
+    _preflight_teams(store.system, store.system_name, contests, indices, path)
     stored = store.lookup_contests(ids)
     first_new: int | None = None
     for k, (cid, h) in enumerate(zip(ids, hashes, strict=True)):
@@ -207,8 +222,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     file_system, params = _load_params(args.params, args.set or [])
     system = args.system or file_system
     given_params = params if (args.params or args.set) else None
+    sysobj = None
     if system is not None:
-        _resolve(system, given_params)  # unknown system/parameter: stop before reading
+        sysobj, _ = _resolve(system, given_params)  # unknown system/parameter: stop here
     if args.n is not None and args.n < 0:
         raise PodiumError(f"-n must be >= 0, got {args.n}")
     if args.batch < 1:
@@ -225,6 +241,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     contests = history.contests
     indices = history.indices
     ids, hashes = _preflight_batch(contests, indices, args.path, args.recompute_from)
+    if sysobj is not None:  # before a new store is created
+        _preflight_teams(sysobj, str(system), contests, indices, args.path)
 
     with Store.open_or_create(args.db, system, given_params) as store:
         _preflight_store(store, contests, indices, ids, hashes, args.path, args.recompute_from)

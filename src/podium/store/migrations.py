@@ -14,6 +14,10 @@ failed or killed migration leaves the previous version intact) and records
   (``COLLATE "C"``, like ``handle``; its index is rebuilt), so that the handles
   starting with a prefix are one range of the index whatever the database's
   locale.  Nothing changes on SQLite, which compares text by code point.
+* **4** -- team contests: ``standings.team`` and ``standings.member_weight`` (a
+  member's team name and weight) and ``events.team`` (the player's team), all
+  nullable and ``NULL`` in the existing rows: every stored contest is an
+  individual one.  Adding a nullable column rewrites no row on either database.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -181,11 +185,19 @@ def _v3(conn: Connection) -> None:
         conn.execute(text('ALTER TABLE players ALTER COLUMN handle_key TYPE TEXT COLLATE "C"'))
 
 
+def _v4(conn: Connection) -> None:
+    double = Double().compile(dialect=conn.dialect)
+    conn.execute(text("ALTER TABLE standings ADD COLUMN team TEXT"))
+    conn.execute(text(f"ALTER TABLE standings ADD COLUMN member_weight {double}"))
+    conn.execute(text("ALTER TABLE events ADD COLUMN team TEXT"))
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
+    (4, _v4),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

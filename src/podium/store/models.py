@@ -19,7 +19,9 @@ __all__ = [
     "HistoryRow",
     "PlayerView",
     "ContestChange",
+    "ContestTeam",
     "ContestView",
+    "TeamMember",
     "ContestSummary",
 ]
 
@@ -87,9 +89,10 @@ class LeaderboardRow:
 class HistoryRow:
     """One rated contest of a player.
 
-    ``place`` is the 0-based ``lo`` of the player's tie range, ``change`` the
-    display rating change (for a debut: from the newcomer prior's display rating)
-    and ``players`` the size of the contest.
+    ``place`` is the 0-based ``lo`` of the player's tie range (in a team contest: of
+    the player's team, in team places), ``change`` the display rating change (for a
+    debut: from the newcomer prior's display rating), ``players`` the size of the
+    contest and ``team`` the player's team in a team contest (``None`` otherwise).
     """
 
     contest_id: str
@@ -103,6 +106,7 @@ class HistoryRow:
     place: int
     change: float
     players: int
+    team: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,12 @@ class PlayerView:
 
 @dataclass(frozen=True)
 class ContestChange:
-    """One player's result and rating change in a contest (``old_display`` None for a debut)."""
+    """One player's result and rating change in a contest (``old_display`` None for a debut).
+
+    In a team contest ``lo``/``hi`` are the range of team places of the player's
+    ``team`` and ``weight`` the player's member weight in (0, 1] (both ``None`` in an
+    individual contest).
+    """
 
     handle: str
     lo: int
@@ -134,6 +143,27 @@ class ContestChange:
     perf: float
     mu: float
     sigma: float
+    team: str | None = None
+    weight: float | None = None
+
+
+@dataclass(frozen=True)
+class TeamMember:
+    """A member of a team and the member's weight in (0, 1] (partial play)."""
+
+    handle: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class ContestTeam:
+    """One team of a team contest: its name, its 0-based inclusive range of team places
+    (shared by tied teams) and its members."""
+
+    name: str
+    lo: int
+    hi: int
+    members: list[TeamMember] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -141,7 +171,8 @@ class ContestView:
     """One contest with every player's rating change, in standings order.
 
     ``rated`` is False for a contest in which everybody tied: it changed nothing
-    and ``changes`` is empty.
+    and ``changes`` is empty.  ``teams`` lists the teams of a team contest, best
+    first (``None`` for an individual contest).
     """
 
     contest_id: str
@@ -154,6 +185,7 @@ class ContestView:
     rated: bool = True
     weight: float = 1.0
     perf_ceiling: float | None = None
+    teams: list[ContestTeam] | None = None
 
 
 @dataclass(frozen=True)

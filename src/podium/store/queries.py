@@ -22,11 +22,13 @@ from podium.store.engine import display_url, read_txn
 from podium.store.models import (
     ContestChange,
     ContestSummary,
+    ContestTeam,
     ContestView,
     HistoryRow,
     LeaderboardRow,
     PlayerView,
     StoreError,
+    TeamMember,
 )
 
 __all__ = ["StoreQueries", "SEARCH_RANGE_ROWS"]
@@ -117,14 +119,15 @@ class StoreQueries(StoreBase):
                 p.c.display_rating == r.display_rating, p.c.handle < r.handle)).scalar_one())
             hist = conn.execute(
                 select(c.c.cid, c.c.name, c.c.time_seconds, c.c.seq, c.c.players, e.c.mu,
-                       e.c.sigma, e.c.display_rating, e.c.perf, e.c.change, e.c.place)
+                       e.c.sigma, e.c.display_rating, e.c.perf, e.c.change, e.c.place,
+                       e.c.team)
                 .select_from(e.join(c, c.c.pk == e.c.contest_pk))
                 .where(e.c.player_pk == r.pk).order_by(c.c.seq)
             ).all()
         history = [
             HistoryRow(h.cid, h.name, int(h.time_seconds), int(h.seq), float(h.mu),
                        float(h.sigma), float(h.display_rating), float(h.perf), int(h.place),
-                       float(h.change), int(h.players))
+                       float(h.change), int(h.players), h.team)
             for h in hist
         ]
         return PlayerView(r.handle, float(r.mu), float(r.sigma), float(r.display_rating),
@@ -169,28 +172,39 @@ class StoreQueries(StoreBase):
             return [r[0] for r in conn.execute(q).all()]
 
     def contest(self, contest_id: str) -> ContestView | None:
-        """One contest with every player's change, in standings order (None if unknown)."""
+        """One contest with every player's change, in standings order (None if unknown);
+        a team contest also with its teams."""
         c, st, p, e = S.contests, S.standings, S.players, S.events
         with read_txn(self.engine) as conn:
             row = conn.execute(select(c).where(c.c.cid == contest_id)).first()
             if row is None:
                 return None
             rows = conn.execute(
-                select(p.c.handle, st.c.lo, st.c.hi, e.c.prev_display, e.c.display_rating,
-                       e.c.change, e.c.perf, e.c.mu, e.c.sigma, e.c.debut)
-                .select_from(st.join(p, p.c.pk == st.c.player_pk).join(
+                select(p.c.handle, st.c.lo, st.c.hi, st.c.team, st.c.member_weight,
+                       e.c.prev_display, e.c.display_rating, e.c.change, e.c.perf, e.c.mu,
+                       e.c.sigma, e.c.debut)
+                .select_from(st.join(p, p.c.pk == st.c.player_pk).outerjoin(
                     e, and_(e.c.contest_pk == st.c.contest_pk, e.c.player_pk == st.c.player_pk)))
                 .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
             ).all()
+        # a contest in which everybody tied has no events: no changes, but its teams
         changes = [
             ContestChange(r.handle, int(r.lo), int(r.hi),
                           None if r.debut else float(r.prev_display), float(r.display_rating),
-                          float(r.change), float(r.perf), float(r.mu), float(r.sigma))
-            for r in rows
+                          float(r.change), float(r.perf), float(r.mu), float(r.sigma), r.team,
+                          None if r.member_weight is None else float(r.member_weight))
+            for r in rows if r.display_rating is not None
         ]
+        teams: list[ContestTeam] | None = None
+        if rows and rows[0].team is not None:
+            teams = []
+            for r in rows:
+                if not teams or teams[-1].name != r.team:
+                    teams.append(ContestTeam(r.team, int(r.lo), int(r.hi), []))
+                teams[-1].members.append(TeamMember(r.handle, float(r.member_weight)))
         return ContestView(row.cid, row.name, row.url, int(row.time_seconds), int(row.seq),
                            int(row.players), changes, bool(row.rated), float(row.weight),
-                           None if row.perf_ceiling is None else float(row.perf_ceiling))
+                           None if row.perf_ceiling is None else float(row.perf_ceiling), teams)
 
     def contests(self, *, offset: int = 0, limit: int = 50) -> list[ContestSummary]:
         """Contests, newest first."""

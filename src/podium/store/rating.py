@@ -59,8 +59,9 @@ class RatedRun:
         the contest's players in standings order.
     player:
         The Rater index of each event's player.
-    mu, sigma, display, perf, place, prev_display, change, debut:
-        The values of the ``events`` table (:mod:`podium.store.schema`).
+    mu, sigma, display, perf, place, prev_display, change, debut, team:
+        The values of the ``events`` table (:mod:`podium.store.schema`); ``team`` (an
+        object array) holds the player's team name in a team contest, else ``None``.
     """
 
     reports: list[RoundReport]
@@ -74,6 +75,7 @@ class RatedRun:
     prev_display: np.ndarray
     change: np.ndarray
     debut: np.ndarray
+    team: np.ndarray
 
 
 def _sink(rater: Rater) -> RunEventLog:
@@ -117,6 +119,7 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
     with sink.run():
         reports = rater.extend(contests)
         ev = sink.arrays()
+        team_names = np.array([*sink.team_names, None], dtype=object)
 
     # The positions (in ``flat``) of the events: the rated contests' players in order.
     rated = np.array([not r.skipped for r in reports], dtype=bool)
@@ -159,6 +162,7 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
         reports=reports, offsets=offsets, player=player, mu=mu, sigma=sigma, display=display,
         perf=ev["perf"], place=ev["place"].astype(np.int64), prev_display=prev_display,
         change=display - prev_display, debut=debut,
+        team=team_names[np.where(ev["team"] < 0, len(team_names) - 1, ev["team"])],
     )
 
 

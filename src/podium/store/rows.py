@@ -35,7 +35,8 @@ __all__ = ["StoreRows", "Item", "CONTEST_COLS"]
 CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "perf_ceiling",
                 "players", "new_players", "rated", "content_hash", "ingested_at")
 EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf", "place",
-              "prev_display", "change", "debut")
+              "prev_display", "change", "debut", "team")
+STANDING_COLS = ("contest_pk", "pos", "player_pk", "lo", "hi", "team", "member_weight")
 
 
 # The statements of every write, built once (building one costs more than running it).
@@ -109,11 +110,20 @@ class StoreRows(StoreBase):
     @staticmethod
     def _insert_standings(conn: Connection, cpks: Sequence[int], contests: Sequence[Contest],
                           pks: Sequence[list[int]]) -> None:
-        rows: list[tuple[int, int, int, int, int]] = []
+        """The standings rows; a team contest's rows also name the member's team and
+        weight (``NULL`` for an individual contest)."""
+        rows: list[tuple[Any, ...]] = []
         for cpk, cont, ppk in zip(cpks, contests, pks, strict=True):
-            rows.extend(zip([cpk] * len(ppk), range(len(ppk)), ppk, cont.lo.tolist(),
-                            cont.hi.tolist(), strict=True))
-        insert_rows(conn, S.standings, ("contest_pk", "pos", "player_pk", "lo", "hi"), rows)
+            n = len(ppk)
+            teams = cont.team_names
+            if teams is None or cont.teams is None:
+                team: Sequence[str | None] = [None] * n
+                weight: Sequence[float | None] = [None] * n
+            else:
+                team, weight = teams, cont.teams.weight.tolist()
+            rows.extend(zip([cpk] * n, range(n), ppk, cont.lo.tolist(), cont.hi.tolist(), team,
+                            weight, strict=True))
+        insert_rows(conn, S.standings, STANDING_COLS, rows)
 
     @staticmethod
     def _insert_events(conn: Connection, run: RatedRun, which: Sequence[int],
@@ -128,7 +138,7 @@ class StoreRows(StoreBase):
                             run.sigma[a:b].tolist(), run.display[a:b].tolist(),
                             run.perf[a:b].tolist(), run.place[a:b].tolist(),
                             run.prev_display[a:b].tolist(), run.change[a:b].tolist(),
-                            run.debut[a:b].tolist(), strict=True))
+                            run.debut[a:b].tolist(), run.team[a:b].tolist(), strict=True))
         insert_rows(conn, S.events, EVENT_COLS, rows)
 
     def _insert_new_players(self, conn: Connection, rater: Rater,
@@ -197,21 +207,31 @@ class StoreRows(StoreBase):
 
     # ------------------------------------------------------------------ reading inside a write
     def _stored_contest(self, conn: Connection, row: Any) -> Contest:
+        """The stored contest ``row`` (a ``contests`` row) exactly as it was ingested:
+        a team contest with its teams, member weights and team places."""
         st, p = S.standings, S.players
         rows = conn.execute(
-            select(p.c.handle, st.c.lo, st.c.hi)
+            select(p.c.handle, st.c.lo, st.c.hi, st.c.team, st.c.member_weight)
             .join(p, p.c.pk == st.c.player_pk)
             .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
         ).all()
         handles = [r[0] for r in rows]
         lo = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
         hi = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
-        return Contest.from_arrays(
-            handles, lo, hi, name=row.name, time_seconds=int(row.time_seconds),
-            weight=float(row.weight),
-            perf_ceiling=None if row.perf_ceiling is None else float(row.perf_ceiling),
-            url=row.url,
-        )
+        meta: dict[str, Any] = {
+            "name": row.name, "time_seconds": int(row.time_seconds), "weight": float(row.weight),
+            "perf_ceiling": None if row.perf_ceiling is None else float(row.perf_ceiling),
+            "url": row.url,
+        }
+        if not rows or rows[0][3] is None:
+            return Contest.from_arrays(handles, lo, hi, **meta)
+        # a team contest: the rows of a team are adjacent, teams best first
+        team = [r[3] for r in rows]
+        starts = [0, *(i for i in range(1, len(team)) if team[i] != team[i - 1])]
+        offsets = np.array([*starts, len(team)], dtype=np.int64)
+        weight = np.fromiter((r[4] for r in rows), dtype=np.float64, count=len(rows))
+        return Contest.from_team_arrays(handles, offsets, [team[i] for i in starts], lo[starts],
+                                        hi[starts], weight, **meta)
 
     def _stored_contests(self, conn: Connection, start: int, stop: int) -> Iterator[Contest]:
         if start >= stop:
@@ -236,8 +256,23 @@ class StoreRows(StoreBase):
             diffs.append(f"weight {row.weight} vs {contest.weight}")
         if row.perf_ceiling != contest.perf_ceiling:
             diffs.append(f"perf_ceiling {row.perf_ceiling} vs {contest.perf_ceiling}")
-        stored = self._stored_contest(conn, row).standings
+        old = self._stored_contest(conn, row)
+        stored = old.standings
         given = contest.standings
+        if (old.teams is None) != (contest.teams is None):
+            diffs.append("a team contest stored, an individual one given"
+                         if contest.teams is None else
+                         "an individual contest stored, a team contest given")
+        elif old.teams is not None and contest.teams is not None and old.teams != contest.teams:
+            ta, tb = old.teams, contest.teams
+            if ta.names != tb.names:
+                diffs.append(f"teams {list(ta.names)!r} vs {list(tb.names)!r}")
+            elif not np.array_equal(ta.offsets, tb.offsets):
+                diffs.append("the members of the teams differ")
+            else:
+                i = int(np.flatnonzero(ta.weight != tb.weight)[0])
+                diffs.append(f"member weight of {contest.handles[i]!r} {float(ta.weight[i])!r} vs "
+                             f"{float(tb.weight[i])!r}")
         if len(stored) != len(given):
             diffs.append(f"standings of {len(stored)} players stored, {len(given)} given")
         else:

@@ -23,13 +23,19 @@ The tables, one code path for SQLite and PostgreSQL:
     weight, performance ceiling, number of players, of debuts, whether it was
     rated, and the SHA-256 of its content (for idempotent ingestion).
 ``standings``
-    ``(contest, position) -> (player, lo, hi)``: the contest exactly as given.
+    ``(contest, position) -> (player, lo, hi, team, member_weight)``: the contest
+    exactly as given.  For a team contest (version 4) each row is a member: ``lo``
+    and ``hi`` are its team's range of team places, ``team`` the team's name and
+    ``member_weight`` the member's weight in (0, 1]; the rows of a team are
+    adjacent, teams best first.  Both are ``NULL`` in an individual contest.
 ``events``
     One rating event per player and rated contest: ``mu``, ``sigma``, display
     rating, performance, place (0-based ``lo``), the display rating before the
     contest (``prev_display``; for a debut the newcomer prior's display rating),
     ``change`` (new minus previous display rating, exactly the Rater's
-    ``last_change``) and ``debut``.
+    ``last_change``), ``debut`` and (version 4) ``team``: the player's team in a team
+    contest (``NULL`` otherwise), so that a player's history reads it from the
+    events alone.
 ``snapshots``
     Derived data: the complete rating state (a :class:`~podium.rater.Rater`
     without its event log, see :mod:`podium.store.snapshot`) after the first
@@ -74,7 +80,7 @@ __all__ = [
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def handle_type() -> TypeEngine[str]:
@@ -143,6 +149,9 @@ standings = Table(
     Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
     Column("lo", Integer, nullable=False),
     Column("hi", Integer, nullable=False),
+    # version 4: the member's team and weight (NULL in an individual contest)
+    Column("team", Text, nullable=True),
+    Column("member_weight", Double, nullable=True),
     PrimaryKeyConstraint("contest_pk", "pos", name="pk_standings"),
     sqlite_with_rowid=False,
 )
@@ -160,6 +169,8 @@ events = Table(
     Column("prev_display", Double, nullable=False),
     Column("change", Double, nullable=False),
     Column("debut", Boolean, nullable=False),
+    # version 4: the player's team (NULL outside team contests)
+    Column("team", Text, nullable=True),
     PrimaryKeyConstraint("contest_pk", "player_pk", name="pk_events"),
     sqlite_with_rowid=False,
 )

@@ -44,7 +44,7 @@ from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 import podium.store.schema as S
 from podium.core.contest import Contest
-from podium.errors import CheckpointError
+from podium.errors import CheckpointError, ContestError
 from podium.rater import Rater
 from podium.store.bulk import insert_rows
 from podium.store.common import (
@@ -233,9 +233,12 @@ class StoreWrites(StoreRows):
         if not -_INT64 <= contest.time_seconds < _INT64:
             raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
                              f"{contest.time_seconds} does not fit a 64-bit integer")
-        if contest.teams is not None:
-            raise StoreError(f"{where}contest {contest.label!r}: this store's schema has no "
-                             "teams; rate team contests with `podium rate` or `Rater`")
+        if contest.team_round and self.system.team_rule is None:
+            msg = (f"the store's rating system {self.system_name!r} does not rate team rounds "
+                   "(a team has more than one member or a member weight is not 1)")
+            if where:
+                raise ContestError(f"{where}{msg}")
+            raise ContestError(msg, contest=contest.label)
         return Item(contest, cid, content_hash(contest), where)
 
     def _run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
