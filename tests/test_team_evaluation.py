@@ -240,6 +240,15 @@ def test_team_win_probability_is_the_sum_of_member_models() -> None:
         float(ndtr(z_w)))
     with pytest.raises(ValueError, match="both teams"):
         team_win_probability(sys_, mu, sigma, played, [0, 1], [1, 2])
+    # the same number as the service's team prediction (podium.predict)
+    from podium.predict import team_win_probability as predicted
+
+    ratings = {f"h{i}": (mu[i], sigma[i], int(played[i])) for i in range(5)}
+    for name in ("mmr", "openskill-pl", "trueskill", "glicko"):
+        s = get_system(name)
+        mine = team_win_probability(s, mu, sigma, played, a, b, weight=w)
+        theirs = predicted(s, [("h0", 1.0), ("h1", 0.5)], ["h2", "h3", "h4"], ratings)
+        assert mine == pytest.approx(theirs, rel=1e-12, abs=1e-15)
 
 
 def test_accumulator_scores_experienced_teams_only() -> None:

@@ -169,9 +169,11 @@ def team_win_probability(
 
         P(A \\text{ beats } B) = F\\left(\\frac{M_A - M_B}{\\sqrt{V_A + V_B}}\\right).
 
-    This is the local stand-in for ``podium.predict.team_win_probability`` (same
-    arguments); the evaluation calls only this function, so the shared one can take
-    its place.
+    The formula and code of :func:`podium.predict.predict_teams` (the service's team
+    predictions: :func:`podium.predict.team_performance` and
+    :func:`~podium.predict.win_probabilities`), taking arrays of rows instead of
+    handles and a ratings mapping (the evaluation calls it once per contest); the
+    evaluation calls only this function.
 
     Parameters
     ----------
@@ -196,7 +198,7 @@ def team_win_probability(
     ValueError
         On an empty team, rows out of range or shared by both teams, or bad arrays.
     """
-    from podium.predict import performance_model, win_probabilities
+    from podium.predict import performance_model, team_performance, win_probabilities
 
     m = np.ascontiguousarray(mu, dtype=np.float64)
     s = np.ascontiguousarray(sigma, dtype=np.float64)
@@ -214,9 +216,9 @@ def team_win_probability(
     w = _weights(weight, n)
     model = performance_model(system, s, np.asarray(played, dtype=np.int64),
                               weight=float(contest_weight))
-    v = np.asarray(model.variance, dtype=np.float64)
-    team_mu = np.array([np.dot(w[a], m[a]), np.dot(w[b], m[b])])
-    team_var = np.array([np.dot(w[a] ** 2, v[a]), np.dot(w[b] ** 2, v[b])])
+    rows = np.concatenate([a, b])
+    team_mu, team_var = team_performance(m[rows], model.variance[rows],
+                                         np.array([0, a.size, rows.size]), w[rows])
     return float(win_probabilities(team_mu, team_var, model.kind)[0, 1])
 
 
