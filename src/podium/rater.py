@@ -244,8 +244,7 @@ class Rater:
                 perf_ceiling=np.array(
                     [_NAN if (x := c.perf_ceiling) is None else x for c in rated],
                     dtype=np.float64),
-                team_round=np.array([c.teams is not None and c.team_round for c in rated],
-                                    dtype=bool),
+                team_round=np.array([c.team_round for c in rated], dtype=bool),
                 players_after=players_after,
                 first_index=first,
                 mu=table.mu, sigma=table.sigma, played=table.contests,

@@ -86,7 +86,7 @@ class Contest:
     """
 
     __slots__ = ("handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
-                 "teams")
+                 "teams", "team_round", "_team_names")
 
     handles: tuple[str, ...]
     lo: npt.NDArray[np.int64]
@@ -97,6 +97,10 @@ class Contest:
     perf_ceiling: float | None
     url: str | None
     teams: Teams | None
+    #: True when the round must be rated as a team round: some team has more than one
+    #: member or some member weight is not 1.  A round of one-member teams of weight 1
+    #: is an individual round (and rated exactly as one).
+    team_round: bool
 
     def __init__(
         self,
@@ -483,11 +487,14 @@ class Contest:
         self.perf_ceiling = ceil
         self.url = url
         self.teams = None
+        self.team_round = False
+        self._team_names: tuple[str, ...] | None = None
         if teams is not None:
             offsets.flags.writeable = False
             w_arr = teams[4]
             w_arr.flags.writeable = False
             self.teams = Teams(team_names, offsets, w_arr)
+            self.team_round = len(team_names) != n or bool((w_arr != 1.0).any())
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -517,20 +524,15 @@ class Contest:
         return len(self.handles) if self.teams is None else len(self.teams)
 
     @property
-    def team_round(self) -> bool:
-        """True when the round must be rated as a team round: some team has more than
-        one member or some member weight is not 1.  A round of one-member teams of
-        weight 1 is an individual round (and rated exactly as one)."""
-        t = self.teams
-        return t is not None and (len(t) != len(self.handles) or bool(np.any(t.weight != 1.0)))
-
-    @property
     def team_names(self) -> tuple[str, ...] | None:
         """Per row: the name of the row's team (``None`` for an individual contest)."""
         t = self.teams
         if t is None:
             return None
-        return tuple(t.names[i] for i in t.team_of.tolist())
+        if self._team_names is None:
+            names = t.names
+            self._team_names = tuple(names[i] for i in t.team_of.tolist())
+        return self._team_names
 
     @property
     def places(self) -> npt.NDArray[np.int64]:

@@ -433,6 +433,13 @@ def batch_teams(batch: RoundBatch) -> tuple[IntArray, IntArray, FloatArray,
     ``weighted[r]`` whether some weight of round ``r`` is not 1.
     """
     n_ev = batch.players.size
+    if batch.rounds == 1:  # Rater.add
+        teams = batch.contests[0].teams
+        if not batch.team_round[0] or teams is None:
+            return (np.array([0, n_ev], dtype=np.int64), np.arange(n_ev + 1, dtype=np.int64),
+                    np.ones(n_ev), np.zeros(1, dtype=bool))
+        return (np.array([0, len(teams)], dtype=np.int64), teams.offsets.copy(),
+                teams.weight.copy(), np.array([bool((teams.weight != 1.0).any())]))
     starts = np.ones(n_ev + 1, dtype=bool)
     member_weight = np.ones(n_ev)
     weighted = np.zeros(batch.rounds, dtype=bool)

@@ -69,6 +69,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -276,15 +277,15 @@ class OpenSkillModel(RatingSystem):
                 or cls.display_rating is not OpenSkillModel.display_rating):
             return super().rate_rounds(state, batch)
         team_ptr, team_rows, member_weight, weighted = batch_teams(batch)
-        if self.MODEL == K.PL:
-            compiled = [True] * n_rounds
+        if self.MODEL == K.PL or n_rounds == 1:
+            compiled = [self.MODEL == K.PL or int(team_ptr[1]) < K.PARALLEL_FROM] * n_rounds
         else:
             compiled = (np.diff(team_ptr) < K.PARALLEL_FROM).tolist()
         out = RoundsOutput(np.empty((3, batch.players.size)))
         bad = np.zeros(n_rounds, dtype=np.bool_)
         state.ensure_players(batch.players_after[-1])
-        rescale = self.weight_bounds is not None
-        w_lo, w_hi = self.weight_bounds if self.weight_bounds is not None else (1.0, 1.0)
+        # one compiled signature: every array writable (a lone contest's lo is not)
+        lo = batch.lo if batch.lo.flags.writeable else batch.lo.copy()
         bounds = [0, *(r for r in range(1, n_rounds) if compiled[r] != compiled[r - 1]),
                   n_rounds]
         for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
@@ -296,22 +297,32 @@ class OpenSkillModel(RatingSystem):
                         out.error = exc
                         return out
                 continue
-            K.rate_rounds(
-                self.MODEL, r0, r1, batch.offsets, batch.players, batch.lo,
-                batch.time_seconds, team_ptr, team_rows, member_weight, weighted,
-                float(w_lo), float(w_hi), rescale, float(self.beta), float(self.kappa),
-                float(self.tau), float(self._epsilon()), int(self._window()),
-                bool(self.limit_sigma), bool(self.balance), float(self.display_sigmas),
+            flagged = K.rate_rounds(
+                self.MODEL, r0, r1, batch.offsets, batch.players, lo, batch.time_seconds,
+                team_ptr, team_rows, member_weight, weighted, *self._kernel_params,
                 batch.mu, batch.sigma, batch.played, batch.last_time, batch.max_display,
                 batch.last_change, out.events, bad,
             )
-            label = type(self).__name__
-            out.warnings += [
-                (f"contest {batch.contests[r].label!r}: {label} produced non-finite ratings",)
-                if bad[r] else () for r in range(r0, r1)
-            ]
+            if not flagged:
+                out.warnings += [()] * (r1 - r0)
+            else:
+                label = type(self).__name__
+                out.warnings += [
+                    (f"contest {batch.contests[r].label!r}: {label} produced non-finite "
+                     "ratings",) if bad[r] else () for r in range(r0, r1)
+                ]
             out.done = r1
         return out
+
+    @cached_property
+    def _kernel_params(self) -> tuple[Any, ...]:
+        """The model's parameters as :func:`K.rate_rounds` takes them (``w_lo`` to
+        ``display_sigmas``)."""
+        rescale = self.weight_bounds is not None
+        w_lo, w_hi = self.weight_bounds if self.weight_bounds is not None else (1.0, 1.0)
+        return (float(w_lo), float(w_hi), rescale, float(self.beta), float(self.kappa),
+                float(self.tau), float(self._epsilon()), int(self._window()),
+                bool(self.limit_sigma), bool(self.balance), float(self.display_sigmas))
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """Rate one round (a team round when ``rnd.team_offsets`` is set) with
