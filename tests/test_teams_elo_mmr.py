@@ -40,6 +40,14 @@ ELO_R_VARIANTS = ["elo-r", "elo-r-leading", "elo-r-all", "elo-r-fancy", "elo-r-n
 ALL = MMR_VARIANTS + ELO_R_VARIANTS
 
 
+def exact(name: str) -> dict[str, float]:
+    """Parameters that make an Elo-MMR preset condition on ``P_T`` as if it were exact
+    (T4-T5, ``team_perf_uncertainty = 0``); the literal implementation and Elo-R
+    always do."""
+    return {} if name == "mmr-simple" or name.startswith("elo-r") else {
+        "team_perf_uncertainty": 0.0}
+
+
 # ---------------------------------------------------------------------- a small table
 @dataclass
 class Table:
@@ -214,10 +222,11 @@ def test_check_teams_rejects(offsets: list[int], weight: list[float], match: str
 def test_one_member_weight_one_teams_are_the_individual_round(name: str,
                                                               ceiling: float | None) -> None:
     """Every team a single member of weight 1: bit for bit the individual update,
-    the state included."""
+    the state included (T4-T5; the Rater rates such a round as an individual one
+    whatever ``team_perf_uncertainty``, see test_rater_...)."""
     rng = np.random.default_rng(3)
     for seed in range(3):
-        tab = warmed(name, seed=seed)
+        tab = warmed(name, seed=seed, **exact(name))
         n = tab.mu.size
         players = rng.permutation(n)[: n - 1].tolist()
         places = np.sort(rng.integers(0, n - 1, size=n - 1))
@@ -450,7 +459,7 @@ def test_elo_mmchi_is_gaussian_conditioning_on_the_team_sum(seed: int) -> None:
     """(5) Elo-MMchi: skills N(mu, sigma'^2) after the diffusion, performances with
     noise beta; each member's update equals conditioning on its team's sum."""
     rng = np.random.default_rng(seed)
-    tab = warmed("mmx", seed=seed, n=13)
+    tab = warmed("mmx", seed=seed, n=13, **exact("mmx"))
     system = tab.system
     players, lo, offs, w = random_team_round(rng, tab.mu.size, max_size=4)
     cw = 0.2 * system.weight_limit  # type: ignore[attr-defined]
@@ -463,6 +472,20 @@ def test_elo_mmchi_is_gaussian_conditioning_on_the_team_sum(seed: int) -> None:
     out = tab.copy().rate(players, lo, offs, w, contest_weight=0.2)
     np.testing.assert_allclose(out.mu, post_mu, rtol=0, atol=1e-6)
     np.testing.assert_allclose(out.sigma, post_sd, rtol=1e-10)
+    # T7: P_T uncertain, Var[P_T | standings] = u (1 - 1/pi) delta_T^2 / (T - 1): the same
+    # mean step, the variance shrunk by (1 - V / delta_T^2) of the exact conditioning
+    for u in (1.0, 0.4):
+        tab_u = warmed("mmx", seed=seed, n=13, team_perf_uncertainty=u)
+        out_u = tab_u.rate(players, lo, offs, w, contest_weight=0.2)
+        wa = np.array(w)
+        sizes = np.diff(offs)
+        d2 = np.add.reduceat(wa**2 * (var + beta**2), np.array(offs[:-1]))
+        frac = u * (1.0 - 1.0 / math.pi) / (sizes.size - 1)
+        shrink = var - post_sd**2
+        want_sd = np.sqrt(var - shrink * (1.0 - np.repeat(frac * d2, sizes)
+                                          / np.repeat(d2, sizes)))
+        np.testing.assert_allclose(out_u.mu, post_mu, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(out_u.sigma, want_sd, rtol=1e-10)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -490,7 +513,7 @@ def test_elo_r_normal_measurements_are_conditioning_on_the_team_sum(seed: int) -
 def test_mmr_and_the_literal_implementation_agree_on_team_rounds(seed: int) -> None:
     """EloMMR's kernels and SimpleEloMMR's from-the-formulas team path (1e-6)."""
     rng = np.random.default_rng(seed)
-    a, b = warmed("mmr", seed=seed), warmed("mmr-simple", seed=seed)
+    a, b = warmed("mmr", seed=seed, **exact("mmr")), warmed("mmr-simple", seed=seed)
     for _ in range(4):
         players, lo, offs, w = random_team_round(rng, a.mu.size)
         oa = a.rate(players, lo, offs, w, ceiling=1800.0)

@@ -36,6 +36,7 @@ __all__ = [
     "team_places",
     "team_terms",
     "member_measurements",
+    "uncertain_measurements",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -183,4 +184,46 @@ def member_measurements(mu: FloatArray, delta: FloatArray, beta: FloatArray,
     others = np.maximum(terms.var_sum[team] - wd * wd, 0.0)
     noise = np.where(single | (others == 0.0), beta,
                      np.sqrt(beta * beta + others / (weight * weight)))
+    return MemberMeasurements(np.ascontiguousarray(perf), np.ascontiguousarray(noise))
+
+
+def uncertain_measurements(mu: FloatArray, sigma: FloatArray, offsets: IntArray,
+                           terms: TeamTerms, measured: MemberMeasurements,
+                           team_var: FloatArray) -> MemberMeasurements:
+    """Phase 2 with the uncertainty of ``P_T`` (docs/teams.md, T7).
+
+    :func:`member_measurements` conditions each member on ``P_T`` as if the team had
+    performed exactly ``P_T``.  With few teams the standings pin ``P_T`` down only
+    loosely: its posterior is ``N(P_T, V_T)`` (``V_T`` from the Laplace approximation
+    at the mode, :func:`podium.core.numerics.performance_curvature`).  Averaging the
+    conditional posterior of each skill over it keeps the mean step and shrinks the
+    variance by the factor ``1 - V_T / delta_T^2`` less, which is the measurement
+
+    ``p_i' = mu_i + (p_i - mu_i) d``,
+    ``sigma_i^2 + b_i'^2 = (sigma_i^2 + b_i^2) d``,  ``d = delta_T^2 / (delta_T^2 - V_T)``.
+
+    ``V_T -> 0`` (many teams) gives back :func:`member_measurements`; ``V_T`` is capped
+    just below ``delta_T^2`` (a result that tells nothing).
+
+    Parameters
+    ----------
+    mu, sigma:
+        Per member: the prior rating and the uncertainty after the pseudodiffusion.
+    offsets:
+        ``T + 1`` team offsets.
+    terms:
+        :func:`team_terms` of the round.
+    measured:
+        :func:`member_measurements` of the round.
+    team_var:
+        Per team: ``V_T``.
+    """
+    sizes = np.diff(offsets)
+    d2 = (terms.delta * terms.delta)
+    v = np.minimum(np.maximum(team_var, 0.0), d2 * (1.0 - 1e-9))
+    stretch = np.repeat(d2 / (d2 - v), sizes)
+    perf = mu + (measured.perf - mu) * stretch
+    s2 = sigma * sigma
+    total = (s2 + measured.noise * measured.noise) * stretch
+    noise = np.sqrt(np.maximum(total - s2, 0.0))
     return MemberMeasurements(np.ascontiguousarray(perf), np.ascontiguousarray(noise))

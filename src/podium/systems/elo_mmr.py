@@ -44,7 +44,13 @@ from podium.core.numerics import (
 )
 from podium.errors import ConfigError
 from podium.systems._factor_pool import FactorPoolState
-from podium.systems._teams_mmr import check_teams, member_measurements, team_places, team_terms
+from podium.systems._teams_mmr import (
+    check_teams,
+    member_measurements,
+    team_places,
+    team_terms,
+    uncertain_measurements,
+)
 from podium.systems.base import (
     PerformanceKind,
     PerformanceModel,
@@ -61,6 +67,10 @@ from podium.systems.base import (
 __all__ = ["EloMMR", "EloMMRState", "round_performance_model", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: ``Var[P_T | won] / delta_T^2`` for an even match of two Gaussian teams: ``1 - 1/pi``
+#: (the truncated normal's variance; TrueSkill's ``1 - w(0)``), docs/teams.md T7.
+_EVEN_MATCH_VARIANCE = 1.0 - 1.0 / math.pi
 
 #: Rounds with at most this many tie groups solve each group directly (cheaper than panels).
 _DIRECT_GROUPS = 24
@@ -154,6 +164,12 @@ class EloMMR(RatingSystem):
         Newcomer prior (1500, 350).
     display_sigmas:
         Display rating = ``mu - display_sigmas * (sigma - sig_limit)`` (3).
+    team_perf_uncertainty:
+        Team rounds only (docs/teams.md, T7): ``u`` in ``Var[P_T | standings] = u (1 -
+        1/pi) delta_T^2 / (T - 1)``, the uncertainty of the team performance that each
+        member's measurement carries (1: the exact value for an even match of two
+        Gaussian teams, shrinking as more teams pin ``P_T`` down); 0 conditions on
+        ``P_T`` as if it were exact (T4-T5).  Individual rounds are unaffected.
     """
 
     name: ClassVar[str] = "mmr"
@@ -177,6 +193,7 @@ class EloMMR(RatingSystem):
     mu_noob: float = param(1500.0, "finite")
     sig_noob: float = param(350.0, "positive")
     display_sigmas: float = param(3.0, "finite")
+    team_perf_uncertainty: float = param(1.0, "nonnegative")
 
     display_center: ClassVar[str | None] = "sig_limit"
 
@@ -290,7 +307,13 @@ class EloMMR(RatingSystem):
             perf_t, status = self._subsampled_performance(kind, terms.mu, terms.delta, lo_t)
         warnings = _status_warnings(status, rnd.contest, "team performance")
         # phase 2: each member's measurement (p_i, b_i), then Eq. 6-8 with b_i for beta_i
-        perf, noise = member_measurements(rnd.mu, delta, beta, w, offs, terms, perf_t)
+        measured = member_measurements(rnd.mu, delta, beta, w, offs, terms, perf_t)
+        if self.team_perf_uncertainty > 0.0 and terms.mu.size > 1:
+            # T7: Var[P_T | standings] ~ u (1 - 1/pi) delta_T^2 / (T - 1)
+            frac = self.team_perf_uncertainty * _EVEN_MATCH_VARIANCE / (terms.mu.size - 1)
+            measured = uncertain_measurements(rnd.mu, sig, offs, terms, measured,
+                                              frac * terms.delta * terms.delta)
+        perf, noise = measured
         return self._absorb(state, rnd, kind, perf, noise, sig, warnings)
 
     def rate_rounds(self, state: SystemState, batch: RoundBatch) -> RoundsOutput:
