@@ -659,3 +659,22 @@ def test_a_team_history_resumes_from_a_checkpoint(name: str, tmp_path: Path) -> 
     a, b = whole.events_frame(), resumed.events_frame()
     for col in ("mu", "sigma", "perf"):
         assert_bits(b[col].to_numpy(), a[col].to_numpy(), f"{name} {col}")
+
+
+@pytest.mark.parametrize("name", ["mmr", "mmx", "mmr-fast", "mmr-simple", "elo-r"])
+def test_heavy_teams_are_not_clamped_by_the_solver_bracket(name: str) -> None:
+    """Team ratings are sums (six players of ~1650: ~9900, beyond the performance
+    solver's bracket of (-6000, 9000)): the team equation is solved around the teams'
+    mean, so no bound is hit and the winners gain."""
+    rater = Rater(name)
+    strong = [f"s{k}" for k in range(6)]
+    weak = [f"w{k}" for k in range(6)]
+    for k in range(3):  # individual rounds lift the strong players to ~1650
+        rater.add(Contest.from_places([*strong, *weak], [1] * 6 + [2] * 6, name=f"warm{k}",
+                                      time_seconds=k))
+    before = rater.rating("s0")[0]
+    assert sum(rater.rating(h)[0] for h in strong) > 9000.0
+    report = rater.add(Contest.from_teams([("S", 0, 0, strong), ("W", 1, 1, weak)],
+                                          name="match", time_seconds=10))
+    assert not [w for w in report.warnings if "bound" in w]
+    assert rater.rating("s0")[0] > before

@@ -301,10 +301,17 @@ class EloMMR(RatingSystem):
         # phase 1: team performances (Theorem 3.2 over the team terms)
         terms = team_terms(rnd.mu, delta, w, offs)
         lo_t = team_places(rnd.lo, offs)
+        # solved around the teams' mean (the equation is translation invariant; team
+        # ratings are sums, e.g. 9000 for five players of 1800, beyond the solver's
+        # absolute bracket)
+        center = float(np.mean(terms.mu)) if terms.mu.size < rnd.players.size else 0.0
         if self.subsample_size is None:
-            perf_t, status = self._exact_performance(kind, terms.mu, terms.delta, lo_t)
+            perf_t, status = self._exact_performance(kind, terms.mu - center, terms.delta,
+                                                     lo_t)
         else:
-            perf_t, status = self._subsampled_performance(kind, terms.mu, terms.delta, lo_t)
+            perf_t, status = self._subsampled_performance(kind, terms.mu - center,
+                                                          terms.delta, lo_t)
+        perf_t = perf_t + center
         warnings = _status_warnings(status, rnd.contest, "team performance")
         # phase 2: each member's measurement (p_i, b_i), then Eq. 6-8 with b_i for beta_i
         measured = member_measurements(rnd.mu, delta, beta, w, offs, terms, perf_t)

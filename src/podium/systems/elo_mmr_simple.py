@@ -187,7 +187,9 @@ class SimpleEloMMR(RatingSystem):
         # a one-member team: its member's own term, with no round trip
         delta_t = np.array([float(wt[r[0]] * delta[r[0]]) if len(r) == 1
                             else math.sqrt(var_t[t]) for t, r in enumerate(teams)])
-        perf_t = _performances(mu_t, delta_t, rnd.lo[offs[:-1]])
+        # team ratings are sums: solve around their mean (one-member teams: as individuals)
+        center = float(np.mean(mu_t)) if mu_t.size < n else 0.0
+        perf_t = _performances(mu_t - center, delta_t, rnd.lo[offs[:-1]]) + center
         perf = np.empty(n)
         noise = np.empty(n)
         for t, r in enumerate(teams):

@@ -231,9 +231,12 @@ class EloR(RatingSystem):
         gamma = np.full(rnd.players.size, self.gamma / math.sqrt(c.weight))
         delta = np.sqrt(sig_prior**2 + gamma**2)
         terms = team_terms(r_prior, delta, w, offs)
+        # team ratings are sums: solve around their mean (one-member teams: as individuals)
+        center = float(np.mean(terms.mu)) if terms.mu.size < rnd.players.size else 0.0
         perf_t, status = self._solve_performances(
-            terms.mu, 1.0 / terms.delta, team_places(rnd.lo, offs)
+            terms.mu - center, 1.0 / terms.delta, team_places(rnd.lo, offs)
         )
+        perf_t = perf_t + center
         warnings += _status_warnings(status, c, "team performance")
         perf, noise = member_measurements(r_prior, delta, gamma, w, offs, terms, perf_t)
         ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
