@@ -297,7 +297,8 @@ class OpenSkillModel(RatingSystem):
                         out.error = exc
                         return out
                 continue
-            flagged = K.rate_rounds(
+            loop: Any = K.rate_rounds  # a Numba dispatcher (mypy cannot see its signature)
+            flagged = loop(
                 self.MODEL, r0, r1, batch.offsets, batch.players, lo, batch.time_seconds,
                 team_ptr, team_rows, member_weight, weighted, *self._kernel_params,
                 batch.mu, batch.sigma, batch.played, batch.last_time, batch.max_display,
