@@ -1,4 +1,5 @@
-"""Contests for elo-mmr-py (the Rust reference's bindings), read as its users do.
+"""Contests for elo-mmr-py (the Rust reference's bindings), read as its users do; and
+Podium's Rater fed as its users feed it (:func:`podium_rater`).
 
 ``json.load`` of each ``N.json`` member of an Elo-MMR archive (streamed), one
 ``elo_mmr_py.Contest`` per file, in time order (ties by file index).  Shared by the
@@ -52,3 +53,17 @@ def reference_contests(data: str, n: int, *, dedupe_urls: bool = False) -> list[
                 unique.append(i)
         keep = unique
     return [found[i] for i in sorted(keep, key=lambda i: (found[i].time_seconds, i))]
+
+
+def podium_rater(system: str, history: list[Any], mode: str) -> Any:
+    """A fresh ``podium.Rater`` of ``system`` after ``history``: one ``extend`` call
+    (``mode="extend"``) or one ``add`` per contest (any other mode)."""
+    from podium import Rater
+
+    r = Rater(system)
+    if mode == "extend":
+        r.extend(history)
+    else:
+        for c in history:
+            r.add(c)
+    return r

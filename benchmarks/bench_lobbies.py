@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _reference import podium_rater
 from _report import ROOT, load_average, write_section
 
 SECTION = "lobbies"
@@ -81,18 +82,6 @@ def openskill_rate(history: list[Any]) -> dict[str, Any]:
         for h, (r,) in zip(c.handles, new, strict=True):
             ratings[h] = r
     return ratings
-
-
-def _podium(system: str, history: list[Any], mode: str) -> Any:
-    from podium import Rater
-
-    r = Rater(system)
-    if mode == "extend":
-        r.extend(history)
-    else:
-        for c in history:
-            r.add(c)
-    return r
 
 
 def _identical(a: Any, b: Any) -> bool:
@@ -143,8 +132,8 @@ def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[s
     # warm-up: load every compiled kernel (compilation is excluded from the timings)
     warm = lobbies(200, 400, seed=2)
     for system in systems:
-        _podium(system, warm, "extend")
-        _podium(system, warm, "add")
+        podium_rater(system, warm, "extend")
+        podium_rater(system, warm, "add")
     openskill_rate(warm[:20])
     results: list[dict[str, Any]] = []
     for n_matches, n_players in sizes:
@@ -161,7 +150,7 @@ def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[s
                 raters = {}
                 for mode in ("extend", "add"):
                     t = time.perf_counter()
-                    raters[mode] = _podium(system, history, mode)
+                    raters[mode] = podium_rater(system, history, mode)
                     dt = time.perf_counter() - t
                     best[(system, mode)] = min(best.get((system, mode), dt), dt)
                 identical[system] = identical.get(system, True) and _identical(

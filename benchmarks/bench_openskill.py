@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _reference import podium_rater
 from _report import load_average, write_section
 
 SECTION = "openskill"
@@ -87,18 +88,6 @@ def openskill_rate(model_name: str, history: list[Any]) -> dict[str, Any]:
     return ratings
 
 
-def podium_rate(system: str, history: list[Any], mode: str) -> Any:
-    from podium import Rater
-
-    r = Rater(system)
-    if mode == "extend":
-        r.extend(history)
-    else:
-        for c in history:
-            r.add(c)
-    return r
-
-
 def _difference(rater: Any, ratings: dict[str, Any]) -> float:
     handles = list(ratings)
     got = np.array([rater.rating(h) for h in handles])
@@ -110,8 +99,8 @@ def run(n_matches: int, n_players: int, shapes: list[tuple[int, int]], repeat: i
         ) -> dict[str, Any]:
     for system, model_name in MODELS.items():  # warm-up: load the compiled kernels
         warm = team_matches(50, 400, teams=2, size=4, seed=2)
-        podium_rate(system, warm, "extend")
-        podium_rate(system, warm, "add")
+        podium_rater(system, warm, "extend")
+        podium_rater(system, warm, "add")
         openskill_rate(model_name, warm[:5])
     results: list[dict[str, Any]] = []
     for teams, size in shapes:
@@ -125,7 +114,7 @@ def run(n_matches: int, n_players: int, shapes: list[tuple[int, int]], repeat: i
                 best["openskill"] = min(best.get("openskill", np.inf), time.perf_counter() - t)
                 for mode in ("extend", "add"):
                     t = time.perf_counter()
-                    rater = podium_rate(system, history, mode)
+                    rater = podium_rater(system, history, mode)
                     best[mode] = min(best.get(mode, np.inf), time.perf_counter() - t)
                     diff = max(diff, _difference(rater, ref))
             print(f"{teams}x{size} {system}: done, load {load_average()}", file=sys.stderr)

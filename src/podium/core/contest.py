@@ -158,21 +158,7 @@ class Contest:
         Both competition ranking (1, 1, 3) and dense ranking (1, 1, 2) are
         accepted: only the order of places and their equalities matter.
         """
-        label = meta.get("name") or "<unnamed>"
-        p = np.asarray(places)
-        if p.shape != (len(handles),):
-            raise ContestError(
-                f"{len(handles)} handles but {p.size} places", contest=label
-            )
-        if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
-            bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
-            raise ContestError("place must be a finite number", contest=label, player=bad)
-        if p.size and np.any(p < 1):
-            raise ContestError(
-                "places are 1-based and must be >= 1", contest=label,
-                player=_first_bad(handles, p < 1),
-            )
-        return cls._from_keys(handles, p.astype(np.float64), meta)
+        return cls._from_keys(handles, _place_keys(handles, places, meta), meta)
 
     @classmethod
     def from_scores(
@@ -184,16 +170,8 @@ class Contest:
         **meta: Any,
     ) -> Contest:
         """Build from scores (higher is better by default); equal scores tie."""
-        label = meta.get("name") or "<unnamed>"
-        s = np.asarray(scores, dtype=np.float64)
-        if s.shape != (len(handles),):
-            raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
-        if s.size and not np.all(np.isfinite(s)):
-            raise ContestError(
-                "score must be a finite number", contest=label,
-                player=_first_bad(handles, ~np.isfinite(s)),
-            )
-        return cls._from_keys(handles, -s if higher_is_better else s, meta)
+        return cls._from_keys(handles, _score_keys(handles, scores, higher_is_better, meta),
+                              meta)
 
     @classmethod
     def _from_keys(cls, handles: Sequence[str], key: npt.NDArray[np.float64], meta: Any) -> Contest:
@@ -339,18 +317,8 @@ class Contest:
         """A team contest from one row per member: its handle, its team's name and the
         team's 1-based place (the rows of a team must agree); lower is better and equal
         places tie.  ``member_weight``: per-row member weights (``None``: all 1)."""
-        label = meta.get("name") or "<unnamed>"
-        p = np.asarray(places)
-        if p.shape != (len(handles),):
-            raise ContestError(f"{len(handles)} handles but {p.size} places", contest=label)
-        if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
-            bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
-            raise ContestError("place must be a finite number", contest=label, player=bad)
-        if p.size and np.any(p < 1):
-            raise ContestError("places are 1-based and must be >= 1", contest=label,
-                               player=_first_bad(handles, p < 1))
-        return cls._from_team_keys(handles, teams, p.astype(np.float64), member_weight, "place",
-                                   meta)
+        return cls._from_team_keys(handles, teams, _place_keys(handles, places, meta),
+                                   member_weight, "place", meta)
 
     @classmethod
     def from_team_scores(cls, handles: Sequence[str], teams: Sequence[str], scores: Any,
@@ -358,14 +326,8 @@ class Contest:
                          **meta: Any) -> Contest:
         """As :meth:`from_team_places` with each team's score (higher is better by
         default; equal scores tie)."""
-        label = meta.get("name") or "<unnamed>"
-        s = np.asarray(scores, dtype=np.float64)
-        if s.shape != (len(handles),):
-            raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
-        if s.size and not np.all(np.isfinite(s)):
-            raise ContestError("score must be a finite number", contest=label,
-                               player=_first_bad(handles, ~np.isfinite(s)))
-        return cls._from_team_keys(handles, teams, -s if higher_is_better else s,
+        return cls._from_team_keys(handles, teams,
+                                   _score_keys(handles, scores, higher_is_better, meta),
                                    member_weight, "score", meta)
 
     @classmethod
@@ -589,6 +551,36 @@ class Contest:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _place_keys(handles: Sequence[str], places: Any, meta: Any) -> npt.NDArray[np.float64]:
+    """1-based places as sort keys (lower is better), checked: one per handle, finite,
+    at least 1; the error names the contest and the first offending player."""
+    label = meta.get("name") or "<unnamed>"
+    p = np.asarray(places)
+    if p.shape != (len(handles),):
+        raise ContestError(f"{len(handles)} handles but {p.size} places", contest=label)
+    if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
+        bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
+        raise ContestError("place must be a finite number", contest=label, player=bad)
+    if p.size and np.any(p < 1):
+        raise ContestError("places are 1-based and must be >= 1", contest=label,
+                           player=_first_bad(handles, p < 1))
+    return p.astype(np.float64)
+
+
+def _score_keys(handles: Sequence[str], scores: Any, higher_is_better: bool,
+                meta: Any) -> npt.NDArray[np.float64]:
+    """Scores as sort keys (lower is better: negated when higher scores win), checked:
+    one per handle, finite."""
+    label = meta.get("name") or "<unnamed>"
+    s = np.asarray(scores, dtype=np.float64)
+    if s.shape != (len(handles),):
+        raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
+    if s.size and not np.all(np.isfinite(s)):
+        raise ContestError("score must be a finite number", contest=label,
+                           player=_first_bad(handles, ~np.isfinite(s)))
+    return -s if higher_is_better else s
 
 
 def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | None:

@@ -37,6 +37,7 @@ __all__ = [
     "team_terms",
     "member_measurements",
     "uncertain_measurements",
+    "solve_center",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -227,3 +228,12 @@ def uncertain_measurements(mu: FloatArray, sigma: FloatArray, offsets: IntArray,
     total = (s2 + measured.noise * measured.noise) * stretch
     noise = np.sqrt(np.maximum(total - s2, 0.0))
     return MemberMeasurements(np.ascontiguousarray(perf), np.ascontiguousarray(noise))
+
+
+def solve_center(terms: TeamTerms, n_rows: int) -> float:
+    """Where phase 1 solves the team performance equation: team ratings are sums (five
+    players of 1800 make 9000), beyond the solver's absolute bracket, and the equation
+    is translation invariant, so it is solved around the teams' mean ``mu_T``.  A round
+    of one-member teams (``T == n_rows``) keeps 0, so it solves exactly as the
+    individual round does."""
+    return float(np.mean(terms.mu)) if terms.mu.size < n_rows else 0.0

@@ -47,6 +47,7 @@ from podium.systems._factor_pool import FactorPoolState
 from podium.systems._teams_mmr import (
     check_teams,
     member_measurements,
+    solve_center,
     team_places,
     team_terms,
     uncertain_measurements,
@@ -301,10 +302,7 @@ class EloMMR(RatingSystem):
         # phase 1: team performances (Theorem 3.2 over the team terms)
         terms = team_terms(rnd.mu, delta, w, offs)
         lo_t = team_places(rnd.lo, offs)
-        # solved around the teams' mean (the equation is translation invariant; team
-        # ratings are sums, e.g. 9000 for five players of 1800, beyond the solver's
-        # absolute bracket)
-        center = float(np.mean(terms.mu)) if terms.mu.size < rnd.players.size else 0.0
+        center = solve_center(terms, rnd.players.size)
         if self.subsample_size is None:
             perf_t, status = self._exact_performance(kind, terms.mu - center, terms.delta,
                                                      lo_t)

@@ -41,7 +41,13 @@ from podium.core.contest import Contest
 from podium.core.numerics import STATUS_AT_BOUND, STATUS_MAX_ITER, TieGroups
 from podium.errors import ConfigError
 from podium.systems._factor_pool import FactorPoolState
-from podium.systems._teams_mmr import check_teams, member_measurements, team_places, team_terms
+from podium.systems._teams_mmr import (
+    check_teams,
+    member_measurements,
+    solve_center,
+    team_places,
+    team_terms,
+)
 from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
 
 __all__ = ["EloR", "EloRState", "NOISE_METHODS", "PRESETS"]
@@ -231,8 +237,7 @@ class EloR(RatingSystem):
         gamma = np.full(rnd.players.size, self.gamma / math.sqrt(c.weight))
         delta = np.sqrt(sig_prior**2 + gamma**2)
         terms = team_terms(r_prior, delta, w, offs)
-        # team ratings are sums: solve around their mean (one-member teams: as individuals)
-        center = float(np.mean(terms.mu)) if terms.mu.size < rnd.players.size else 0.0
+        center = solve_center(terms, rnd.players.size)
         perf_t, status = self._solve_performances(
             terms.mu - center, 1.0 / terms.delta, team_places(rnd.lo, offs)
         )
