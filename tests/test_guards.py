@@ -104,3 +104,28 @@ def test_milliseconds_are_recognised() -> None:
         check_contest_time(1_602_505_600_000, now=NOW)
     with pytest.raises(TimeError, match="after 2200"):
         check_contest_time(2**63 - 1 - 10**6, now=NOW, allow_future=True)
+
+
+def test_normalize_contest() -> None:
+    from podium import Contest
+    from podium.core.guards import normalize_contest
+    from podium.errors import ContestError
+
+    c = Contest([("a", 0, 0), ("b", 1, 1)], name="r", time_seconds=5)
+    assert normalize_contest(c) is c
+    d = normalize_contest(Contest([(" a", 0, 0), ("e\u0301", 1, 2), ("x", 1, 2)], name="r",
+                                  time_seconds=5, weight=0.5, url="u"))
+    assert d.handles == ("a", "\u00e9", "x")
+    assert d.lo.tolist() == [0, 1, 1] and d.hi.tolist() == [0, 2, 2]
+    assert (d.name, d.time_seconds, d.weight, d.url) == ("r", 5, 0.5, "u")
+    with pytest.raises(ContestError, match=r"contest 'r', player 'a '.*duplicate|duplicate"):
+        normalize_contest(Contest([("a", 0, 0), ("a ", 1, 1)], name="r"))
+    with pytest.raises(ContestError, match=r"contest 'r', player 'a\\u202e'.*U\+202E"):
+        normalize_contest(Contest([("a\u202e", 0, 0), ("b", 1, 1)], name="r"))
+    t = Contest.from_teams([(" red", 0, 0, [("p1 ", 0.5), "p2"]), ("blue", 1, 1, ["p3"])],
+                           name="tm")
+    u = normalize_contest(t)
+    assert u.teams is not None and t.teams is not None
+    assert u.teams.names == ("red", "blue") and u.handles == ("p1", "p2", "p3")
+    assert u.teams.weight.tolist() == t.teams.weight.tolist()
+    assert u.lo.tolist() == t.lo.tolist() and u.team_round

@@ -30,6 +30,10 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from podium.core.contest import Contest
 
 __all__ = [
     "DEFAULT_FUTURE_MARGIN_S",
@@ -40,6 +44,7 @@ __all__ = [
     "TimeError",
     "check_contest_time",
     "handle_key",
+    "normalize_contest",
     "normalize_handle",
     "normalize_handles",
 ]
@@ -137,6 +142,54 @@ def normalize_handles(handles: Iterable[str]) -> dict[str, str]:
     """:func:`normalize_handle` of each distinct handle, as a mapping from the given
     handle to its normal form (each distinct handle is checked once)."""
     return {h: normalize_handle(h) for h in set(handles)}
+
+
+def normalize_contest(contest: Contest) -> Contest:
+    """``contest`` with every handle (and team name) under :func:`normalize_handle`.
+
+    Returns the same object when nothing changes; otherwise a new :class:`Contest`
+    with the same places, teams, weights and metadata.
+
+    Raises
+    ------
+    ContestError
+        Naming the contest and the player (or team) when a handle breaks the rules,
+        or when two handles of the contest become one after normalisation.
+    """
+    from podium.core.contest import Contest
+    from podium.errors import ContestError
+
+    label = contest.label
+
+    def fix(values: Iterable[str], what: str) -> tuple[list[str], bool]:
+        out: list[str] = []
+        changed = False
+        for h in values:
+            try:
+                n = normalize_handle(h)
+            except HandleError as exc:
+                if what == "team":
+                    raise ContestError(exc.reason, contest=label, team=h) from None
+                raise ContestError(exc.reason, contest=label, player=h) from None
+            changed = changed or n is not h
+            out.append(n)
+        return out, changed
+
+    handles, changed = fix(contest.handles, "player")
+    teams = contest.teams
+    names: list[str] = []
+    if teams is not None:
+        names, team_changed = fix(teams.names, "team")
+        changed = changed or team_changed
+    if not changed:
+        return contest
+    meta = {"name": contest.name, "time_seconds": contest.time_seconds,
+            "weight": contest.weight, "perf_ceiling": contest.perf_ceiling, "url": contest.url}
+    if teams is None:
+        return Contest.from_arrays(handles, contest.lo, contest.hi, **meta)
+    first = teams.offsets[:-1]
+    return Contest.from_team_arrays(handles, teams.offsets, names, contest.lo[first],
+                                    contest.hi[first], teams.weight, **meta)
 
 
 def handle_key(handle: str) -> str:
