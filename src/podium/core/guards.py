@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from podium.core.contest import Contest
@@ -183,7 +183,7 @@ def normalize_contest(contest: Contest) -> Contest:
         changed = changed or team_changed
     if not changed:
         return contest
-    meta = {"name": contest.name, "time_seconds": contest.time_seconds,
+    meta: dict[str, Any] = {"name": contest.name, "time_seconds": contest.time_seconds,
             "weight": contest.weight, "perf_ceiling": contest.perf_ceiling, "url": contest.url}
     if teams is None:
         return Contest.from_arrays(handles, contest.lo, contest.hi, **meta)
