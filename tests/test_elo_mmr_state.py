@@ -75,6 +75,43 @@ def test_pool_compaction_preserves_factors(long_history):
     _check_sums(st)
 
 
+@pytest.mark.parametrize("path", ["add", "extend"])
+def test_pool_stays_compact_in_a_long_run(path: str) -> None:
+    """maybe_compact counts the live factors only once ``used`` passes its last
+    threshold; the pool must still be rebuilt whenever abandoned blocks waste more
+    than half of it, so that it never exceeds ``2 live + 4 n`` by more than a round's
+    relocations.  Few players, many rounds: every block is outgrown again and again."""
+    rng = np.random.default_rng(3)
+    names = [f"p{i}" for i in range(40)]
+    r = Rater("mmr")
+    peak_ratio = 0.0
+    compactions = 0
+    orig = r.state.compact
+
+    def counting() -> None:
+        nonlocal compactions
+        compactions += 1
+        orig()
+
+    r.state.compact = counting  # type: ignore[method-assign]
+    rounds = [Contest.from_scores([names[i] for i in rng.choice(40, 8, replace=False)],
+                                  rng.normal(size=8), time_seconds=60 * k)
+              for k in range(3000)]
+    for k in range(0, len(rounds), 50):
+        if path == "add":
+            for c in rounds[k:k + 50]:
+                r.add(c)
+        else:
+            r.extend(rounds[k:k + 50])
+        st = r.state
+        live = st.live_factors()
+        if st.used > 4096:
+            peak_ratio = max(peak_ratio, st.used / (2 * live + 4 * st.n + 8 * 64))
+    assert compactions > 0
+    assert peak_ratio <= 1.0
+    _check_sums(r.state)
+
+
 def test_lazy_scale_is_folded_in_before_underflow():
     r = Rater("mmr")
     r.add(Contest([("a", 0, 0), ("b", 1, 1)]))

@@ -136,7 +136,7 @@ def test_quoted_path_formats_numbers_like_arrow_csv() -> None:
     fast, quoted = io.BytesIO(), io.BytesIO()
     results._write_csv(table, fast)
     fast_body = fast.getvalue().split(b"\n", 1)[1]
-    results._write_csv_quoted(table, quoted)
+    quoted.write(results._csv_quoted(table))
     assert quoted.getvalue() == fast_body
     with_comma = table.set_column(0, "handle", pa.array(["x,y"] * table.num_rows))
     both = io.BytesIO()
@@ -144,6 +144,26 @@ def test_quoted_path_formats_numbers_like_arrow_csv() -> None:
     expected = b"".join(b'"x,y"' + line[line.index(b","):] + b"\n"
                         for line in fast_body.split(b"\n")[:-1])
     assert both.getvalue().split(b"\n", 1)[1] == expected
+
+
+def test_csv_in_slices_equals_one_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Formatted by a pool of threads in small slices (some of which need quotes, some
+    not), the text is the same as in one piece, in order."""
+    n = 1000
+    rng = np.random.default_rng(7)
+    names = [f"p{i}" if i % 97 else f"p,{i}" for i in range(n)]
+    table = pa.table({"handle": pa.array(names), "x": pa.array(rng.normal(size=n)),
+                      "k": pa.array(np.arange(n))})
+    whole = io.BytesIO()
+    results._write_csv(table, whole)
+    monkeypatch.setattr(results, "_CSV_BATCH", 37)
+    monkeypatch.setattr(results, "_workers", lambda: 3)
+    sliced = io.BytesIO()
+    results._write_csv(table, sliced)
+    assert sliced.getvalue() == whole.getvalue()
+    back = list(csv.reader(io.StringIO(sliced.getvalue().decode(), newline="")))
+    assert [r[0] for r in back[1:]] == names
+    assert [float(r[1]) for r in back[1:]] == table["x"].to_pylist()
 
 
 def test_empty_table_writes_header_only(tmp_path: Path) -> None:

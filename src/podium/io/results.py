@@ -358,37 +358,68 @@ def _quoted_text(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return pc.fill_null(text, "")
 
 
-def _write_csv_quoted(table: pa.Table, fh: IO[bytes]) -> None:
-    """The CSV body with minimal quoting, built with Arrow's string kernels.
+def _csv_quoted(table: pa.Table) -> memoryview:
+    """The CSV text of ``table`` (no header) with minimal quoting, built with Arrow's
+    string kernels.
 
     Arrow's CSV writer either quotes every text field or refuses the ones that
     need quotes; this path writes exactly the text Python's :mod:`csv` writes.
     """
-    for batch in table.to_batches(max_chunksize=_CSV_BATCH):
-        if batch.num_rows == 0:
-            continue
-        texts = [_quoted_text(c) for c in batch.columns]
-        texts[-1] = pc.binary_join_element_wise(texts[-1], "\n", "")
-        rows = pc.binary_join_element_wise(*texts, ",")
-        if isinstance(rows, pa.ChunkedArray):
-            rows = rows.combine_chunks()
-        # the rows' character data, back to back, is the CSV text of the batch
-        _, offsets, data = rows.buffers()
-        bounds = np.frombuffer(offsets, dtype=np.int32)[[rows.offset, rows.offset + len(rows)]]
-        fh.write(memoryview(data)[int(bounds[0]):int(bounds[1])])
+    texts = [_quoted_text(c) for c in table.columns]
+    texts[-1] = pc.binary_join_element_wise(texts[-1], "\n", "")
+    rows = pc.binary_join_element_wise(*texts, ",")
+    if isinstance(rows, pa.ChunkedArray):
+        rows = rows.combine_chunks()
+    # the rows' character data, back to back, is the CSV text of the table
+    _, offsets, data = rows.buffers()
+    kind = np.int64 if pa.types.is_large_string(rows.type) else np.int32
+    bounds = np.frombuffer(offsets, dtype=kind)[[rows.offset, rows.offset + len(rows)]]
+    return memoryview(data)[int(bounds[0]):int(bounds[1])]
+
+
+def _csv_text(table: pa.Table) -> memoryview | pa.Buffer:
+    """The CSV text of ``table`` (no header): Arrow's writer, or the minimally quoted
+    text when a text field needs quotes (the two agree on every other field)."""
+    if _needs_quotes(table):
+        return _csv_quoted(table)
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(table, sink, pacsv.WriteOptions(include_header=False, quoting_style="none",
+                                                    batch_size=_CSV_BATCH))
+    return sink.getvalue()
+
+
+def _workers() -> int:
+    """Threads for formatting: the CPUs this process may use (at most 8)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
 
 
 def _write_csv(table: pa.Table, fh: IO[bytes]) -> None:
+    """Header, then the rows in slices of :data:`_CSV_BATCH`, formatted by a pool of
+    threads (Arrow's kernels release the GIL) and written in order; at most two
+    slices per thread are held in memory."""
     fh.write((",".join(table.column_names) + "\n").encode("utf-8"))
     table = pa.table([_csv_column(c) for c in table.columns], names=table.column_names)
-    if _needs_quotes(table):
-        _write_csv_quoted(table, fh)
-    elif table.num_rows:
-        pacsv.write_csv(
-            table, fh,
-            pacsv.WriteOptions(include_header=False, quoting_style="none",
-                               batch_size=_CSV_BATCH),
-        )
+    slices = [table.slice(a, _CSV_BATCH) for a in range(0, table.num_rows, _CSV_BATCH)]
+    workers = min(_workers(), len(slices))
+    if workers <= 1:
+        for part in slices:
+            fh.write(_csv_text(part))
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="podium-csv") as pool:
+        pending: deque[Any] = deque()
+        for part in slices:
+            pending.append(pool.submit(_csv_text, part))
+            if len(pending) >= 2 * workers:
+                fh.write(pending.popleft().result())
+        while pending:
+            fh.write(pending.popleft().result())
 
 
 def _write_parquet(table: pa.Table, fh: IO[bytes]) -> None:

@@ -86,6 +86,8 @@ class FactorPoolState(SystemState):
         self.f_warg: FloatArray = np.zeros(_MIN_POOL)
         self.f_wout: FloatArray = np.zeros(_MIN_POOL)
         self.used = 0
+        # maybe_compact counts the live factors only once ``used`` passes this
+        self._compact_at = -1
 
     @classmethod
     def player_fields(cls) -> tuple[str, ...]:
@@ -182,9 +184,28 @@ class FactorPoolState(SystemState):
         self.f_mu, self.f_warg, self.f_wout = pool
 
     def maybe_compact(self) -> None:
-        """Rebuild the pool when abandoned blocks waste more than half of it."""
-        if self.used > 4096 and self.used > 2 * self.live_factors() + 4 * self.n:
+        """Rebuild the pool when abandoned blocks waste more than half of it
+        (``used > 2 live + 4 n``, once the pool holds more than 4096 slots).
+
+        Counting the live factors reads every player's row, which an ``add`` loop of
+        small rounds among many players would pay after every round.  So the count
+        is taken only once ``used`` exceeds ``2 live + 4 n`` of the last count: a
+        round never lowers the live factors (it adds one per participant, or folds
+        the oldest and adds one at the history limit; the memoryless variants keep
+        at most one) nor ``n``, so the condition cannot hold before.  Where a system
+        does drop factors, compaction merely comes later; it never changes a value.
+        """
+        if self.used <= self._compact_at:
+            return
+        live = self.live_factors()
+        if self.used > 4096 and self.used > 2 * live + 4 * self.n:
             self.compact()
+        self._compact_at = max(4096, 2 * live + 4 * self.n)
+
+    def truncate_players(self, n: int) -> None:
+        """Forget players ``n..`` (see :meth:`SystemState.truncate_players`)."""
+        super().truncate_players(n)
+        self._compact_at = -1
 
     # ------------------------------------------------------------------ checkpoints
     def to_arrays(self) -> dict[str, np.ndarray]:

@@ -393,13 +393,7 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
         return perf, status, 0
     solved = np.zeros(G, dtype=np.bool_)
     if G > direct_groups:
-        # np.int64(0), not the literal 0: one compiled _solve_direct serves every call
-        p_top, st_top = _solve_direct(kind, terms, groups, np.int64(0), split_ties)
-        p_bot, st_bot = _solve_direct(kind, terms, groups, G - 1, split_ties)
-        perf[0] = p_top
-        status[0] = st_top
-        perf[G - 1] = p_bot
-        status[G - 1] = st_bot
+        _solve_extremes(kind, terms, groups, split_ties, perf, status)
         solved[0] = True
         solved[G - 1] = True
         _panel_zeros(kind, terms, groups, split_ties, min_spread, perf, solved)
@@ -410,6 +404,19 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
             perf[g] = pg
             status[g] = st
     return perf, status, n_direct
+
+
+@nb.njit(cache=True, parallel=True)
+def _solve_extremes(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                    perf: np.ndarray, status: np.ndarray) -> None:
+    """Step 1 of :func:`performance_zeros`: the best and the worst group, solved
+    directly, one per thread (each is an ``O(N)`` sum per Newton step)."""
+    G = groups.start.size
+    for e in nb.prange(2):
+        g = np.int64(0) if e == 0 else G - 1
+        pg, st = _solve_direct(kind, terms, groups, g, split_ties)
+        perf[g] = pg
+        status[g] = st
 
 
 @nb.njit(cache=True, parallel=True)
@@ -434,18 +441,22 @@ def _panel_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties:
         for g in range(G):
             for j in range(groups.start[g], groups.end[g]):
                 wsum[g] += terms.pb[j]
+    # The groups whose zero lies in one panel are consecutive (the zeros decrease with
+    # the place), so they are listed first and then shared out: a parallel loop over
+    # all G groups would hand one thread nearly all of a panel's fits.
+    todo = np.empty(G, dtype=np.int64)
     for p in range(grid.n):
         _, _, c, r = panel_span(grid, p)
         panel_values(kind, c, r, tnodes, terms, groups, split_ties, wsum, Qv, Vs)
-        for g in nb.prange(G):
-            if solved[g]:
-                continue
-            qa = Qv[g, m - 1]
-            qb = Qv[g, 0]
-            if not (qa >= 0.0 and qb <= 0.0):
-                continue
-            coef = np.empty(m)
-            cheb_fit(cmat, Qv[g], coef)
-            t = panel_zero(coef, qa, qb, c, r, 0.0, 0.0, False)
+        n_todo = 0
+        for g in range(G):
+            if not solved[g] and Qv[g, m - 1] >= 0.0 and Qv[g, 0] <= 0.0:
+                todo[n_todo] = g
+                n_todo += 1
+        coefs = np.empty((n_todo, m))
+        for q in nb.prange(n_todo):
+            g = todo[q]
+            cheb_fit(cmat, Qv[g], coefs[q])
+            t = panel_zero(coefs[q], Qv[g, m - 1], Qv[g, 0], c, r, 0.0, 0.0, False)
             perf[g] = c + r * t
             solved[g] = True
