@@ -14,9 +14,11 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from podium.core.contest import Contest
 from podium.core.state import ContestRecord, EventLog, PlayerTable
@@ -36,6 +38,9 @@ _BATCH_CONTESTS = 4096
 #: ... or of about this many player-rounds (a large contest is a batch of its own).
 _BATCH_EVENTS = 1 << 16
 _NO_PLAYERS = np.zeros(0, dtype=np.int64)
+#: Up to this many players, handles are looked up into a list (cheaper for a lobby);
+#: above it, straight into an array.
+_SMALL_ROUND = 64
 _NAN = float("nan")
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -174,7 +179,7 @@ class Rater:
         new_rows: list[tuple[float, float, int, int]] = []  # (mu, sigma, time, count)
         rated: list[Contest] = []
         rated_pos: list[int] = []
-        flat: list[int] = []
+        flat: list[npt.NDArray[np.int64]] = []
         offsets = [0]
         players_after: list[int] = []
         new_counts: list[int] = []
@@ -207,21 +212,28 @@ class Rater:
                 n_ok = pos
                 break
             handles = contest.handles
-            ids: list[Any] = list(map(index_get, handles))
             n_new = 0
-            if None in ids:
-                for k, i in enumerate(ids):
-                    if i is None:
-                        h = handles[k]
-                        j = fresh.get(h)
-                        if j is None:
-                            j = fresh[h] = n_before + len(new_handles)
-                            new_handles.append(h)
-                            n_new += 1
-                        ids[k] = j
+            if len(handles) <= _SMALL_ROUND:
+                looked_up = list(map(index_get, handles, repeat(-1)))
+                ids = np.array(looked_up, dtype=np.int64)
+                unknown = [k for k, i in enumerate(looked_up) if i < 0] if -1 in looked_up \
+                    else []
+            else:  # no Python loop over the players, only over the newcomers
+                ids = np.fromiter(map(index_get, handles, repeat(-1)), dtype=np.int64,
+                                  count=len(handles))
+                unknown = np.flatnonzero(ids < 0).tolist()
+            if unknown:
+                for k in unknown:
+                    h = handles[k]
+                    j = fresh.get(h)
+                    if j is None:
+                        j = fresh[h] = n_before + len(new_handles)
+                        new_handles.append(h)
+                        n_new += 1
+                    ids[k] = j
                 new_rows.append((mu0, sig0, t, n_new))
-            flat.extend(ids)
-            offsets.append(len(flat))
+            flat.append(ids)
+            offsets.append(offsets[-1] + ids.size)
             players_after.append(n_before + len(new_handles))
             new_counts.append(n_new)
             rated.append(contest)
@@ -233,7 +245,7 @@ class Rater:
         out: RoundsOutput | None = None
         players = _NO_PLAYERS
         if rated:
-            players = np.array(flat, dtype=np.int64)
+            players = flat[0] if len(flat) == 1 else np.concatenate(flat)
             batch = RoundBatch(
                 contests=rated,
                 offsets=np.array(offsets, dtype=np.int64),

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -258,23 +259,42 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
             order = np.lexsort((contest, key))
     else:
         order = np.zeros(0, dtype=np.int64)
-    values = [
-        contest[order].astype(np.int64),
-        ev["mu"][order],
-        ev["sigma"][order],
-        display[order],
-        ev["perf"][order],
-        ev["place"][order].astype(np.int64),
-    ]
-    team = ev["team"][order].astype(np.int64)
     team_names = rater.events.team_names
-    if team_names:
-        teams = _from_strings(team_names).take(_from_numpy(team, valid=team >= 0))
-    else:
-        teams = pa.nulls(len(team), pa.string())
-    return pa.table([handles.take(_from_numpy(player[order].astype(np.int64))),
-                     *map(_from_numpy, values), teams],
+
+    def gather(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        out = values[order]
+        return out if out.dtype in _ARROW_TYPES else out.astype(np.int64)
+
+    def gather_handles() -> pa.Array:
+        return handles.take(_from_numpy(gather(player)))
+
+    def gather_teams() -> pa.Array:
+        if not team_names:
+            return pa.nulls(len(order), pa.string())
+        team = gather(ev["team"])
+        return _from_strings(team_names).take(_from_numpy(team, valid=team >= 0))
+
+    # each column is a gather of millions of values (NumPy and Arrow release the GIL)
+    jobs: list[Callable[[], Any]] = [
+        gather_handles,
+        *(partial(gather, v) for v in (contest, ev["mu"], ev["sigma"], display, ev["perf"],
+                                       ev["place"])),
+        gather_teams,
+    ]
+    columns = _run_all(jobs)
+    return pa.table([columns[0], *map(_from_numpy, columns[1:-1]), columns[-1]],
                     names=list(HISTORIES_COLUMNS))
+
+
+def _run_all(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+    """``[job() for job in jobs]``, on a pool of threads when there are several CPUs."""
+    workers = min(_workers(), len(jobs))
+    if workers <= 1:
+        return [job() for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="podium-gather") as pool:
+        return list(pool.map(lambda job: job(), jobs))
 
 
 def _int_column(values: list[int]) -> pa.Array:

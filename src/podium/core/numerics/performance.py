@@ -393,10 +393,7 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
         return perf, status, 0
     solved = np.zeros(G, dtype=np.bool_)
     if G > direct_groups:
-        _solve_extremes(kind, terms, groups, split_ties, perf, status)
-        solved[0] = True
-        solved[G - 1] = True
-        _panel_zeros(kind, terms, groups, split_ties, min_spread, perf, solved)
+        _panel_zeros(kind, terms, groups, split_ties, min_spread, perf, status, solved)
     n_direct = n_unsolved(solved)
     for g in range(G):
         if not solved[g]:
@@ -407,24 +404,19 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
 
 
 @nb.njit(cache=True, parallel=True)
-def _solve_extremes(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                    perf: np.ndarray, status: np.ndarray) -> None:
-    """Step 1 of :func:`performance_zeros`: the best and the worst group, solved
-    directly, one per thread (each is an ``O(N)`` sum per Newton step)."""
+def _panel_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                 min_spread: float, perf: np.ndarray, status: np.ndarray,
+                 solved: np.ndarray) -> None:
+    """Steps 1-3 of :func:`performance_zeros`: the best and the worst group solved
+    directly, one per thread (each an ``O(N)`` sum per Newton step), then every group
+    whose zero lies between theirs placed by interpolation."""
     G = groups.start.size
     for e in nb.prange(2):
         g = np.int64(0) if e == 0 else G - 1
         pg, st = _solve_direct(kind, terms, groups, g, split_ties)
         perf[g] = pg
         status[g] = st
-
-
-@nb.njit(cache=True, parallel=True)
-def _panel_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                 min_spread: float, perf: np.ndarray, solved: np.ndarray) -> None:
-    """Steps 2-3 of :func:`performance_zeros`: place every group whose zero lies
-    between ``perf[G - 1]`` and ``perf[0]`` (already solved) by interpolation."""
-    G = groups.start.size
+        solved[g] = True
     a_all = perf[G - 1]
     b_all = perf[0]
     if b_all - a_all < 1e-6:
