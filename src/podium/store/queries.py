@@ -61,9 +61,10 @@ def stored_spellings(conn: Connection, handles: Iterable[str]) -> dict[str, str]
     keys = sorted({handle_key(h) for h in handles})
     out: dict[str, str] = {}
     for part in chunks(keys):
-        out.update(conn.execute(
+        for key, handle in conn.execute(
             select(p.c.handle_key, p.c.handle).where(p.c.handle_key.in_(list(part)))
-        ).tuples().all())
+        ).all():
+            out[key] = handle
     return out
 
 
