@@ -375,7 +375,8 @@ def build_router() -> APIRouter:
         """Players, contests, rating events, the rating system and its parameters (counts
         every player: tens of milliseconds on a store of 360 000 players)."""
         st = _stats(get_store(request))
-        return _json({k: st.get(k) for k in StatsOut.model_fields})
+        return _json({k: st.get(k, StatsOut.model_fields[k].default)
+                      for k in StatsOut.model_fields})
 
     @router.get("/leaderboard", response_model=M["LeaderboardPage"], responses=_ERRORS,
                 summary="Players ranked by display rating")

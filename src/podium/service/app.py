@@ -6,18 +6,26 @@ Run it with ``podium serve --db URL --token T`` (see :mod:`podium.service.cli`) 
 with any ASGI server; for several worker processes use the factory
 :func:`create_app_from_env` (``uvicorn --factory podium.service.app:create_app_from_env``
 with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
+``PODIUM_MAX_PREDICT_BYTES``, ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_ALLOW_FUTURE``,
 ``PODIUM_POOL_SIZE`` and ``PODIUM_MAX_OVERFLOW`` in the environment).
 
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
-* 400 -- a body that is not JSON; 401 -- a write without the right bearer token;
+* 400 -- a body that is not JSON (or holds an integer of more than 4,300 digits);
+* 401 -- a write without the right bearer token, answered before its body is read
+  (:class:`podium.service.guard.RequestGuard`);
 * 404 -- unknown player, contest or path; 409 -- the store refuses the contest
   (older than the latest one, or the same id with other standings);
-* 413 -- a body over ``max_body_bytes`` (checked on ``Content-Length`` and while
-  reading, before anything is parsed);
-* 422 -- a parameter or a contest that fails validation (the message names the
-  field, the contest and the player);
+* 413 -- a body over ``max_body_bytes`` (an authenticated write) or
+  ``max_predict_bytes`` (anything else), checked on ``Content-Length`` and while
+  reading, before anything is parsed;
+* 422 -- a parameter or a contest that fails validation, the store's input rules
+  included (:mod:`podium.store.checks`: handles, time, weight, ceiling; the message
+  names the field, the contest and the player);
 * 503 -- the database could not be reached or stayed locked (retry).
+
+Every answer carries the security headers of :class:`podium.service.guard.SecurityHeaders`
+(a Content-Security-Policy on pages, ``nosniff``, no framing).
 
 The interactive API page ``/docs`` (Swagger UI) is served without internet access:
 its script, style sheet and icon come from the ``swagger-ui-bundle-v2`` package and

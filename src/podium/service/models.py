@@ -324,6 +324,9 @@ class StatsOut(BaseModel):
     system: str
     params: dict[str, Any]
     schema_version: int | None
+    handle_policy: Literal["exact", "case-insensitive"] = Field(
+        "exact", description="'case-insensitive': handles differing only by case are one "
+        "player (fixed when the store was created)")
 
 
 class CountOut(BaseModel):

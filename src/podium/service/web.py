@@ -4,11 +4,14 @@
   that suggests handles as you type (``static/search.js`` asks ``/api/search``)
   and, without JavaScript, submits to ``/search``;
 * ``/search?q=...`` -- the exact handle's page, or the list of matches;
-* ``/players/{handle}`` -- rating, rank, the rating-history chart
+* ``/players/{handle}`` (``/player?handle=...`` for the handles ``.`` and ``..``,
+  which browsers resolve away as path segments: see :func:`player_url`) -- rating,
+  rank, the rating-history chart
   (:func:`podium.service.charts.rating_chart_svg`) and the table of contests (with the
   player's team in each team contest);
-* ``/contests`` and ``/contests/{id}`` -- the contests, and one contest's rating changes
-  (a team contest: grouped by team, each team's place, members, weights and changes).
+* ``/contests`` and ``/contests/{id}`` (or ``/contest?id=...``) -- the contests, and one
+  contest's rating changes, 500 standings rows a page read from the store (a team
+  contest: grouped by team, each team's place, members, weights and changes).
 
 Everything the pages need (CSS, the search script) is served by the app under
 ``/static/``; the pages work with no internet access.
