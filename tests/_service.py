@@ -46,8 +46,11 @@ def running_server(
     token: str = "test-token",
     extra: Sequence[str] = (),
     startup_timeout: float = 90.0,
+    access_log: bool = False,
 ) -> Iterator[Server]:
     """Start ``podium serve`` on ``db_url``; stop it (SIGTERM, then SIGKILL) afterwards.
+
+    ``access_log``: log every request (at level info) instead of warnings only.
 
     Raises
     ------
@@ -60,7 +63,8 @@ def running_server(
     cmd = [
         sys.executable, "-m", "podium.cli", "serve", "--db", db_url, "--host", "127.0.0.1",
         "--port", str(port), "--token-file", str(_token_file(tmp, token)),
-        "--log-level", "warning", "--no-access-log", *extra,
+        *(("--log-level", "info") if access_log else ("--log-level", "warning",
+                                                         "--no-access-log")), *extra,
     ]
     env = dict(os.environ)
     env.pop("PODIUM_TOKEN", None)

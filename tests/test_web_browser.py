@@ -335,3 +335,53 @@ def test_team_contest_pages(server: tuple[Server, Store], browser: object,
     assert not foreign, f"requests outside the server: {foreign}"
     assert not errors, f"browser errors: {errors}"
     page.close()
+
+
+ODD_HANDLES = [".", "..", "a/b", "%2e", "q?x=1", "h#1", "100%"]
+
+
+def test_odd_and_long_handles_in_the_browser(server: tuple[Server, Store], browser: object,
+                                             tmp_path: Path) -> None:
+    """Every handle of a contest page is reachable by clicking it -- ``.`` and ``..``
+    (which browsers resolve away as path segments), a slash, ``%2e``, ``?``, ``#``,
+    ``%`` -- and a 128-character handle neither widens the page nor breaks it; the
+    pages raise no Content-Security-Policy violation.  (Adds a contest to the store.)"""
+    import httpx
+
+    srv, store = server
+    latest = store.latest_contest()
+    assert latest is not None
+    long_handle = "W" * 128
+    handles = [*ODD_HANDLES, long_handle]
+    doc = {"name": "Odd handles " + "L" * 300, "time_seconds": latest.time_seconds + 2 * 86_400,
+           "standings": [[h, k, k] for k, h in enumerate(handles)]}
+    r = httpx.post(srv.url + "/api/contests", json=doc, timeout=30,
+                   headers={"Authorization": f"Bearer {srv.token}"})
+    assert r.status_code == 201, r.text
+    cid = r.json()["contest_id"]
+
+    page, foreign, errors = _new_page(browser, srv)
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(m.text)
+            if "Content Security Policy" in m.text else None)
+    expect = sync_api.expect
+    contest_url = srv.url + "/contests/" + quote(cid, safe="")
+    for handle in handles:
+        page.goto(contest_url)
+        rows = page.locator("table#changes a.handle")
+        texts = rows.all_inner_texts()
+        link = rows.nth(texts.index(handle))
+        link.click()
+        expect(page.locator("h1.player-name")).to_have_text(handle)
+        assert page.title().startswith(handle[:40])
+    # a long handle and a long name wrap: the page is no wider than the window
+    for url in (contest_url, srv.url + "/players/" + long_handle, srv.url + "/"):
+        page.goto(url)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        inner = page.evaluate("window.innerWidth")
+        assert width <= inner, (url, width, inner)
+    page.screenshot(path=str(tmp_path / "long-handle.png"), full_page=True)
+    assert not violations, violations
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not errors, f"browser errors: {errors}"
+    page.close()

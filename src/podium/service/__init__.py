@@ -7,8 +7,17 @@ can register its command without FastAPI installed (the ``service`` extra).
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_PREDICT_BYTES", "DEFAULT_MAX_PREDICT_PLAYERS",
+           "MAX_PREDICT_PLAYERS_LIMIT"]
 
-#: Default limit on a request body: 16 MiB (the largest Codeforces round, about
-#: 30 000 players, is about 1 MiB of JSON).
+#: Default limit on the body of a write (``POST /api/contests``, authenticated first):
+#: 16 MiB (the largest Codeforces round, about 30 000 players, is about 1 MiB of JSON).
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+#: Default limit on the body of ``POST /api/predict`` (public) and of any other request:
+#: 256 KiB (200 handles of 128 characters, each character written as a ``\\uXXXX``
+#: escape, fit).
+DEFAULT_MAX_PREDICT_BYTES = 256 * 1024
+#: Default cap on the players (handles and team members) of one prediction.
+DEFAULT_MAX_PREDICT_PLAYERS = 200
+#: The highest cap a server may set (the answer holds an n x n matrix of probabilities).
+MAX_PREDICT_PLAYERS_LIMIT = 1000

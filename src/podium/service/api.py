@@ -8,7 +8,6 @@ with the token the server was started with.  Every error is JSON
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import math
@@ -21,7 +20,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError, create_model
 
+from podium.core.guards import DEFAULT_FUTURE_MARGIN_S, HandleError, normalize_handle
 from podium.errors import ContestError, DataFormatError
+from podium.service.guard import token_problem
 from podium.service.models import (
     CountOut,
     ErrorOut,
@@ -34,13 +35,18 @@ from podium.service.models import (
     to_jsonable,
 )
 
-__all__ = ["build_router", "active_since_for", "DAY_SECONDS", "MAX_LIMIT"]
+__all__ = ["build_router", "active_since_for", "DAY_SECONDS", "MAX_LIMIT",
+           "DEFAULT_CONTEST_LIMIT", "MAX_CONTEST_LIMIT"]
 
 log = logging.getLogger("podium.service")
 
 DAY_SECONDS = 86_400
 #: Most rows one page of the leaderboard or of the contest list may ask for.
 MAX_LIMIT = 500
+#: Standings rows of one contest answered by default (``GET /api/contests/{id}``).
+DEFAULT_CONTEST_LIMIT = 1000
+#: Most standings rows of one contest a request may ask for.
+MAX_CONTEST_LIMIT = 10_000
 
 
 @cache
@@ -134,27 +140,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def _check_token(request: Request) -> None:
-    expected: str | None = request.app.state.token
-    header = request.headers.get("authorization")
-    challenge = {"WWW-Authenticate": 'Bearer realm="podium"'}
-    if expected is None:
-        raise HTTPException(
-            status_code=401, headers=challenge,
-            detail="writes are disabled: this server was started without --token",
-        )
-    if not header:
-        raise HTTPException(
-            status_code=401, headers=challenge,
-            detail="missing Authorization header: send 'Authorization: Bearer TOKEN'",
-        )
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        raise HTTPException(
-            status_code=401, headers=challenge,
-            detail="Authorization header must be 'Bearer TOKEN'",
-        )
-    if not hmac.compare_digest(given.strip().encode(), expected.encode()):
-        raise HTTPException(status_code=401, headers=challenge, detail="wrong bearer token")
+    """401 unless the request carries the server's bearer token (the app's
+    :class:`~podium.service.guard.RequestGuard` already refused such a write before
+    reading its body; this keeps the route safe without it)."""
+    problem = token_problem(request.app.state.token, request.headers.get("authorization"))
+    if problem is not None:
+        raise HTTPException(status_code=401, detail=problem,
+                            headers={"WWW-Authenticate": 'Bearer realm="podium"'})
 
 
 def _parse_json_body(raw: bytes) -> Any:
@@ -174,17 +166,28 @@ def _parse_json_body(raw: bytes) -> Any:
         ) from None
     except RecursionError:
         raise HTTPException(status_code=400, detail="request body is nested too deeply") from None
+    except ValueError as exc:  # Python's limit on the digits of an integer
+        raise HTTPException(
+            status_code=400, detail=f"request body holds a number with too many digits "
+            f"({str(exc).split(';')[0]})",
+        ) from None
 
 
-def _contest_of(doc: Any, where: str, contest_id: str | None) -> Any:
-    """The :class:`~podium.core.contest.Contest` of one posted contest (422 naming
-    ``where`` when it is invalid)."""
+def _contest_of(doc: Any, where: str, contest_id: str | None, store: Any,
+                allow_future: bool) -> Any:
+    """The :class:`~podium.core.contest.Contest` of one posted contest, under the store's
+    rules (:func:`podium.store.checks.check_contest`; 422 naming ``where`` when it is
+    invalid)."""
     from podium.io.json_contests import contest_from_json_dict
+    from podium.store.checks import check_case_insensitive, check_contest
 
     try:
         c = contest_from_json_dict(doc, source=where)
     except (DataFormatError, ContestError) as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from None
+    except (ValueError, TypeError, OverflowError, UnicodeError) as exc:  # defensive
+        raise HTTPException(status_code=422, detail=f"{where}: not a valid contest "
+                            f"({type(exc).__name__}: {ascii(str(exc))[1:-1][:200]})") from None
     # Checks of the request itself (422); what the store refuses after this is a
     # conflict with its contents (409).
     if contest_id is None and not (c.url or c.name):
@@ -197,7 +200,46 @@ def _contest_of(doc: Any, where: str, contest_id: str | None) -> Any:
             status_code=422, detail=f"{where}: contest {c.label!r}: time_seconds "
             f"{c.time_seconds} does not fit a 64-bit integer",
         )
+    margin = getattr(store, "future_margin_s", None)
+    try:
+        c = check_contest(c, allow_future=allow_future, future_margin_s=float(margin)
+                          if isinstance(margin, int | float) else DEFAULT_FUTURE_MARGIN_S)
+        if getattr(store, "case_insensitive_handles", False) is True:
+            check_case_insensitive(c)
+    except ContestError as exc:
+        raise HTTPException(status_code=422, detail=f"{where}: {exc}") from None
     return c
+
+
+def _speller(store: Any, handles: Sequence[str]) -> Any:
+    """``handle -> the store's spelling of it``: in a store with case-insensitive
+    handles the spelling it first saw (so that ``Tourist`` and ``tourist`` are one
+    player), else the handle itself."""
+    if getattr(store, "case_insensitive_handles", False) is not True:
+        return lambda h: h
+    from podium.core.guards import handle_key
+
+    known: dict[str, str] = store.handle_spellings(handles)
+    return lambda h: known.get(handle_key(h), h)
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a message, cut short, invisible characters escaped."""
+    short = text if len(text) <= 80 else text[:80] + "..."
+    return ascii(short) if not short.isprintable() else repr(short)
+
+
+def _player_answer(store: Any, handle: str) -> JSONResponse:
+    """The player's view, or 404 naming the handle (and the rule it breaks, if any)."""
+    view = store.player(handle)
+    if view is None:
+        why = ""
+        try:
+            normalize_handle(handle)
+        except HandleError as exc:
+            why = f" (no handle can be: {exc.reason})"
+        raise _not_found(f"player {_shown(handle)} not found{why}")
+    return _json(view)
 
 
 def _predict(store: Any, body: PredictRequest) -> JSONResponse:
@@ -205,9 +247,14 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
     from podium.predict import predict, predict_teams
 
     teams = body.team_list()
+    spell = _speller(store, [*(body.handles or ()), *(
+        m if isinstance(m, str) else m[0] for _, members in teams or () for m in members)])
+    if teams is not None:
+        teams = [(name, [spell(m) if isinstance(m, str) else (spell(m[0]), m[1])
+                         for m in members]) for name, members in teams]
     try:
         if teams is None:
-            handles = body.handles or []
+            handles = [spell(h) for h in body.handles or []]
             known = store.current_ratings(handles)
             pred = predict(store.system, handles, known, weight=body.weight)
         else:
@@ -328,7 +375,8 @@ def build_router() -> APIRouter:
         """Players, contests, rating events, the rating system and its parameters (counts
         every player: tens of milliseconds on a store of 360 000 players)."""
         st = _stats(get_store(request))
-        return _json({k: st.get(k) for k in StatsOut.model_fields})
+        return _json({k: st.get(k, StatsOut.model_fields[k].default)
+                      for k in StatsOut.model_fields})
 
     @router.get("/leaderboard", response_model=M["LeaderboardPage"], responses=_ERRORS,
                 summary="Players ranked by display rating")
@@ -393,11 +441,23 @@ def build_router() -> APIRouter:
     @router.get("/players/{handle:path}", response_model=M["PlayerView"], responses=_ERRORS,
                 summary="A player's rating and full history")
     def player(request: Request, handle: Annotated[str, Path(min_length=1)]) -> Any:
-        """Current rating, rank and every rated contest, oldest first."""
-        view = get_store(request).player(handle)
-        if view is None:
-            raise _not_found(f"player {handle!r} not found")
-        return _json(view)
+        """Current rating, rank and every rated contest, oldest first.  The handle is
+        looked up under the handle rules (NFC, trimmed; in a store with
+        case-insensitive handles, whatever its case); a handle made of dots only
+        (``.``, ``..``) is best asked for as ``GET /api/player?handle=..`` (clients
+        remove such path segments)."""
+        return _player_answer(get_store(request), handle)
+
+    @router.get("/player", response_model=M["PlayerView"], responses=_ERRORS,
+                summary="A player's rating and full history (handle in the query)")
+    def player_by_query(
+        request: Request,
+        handle: Annotated[str, Query(min_length=1, max_length=1000,
+                                     description="the player's handle")],
+    ) -> Any:
+        """As ``GET /api/players/{handle}``, for any handle (``.`` and ``..`` included:
+        no client rewrites a query string)."""
+        return _player_answer(get_store(request), handle)
 
     @router.get("/contests", response_model=M["ContestList"], responses=_ERRORS,
                 summary="Contests, newest first")
@@ -415,12 +475,24 @@ def build_router() -> APIRouter:
 
     @router.get("/contests/{contest_id:path}", response_model=M["ContestView"],
                 responses=_ERRORS, summary="A contest and its rating changes")
-    def contest(request: Request, contest_id: Annotated[str, Path(min_length=1)]) -> Any:
+    def contest(
+        request: Request,
+        contest_id: Annotated[str, Path(min_length=1)],
+        offset: Annotated[int, Query(ge=0, le=10**9, description="standings rows to "
+                                     "skip")] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_CONTEST_LIMIT, description="standings "
+                                    "rows to return")] = DEFAULT_CONTEST_LIMIT,
+    ) -> Any:
         """The standings with each player's rating before and after (ids may contain
-        slashes, e.g. a contest URL; percent-encode them or not)."""
-        view = get_store(request).contest(contest_id)
+        slashes, e.g. a contest URL; percent-encode them or not), one page of them:
+        the changes of the standings rows ``offset .. offset + limit - 1``; ``total``
+        (= ``players``) is the number of rows in all, ``teams`` (a team contest) lists
+        every team whatever the page.  Before paging existed the answer held every
+        row: a client that wants them all pages with ``offset`` until ``offset >=
+        total``."""
+        view = get_store(request).contest(contest_id, offset=offset, limit=limit)
         if view is None:
-            raise _not_found(f"contest {contest_id!r} not found")
+            raise _not_found(f"contest {_shown(contest_id)} not found")
         return _json(view)
 
     contest_schema: dict[str, Any] = {
@@ -520,17 +592,19 @@ def build_router() -> APIRouter:
             raise HTTPException(status_code=422, detail="request body: an empty list of "
                                 "contests")
         docs = doc if batch else [doc]
-        contests = [_contest_of(d, f"request body, contest #{k}" if batch else "request body",
-                                contest_id)
-                    for k, d in enumerate(docs)]
         store = get_store(request)
+        future = bool(request.app.state.allow_future)
+        contests = [_contest_of(d, f"request body, contest #{k}" if batch else "request body",
+                                contest_id, store, future)
+                    for k, d in enumerate(docs)]
         try:
             if batch:
-                results = await run_in_threadpool(store.ingest_many, contests)
+                results = await run_in_threadpool(store.ingest_many, contests,
+                                                  allow_future=future)
             else:
                 results = [await run_in_threadpool(
                     store.ingest, contests[0], contest_id=contest_id,
-                    recompute_from=recompute_from)]
+                    recompute_from=recompute_from, allow_future=future)]
         except ContestError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from None
         except StoreError as exc:
@@ -566,12 +640,16 @@ def build_router() -> APIRouter:
         team's probability of finishing ahead of each other one (a team performs the sum
         of its members' weighted performances), expected places and the match quality
         (1 = every pair of teams an even match); each handle of ``handles`` then plays
-        alone.  At most 200 players in all (``MAX_PREDICT_HANDLES``); unknown handles are
-        newcomers.  No token needed.  The body is read as JSON whatever its
-        Content-Type."""
+        alone.  At most 200 players in all by default (the server's
+        ``--max-predict-players``); unknown handles are newcomers.  Handles and team
+        names follow the handle rules (NFC, trimmed; no control or invisible
+        characters); the weight lies in [0.001, 100].  No token needed; the body may
+        hold at most 256 KiB by default (``--max-predict-bytes``).  The body is read as
+        JSON whatever its Content-Type."""
         doc = _parse_json_body(await request.body())
         try:
-            body = PredictRequest.model_validate(doc)
+            body = PredictRequest.model_validate(
+                doc, context={"max_players": request.app.state.max_predict_players})
         except ValidationError as exc:
             errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
             raise HTTPException(status_code=422,

@@ -6,18 +6,26 @@ Run it with ``podium serve --db URL --token T`` (see :mod:`podium.service.cli`) 
 with any ASGI server; for several worker processes use the factory
 :func:`create_app_from_env` (``uvicorn --factory podium.service.app:create_app_from_env``
 with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
+``PODIUM_MAX_PREDICT_BYTES``, ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_ALLOW_FUTURE``,
 ``PODIUM_POOL_SIZE`` and ``PODIUM_MAX_OVERFLOW`` in the environment).
 
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
-* 400 -- a body that is not JSON; 401 -- a write without the right bearer token;
+* 400 -- a body that is not JSON (or holds an integer of more than 4,300 digits);
+* 401 -- a write without the right bearer token, answered before its body is read
+  (:class:`podium.service.guard.RequestGuard`);
 * 404 -- unknown player, contest or path; 409 -- the store refuses the contest
   (older than the latest one, or the same id with other standings);
-* 413 -- a body over ``max_body_bytes`` (checked on ``Content-Length`` and while
-  reading, before anything is parsed);
-* 422 -- a parameter or a contest that fails validation (the message names the
-  field, the contest and the player);
+* 413 -- a body over ``max_body_bytes`` (an authenticated write) or
+  ``max_predict_bytes`` (anything else), checked on ``Content-Length`` and while
+  reading, before anything is parsed;
+* 422 -- a parameter or a contest that fails validation, the store's input rules
+  included (:mod:`podium.store.checks`: handles, time, weight, ceiling; the message
+  names the field, the contest and the player);
 * 503 -- the database could not be reached or stayed locked (retry).
+
+Every answer carries the security headers of :class:`podium.service.guard.SecurityHeaders`
+(a Content-Security-Policy on pages, ``nosniff``, no framing).
 
 The interactive API page ``/docs`` (Swagger UI) is served without internet access:
 its script, style sheet and icon come from the ``swagger-ui-bundle-v2`` package and
@@ -29,7 +37,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -42,11 +50,22 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podium.errors import PodiumError
-from podium.service import DEFAULT_MAX_BODY_BYTES
+from podium.service import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_PREDICT_BYTES,
+    DEFAULT_MAX_PREDICT_PLAYERS,
+    MAX_PREDICT_PLAYERS_LIMIT,
+)
 from podium.service.api import format_validation_errors
+from podium.service.guard import (
+    RequestGuard,
+    SecurityHeaders,
+    csp_hash,
+    install_log_redaction,
+)
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DOCS_ASSETS_URL", "BodyLimitMiddleware", "create_app",
-           "create_app_from_env", "swagger_ui_dir"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_PREDICT_BYTES", "DEFAULT_MAX_PREDICT_PLAYERS",
+           "DOCS_ASSETS_URL", "create_app", "create_app_from_env", "swagger_ui_dir"]
 
 log = logging.getLogger("podium.service")
 
@@ -56,91 +75,18 @@ DOCS_ASSETS_URL = "/docs/static"
 #: The files of the Swagger UI distribution that ``/docs`` needs.
 SWAGGER_UI_FILES = ("swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class BodyLimitMiddleware:
-    """Refuse request bodies over ``max_bytes`` with 413, before the app parses them.
-
-    A ``Content-Length`` over the limit is refused at once; otherwise the body is
-    read (counting the bytes, so a chunked body cannot slip past) and replayed to
-    the app.  Only requests that may carry a body (POST, PUT, PATCH) are buffered.
-    """
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def _too_large(self, scope: Scope, send: Send) -> None:
-        response = JSONResponse(
-            {"detail": f"request body is larger than the limit of {self.max_bytes} bytes"},
-            status_code=413,
-        )
-        await response(scope, _no_receive, send)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    resp = JSONResponse({"detail": "invalid Content-Length header"},
-                                        status_code=400)
-                    await resp(scope, _no_receive, send)
-                    return
-                if declared > self.max_bytes:
-                    await self._too_large(scope, send)
-                    return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body = message.get("body", b"")
-            size += len(body)
-            if size > self.max_bytes:
-                await self._too_large(scope, send)
-                return
-            chunks.append(body)
-            if not message.get("more_body", False):
-                break
-        whole = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": whole, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-async def _no_receive() -> Message:
-    return {"type": "http.disconnect"}
-
-
 def _is_api(request: Request) -> bool:
     path = request.url.path
     return path == "/api" or path.startswith("/api/") or path == "/openapi.json"
 
 
 def _open_store(url: str, system: str | None, params: dict[str, Any] | None,
-                pool: dict[str, int | None]) -> Any:
+                options: dict[str, Any]) -> Any:
     from podium.store import Store
 
     if system is not None:
-        return Store.open_or_create(url, system=system, params=params, **pool)
-    return Store.open(url, **pool)
+        return Store.open_or_create(url, system=system, params=params, **options)
+    return Store.open(url, **options)
 
 
 def swagger_ui_dir() -> Path | None:
@@ -168,24 +114,40 @@ def swagger_ui_dir() -> Path | None:
     return folder
 
 
-def _add_offline_docs(app: FastAPI, assets: Path) -> None:
-    """``GET /docs``: Swagger UI from the files in ``assets``, served under /docs/static/."""
-    app.mount(DOCS_ASSETS_URL, StaticFiles(directory=str(assets)), name="docs-static")
+#: Where FastAPI's own /docs page loads Swagger UI from when the bundle is not installed.
+_CDN = "https://cdn.jsdelivr.net"
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def _add_docs(app: FastAPI, assets: Path | None) -> None:
+    """``GET /docs``: Swagger UI from the files in ``assets``, served under /docs/static/
+    (``None``: from the CDN FastAPI uses), with a Content-Security-Policy that allows
+    exactly the page's own inline script (by its hash)."""
+    if assets is not None:
+        app.mount(DOCS_ASSETS_URL, StaticFiles(directory=str(assets)), name="docs-static")
     title = f"{app.title} - API docs"
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         root = str(request.scope.get("root_path", "")).rstrip("/")
-        static = root + DOCS_ASSETS_URL
-        return get_swagger_ui_html(
-            openapi_url=root + str(app.openapi_url),
-            title=title,
-            swagger_js_url=f"{static}/swagger-ui-bundle.js",
-            swagger_css_url=f"{static}/swagger-ui.css",
-            swagger_favicon_url=f"{static}/favicon-32x32.png",
+        urls: dict[str, Any] = {}
+        if assets is not None:
+            static = root + DOCS_ASSETS_URL
+            urls = {"swagger_js_url": f"{static}/swagger-ui-bundle.js",
+                    "swagger_css_url": f"{static}/swagger-ui.css",
+                    "swagger_favicon_url": f"{static}/favicon-32x32.png"}
+        page = get_swagger_ui_html(
+            openapi_url=root + str(app.openapi_url), title=title, **urls,
             # no badge image from the public validator (a request to the internet)
             swagger_ui_parameters={"validatorUrl": None},
         )
+        html = bytes(page.body).decode("utf-8")
+        scripts = " ".join(csp_hash(m) for m in _INLINE_SCRIPT.findall(html))
+        cdn = "" if assets is not None else " " + _CDN
+        csp = (f"default-src 'none'; script-src 'self'{cdn} {scripts}; style-src 'self'{cdn}; "
+               f"img-src 'self' data:{' https:' if cdn else ''}; connect-src 'self'; "
+               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+        return HTMLResponse(html, headers={"Content-Security-Policy": csp})
 
 
 def create_app(
@@ -198,6 +160,10 @@ def create_app(
     store: Any = None,
     pool_size: int | None = None,
     max_overflow: int | None = None,
+    max_predict_bytes: int = DEFAULT_MAX_PREDICT_BYTES,
+    max_predict_players: int = DEFAULT_MAX_PREDICT_PLAYERS,
+    allow_future: bool = False,
+    case_insensitive_handles: bool | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -210,7 +176,8 @@ def create_app(
         Bearer token that ``POST /api/contests`` must present; ``None`` or ``""``
         disables writes (every write answers 401).
     max_body_bytes:
-        Largest request body accepted (413 above it).
+        Largest body of a write (413 above it); checked only once the bearer token
+        is (401 without reading the body otherwise).
     system, params:
         Rating system for a store that does not exist yet (``Store.open_or_create``);
         ``None``: the store must exist (``Store.open``).
@@ -221,6 +188,19 @@ def create_app(
         The store's connection pool: connections kept open, and how many more may be
         opened under load (``None``: SQLAlchemy's defaults, 5 and 10); see
         :func:`podium.store.engine.make_engine`.
+    max_predict_bytes:
+        Largest body of ``POST /api/predict`` (public) and of any other request
+        (413 above it).
+    max_predict_players:
+        Most players (handles and team members) in one prediction, at most
+        :data:`~podium.service.MAX_PREDICT_PLAYERS_LIMIT` (422 above it).
+    allow_future:
+        Accept contests dated more than a day after the server's clock (simulations,
+        scheduled contests); otherwise they are refused with 422.
+    case_insensitive_handles:
+        The handle policy of a store created here (with ``system``): ``True`` makes
+        handles that differ only by case one player; for an existing store ``None``
+        accepts its policy and a boolean must equal it.
 
     Returns
     -------
@@ -231,12 +211,22 @@ def create_app(
     PodiumError
         (``StoreError``) when the store cannot be opened: the message says why.
     """
-    if not isinstance(max_body_bytes, int) or max_body_bytes < 1:
-        raise PodiumError(f"max_body_bytes must be a positive integer, got {max_body_bytes!r}")
+    for name, value in (("max_body_bytes", max_body_bytes),
+                        ("max_predict_bytes", max_predict_bytes),
+                        ("max_predict_players", max_predict_players)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise PodiumError(f"{name} must be a positive integer, got {value!r}")
+    if max_predict_players > MAX_PREDICT_PLAYERS_LIMIT:
+        raise PodiumError(f"max_predict_players must be at most {MAX_PREDICT_PLAYERS_LIMIT} "
+                          f"(the answer holds an n x n matrix), got {max_predict_players}")
     owned = store is None
     if store is None:
-        store = _open_store(store_url, system, params,
-                            {"pool_size": pool_size, "max_overflow": max_overflow})
+        options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow,
+                                   "allow_future": allow_future}
+        if case_insensitive_handles is not None:
+            options["case_insensitive_handles"] = case_insensitive_handles
+        store = _open_store(store_url, system, params, options)
+    install_log_redaction()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -263,16 +253,18 @@ def create_app(
             "Errors are `{\"detail\": \"...\"}`."
         ),
         lifespan=lifespan,
-        # /docs is added below with Swagger UI served by the app itself; ReDoc only
-        # exists as a CDN script, so /redoc is off
-        docs_url="/docs" if assets is None else None,
+        # /docs is added below (Swagger UI served by the app itself when the bundle is
+        # installed); ReDoc only exists as a CDN script, so /redoc is off
+        docs_url=None,
         redoc_url=None,
     )
-    if assets is not None:
-        _add_offline_docs(app, assets)
+    _add_docs(app, assets)
     app.state.store = store
     app.state.token = token or None
     app.state.max_body_bytes = max_body_bytes
+    app.state.max_predict_bytes = max_predict_bytes
+    app.state.max_predict_players = max_predict_players
+    app.state.allow_future = bool(allow_future)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -314,7 +306,11 @@ def create_app(
     app.include_router(api.build_router())
     app.include_router(web.build_router())
     app.mount("/static", StaticFiles(directory=str(web.STATIC_DIR)), name="static")
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    # the last added is the outermost: the security headers go on every answer, the
+    # guard's 401 and 413 included
+    app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes,
+                       max_predict_bytes=max_predict_bytes)
+    app.add_middleware(SecurityHeaders)
     return app
 
 
@@ -322,17 +318,35 @@ def create_app_from_env() -> FastAPI:
     """App factory for ``uvicorn --factory`` / gunicorn workers.
 
     Reads ``PODIUM_DB`` (required), ``PODIUM_TOKEN`` (optional: writes disabled
-    without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_POOL_SIZE`` and
-    ``PODIUM_MAX_OVERFLOW`` (optional).
+    without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_MAX_PREDICT_BYTES``,
+    ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW`` and
+    ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional).
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
         raise PodiumError("PODIUM_DB is not set: give the store URL, e.g. sqlite:///ratings.db")
     limit = _env_int("PODIUM_MAX_BODY_BYTES")
+    predict_bytes = _env_int("PODIUM_MAX_PREDICT_BYTES")
+    predict_players = _env_int("PODIUM_MAX_PREDICT_PLAYERS")
     return create_app(url, os.environ.get("PODIUM_TOKEN") or None,
                       DEFAULT_MAX_BODY_BYTES if limit is None else limit,
                       pool_size=_env_int("PODIUM_POOL_SIZE"),
-                      max_overflow=_env_int("PODIUM_MAX_OVERFLOW"))
+                      max_overflow=_env_int("PODIUM_MAX_OVERFLOW"),
+                      max_predict_bytes=(DEFAULT_MAX_PREDICT_BYTES if predict_bytes is None
+                                         else predict_bytes),
+                      max_predict_players=(DEFAULT_MAX_PREDICT_PLAYERS
+                                           if predict_players is None else predict_players),
+                      allow_future=_env_bool("PODIUM_ALLOW_FUTURE"))
+
+
+def _env_bool(name: str) -> bool:
+    """The yes/no in environment variable ``name`` (``False`` when unset or empty)."""
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise PodiumError(f"{name} must be 1/true/yes or 0/false/no, got {raw!r}")
 
 
 def _env_int(name: str) -> int | None:

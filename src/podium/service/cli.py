@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import PodiumError
-from podium.service import DEFAULT_MAX_BODY_BYTES
+from podium.service import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_PREDICT_BYTES,
+    DEFAULT_MAX_PREDICT_PLAYERS,
+    MAX_PREDICT_PLAYERS_LIMIT,
+)
 
 __all__ = ["add_parsers"]
 
@@ -57,6 +62,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise PodiumError(f"--workers must be >= 1, got {args.workers}")
     if args.max_body_bytes < 1:
         raise PodiumError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
+    if args.max_predict_bytes < 1:
+        raise PodiumError(f"--max-predict-bytes must be >= 1, got {args.max_predict_bytes}")
+    if not 1 <= args.max_predict_players <= MAX_PREDICT_PLAYERS_LIMIT:
+        raise PodiumError(f"--max-predict-players must be in 1..{MAX_PREDICT_PLAYERS_LIMIT}, "
+                          f"got {args.max_predict_players}")
     if args.pool_size is not None and args.pool_size < 1:
         raise PodiumError(f"--pool-size must be >= 1, got {args.pool_size}")
     if args.max_overflow is not None and args.max_overflow < 0:
@@ -73,7 +83,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Open the store once here: a bad URL or a missing store is reported before
     # any worker starts.
     app = create_app(args.db, token, args.max_body_bytes, system=system, params=params,
-                     pool_size=args.pool_size, max_overflow=args.max_overflow)
+                     pool_size=args.pool_size, max_overflow=args.max_overflow,
+                     max_predict_bytes=args.max_predict_bytes,
+                     max_predict_players=args.max_predict_players,
+                     allow_future=args.allow_future,
+                     case_insensitive_handles=True if args.case_insensitive_handles else None)
     store = app.state.store
     st = store.stats()
     print(
@@ -85,6 +99,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     common: dict[str, Any] = dict(
         host=args.host, port=args.port, log_level=args.log_level,
         access_log=not args.no_access_log, timeout_graceful_shutdown=5,
+        log_config=_log_config(),
     )
     if args.workers == 1:
         uvicorn.run(app, **common)
@@ -93,6 +108,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     store.close()
     os.environ["PODIUM_DB"] = args.db
     os.environ["PODIUM_MAX_BODY_BYTES"] = str(args.max_body_bytes)
+    os.environ["PODIUM_MAX_PREDICT_BYTES"] = str(args.max_predict_bytes)
+    os.environ["PODIUM_MAX_PREDICT_PLAYERS"] = str(args.max_predict_players)
+    os.environ["PODIUM_ALLOW_FUTURE"] = "1" if args.allow_future else "0"
     if token:
         os.environ["PODIUM_TOKEN"] = token
     else:
@@ -106,6 +124,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     uvicorn.run("podium.service.app:create_app_from_env", factory=True,
                 workers=args.workers, **common)
     return 0
+
+
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration with :class:`~podium.service.guard.RedactSecrets`
+    on its handlers: a ``?token=...`` (or ``api_key``, ``password``, ...) in a request
+    line is written as ``[REDACTED]`` (each worker process applies it)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["redact_secrets"] = {
+        "()": "podium.service.guard.RedactSecrets"}
+    for handler in config.get("handlers", {}).values():
+        handler.setdefault("filters", []).append("redact_secrets")
+    return config
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -132,6 +166,20 @@ def add_parsers(subparsers: Any) -> None:
     s.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
                    help=f"largest request body accepted, else 413 (default "
                    f"{DEFAULT_MAX_BODY_BYTES})")
+    s.add_argument("--max-predict-bytes", type=int, default=DEFAULT_MAX_PREDICT_BYTES,
+                   metavar="N", help="largest body of POST /api/predict (public) and of any "
+                   f"request but a write, else 413 (default {DEFAULT_MAX_PREDICT_BYTES})")
+    s.add_argument("--max-predict-players", type=int, default=DEFAULT_MAX_PREDICT_PLAYERS,
+                   metavar="N", help="most players (handles and team members) in one "
+                   f"prediction, at most {MAX_PREDICT_PLAYERS_LIMIT} (default "
+                   f"{DEFAULT_MAX_PREDICT_PLAYERS})")
+    s.add_argument("--allow-future", action="store_true",
+                   help="accept contests dated more than a day after this machine's clock "
+                   "(simulations, scheduled contests); times must still lie in 1970..2200")
+    s.add_argument("--case-insensitive-handles", action="store_true",
+                   help="with --system, create the store so that handles differing only by "
+                   "case are one player (fixed at creation; an existing store must have "
+                   "been created so)")
     s.add_argument("--pool-size", type=int, default=None, metavar="N",
                    help="database connections each worker keeps open (default 5, "
                    "SQLAlchemy's)")
@@ -146,5 +194,7 @@ def add_parsers(subparsers: Any) -> None:
     s.add_argument("--log-level", default="info",
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn log level (default info)")
-    s.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    s.add_argument("--no-access-log", action="store_true",
+                   help="do not log every request (the access log never shows the values "
+                   "of token=, api_key=, password=... query parameters)")
     s.set_defaults(func=_cmd_serve)

@@ -19,7 +19,19 @@ import types
 import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    create_model,
+    model_validator,
+)
+
+from podium.core.guards import HandleError, normalize_handle
+from podium.service import DEFAULT_MAX_PREDICT_PLAYERS, MAX_PREDICT_PLAYERS_LIMIT
+from podium.store.checks import MAX_CONTEST_WEIGHT, MIN_CONTEST_WEIGHT
 
 __all__ = [
     "MAX_PREDICT_HANDLES",
@@ -30,11 +42,12 @@ __all__ = [
     "ErrorOut",
 ]
 
-#: Most players in one prediction request (the answer holds an n x n matrix), team
-#: members included.
-MAX_PREDICT_HANDLES = 200
-#: Most teams in one prediction request.
-MAX_PREDICT_TEAMS = 200
+#: Most players in one prediction request by default (the answer holds an n x n
+#: matrix), team members included; a server may set another cap up to
+#: :data:`~podium.service.MAX_PREDICT_PLAYERS_LIMIT` (``--max-predict-players``).
+MAX_PREDICT_HANDLES = DEFAULT_MAX_PREDICT_PLAYERS
+#: Most teams in one prediction request (at most the cap on players, too).
+MAX_PREDICT_TEAMS = MAX_PREDICT_PLAYERS_LIMIT
 
 _MODELS: dict[type, type[BaseModel]] = {}
 
@@ -152,7 +165,15 @@ class ErrorOut(BaseModel):
     detail: str = Field(description="What is wrong, naming the field, player or contest")
 
 
-_Handle = Annotated[str, Field(min_length=1, max_length=200)]
+def _normal_handle(value: str) -> str:
+    """The handle under the handle rules (:func:`podium.core.guards.normalize_handle`)."""
+    try:
+        return normalize_handle(value)
+    except HandleError as exc:
+        raise ValueError(str(exc)) from None
+
+
+_Handle = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_normal_handle)]
 
 
 class PredictMemberIn(BaseModel):
@@ -170,9 +191,9 @@ class PredictTeamIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(min_length=1, max_length=200)]
+    name: _Handle
     members: list[_Handle | PredictMemberIn] = Field(
-        min_length=1, max_length=MAX_PREDICT_HANDLES,
+        min_length=1, max_length=MAX_PREDICT_PLAYERS_LIMIT,
         description="handles, or {handle, weight} objects (weight in (0, 1], default 1)")
 
 
@@ -184,7 +205,7 @@ class PredictRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     handles: list[_Handle] | None = Field(
-        None, min_length=1, max_length=MAX_PREDICT_HANDLES,
+        None, min_length=1, max_length=MAX_PREDICT_PLAYERS_LIMIT,
         description="distinct handles; unknown ones are rated as newcomers",
     )
     teams: list[PredictTeamIn] | None = Field(
@@ -192,8 +213,10 @@ class PredictRequest(BaseModel):
         description="teams (names distinct, no player in two teams); unknown handles are "
         "rated as newcomers",
     )
-    weight: float = Field(1.0, gt=0, allow_inf_nan=False,
-                          description="weight of the proposed contest")
+    weight: float = Field(1.0, ge=MIN_CONTEST_WEIGHT, le=MAX_CONTEST_WEIGHT, allow_inf_nan=False,
+                          description="weight of the proposed contest, in "
+                          f"[{MIN_CONTEST_WEIGHT:g}, {MAX_CONTEST_WEIGHT:g}] (as a stored "
+                          "contest's)")
 
     @model_validator(mode="before")
     @classmethod
@@ -204,11 +227,14 @@ class PredictRequest(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _size(self) -> PredictRequest:
+    def _size(self, info: ValidationInfo) -> PredictRequest:
+        cap = MAX_PREDICT_HANDLES
+        if isinstance(info.context, dict):
+            cap = int(info.context.get("max_players", cap))
         n = len(self.handles or ()) + sum(len(t.members) for t in self.teams or ())
-        if n > MAX_PREDICT_HANDLES:
-            raise ValueError(f"at most {MAX_PREDICT_HANDLES} players in all (handles and "
-                             f"team members), got {n}")
+        if n > cap:
+            raise ValueError(f"at most {cap} players in all ('handles' and team members) "
+                             f"on this server, got {n}")
         return self
 
     def team_list(self) -> list[tuple[str, list[str | tuple[str, float]]]] | None:
@@ -298,6 +324,9 @@ class StatsOut(BaseModel):
     system: str
     params: dict[str, Any]
     schema_version: int | None
+    handle_policy: Literal["exact", "case-insensitive"] = Field(
+        "exact", description="'case-insensitive': handles differing only by case are one "
+        "player (fixed when the store was created)")
 
 
 class CountOut(BaseModel):

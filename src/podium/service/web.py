@@ -4,11 +4,14 @@
   that suggests handles as you type (``static/search.js`` asks ``/api/search``)
   and, without JavaScript, submits to ``/search``;
 * ``/search?q=...`` -- the exact handle's page, or the list of matches;
-* ``/players/{handle}`` -- rating, rank, the rating-history chart
+* ``/players/{handle}`` (``/player?handle=...`` for the handles ``.`` and ``..``,
+  which browsers resolve away as path segments: see :func:`player_url`) -- rating,
+  rank, the rating-history chart
   (:func:`podium.service.charts.rating_chart_svg`) and the table of contests (with the
   player's team in each team contest);
-* ``/contests`` and ``/contests/{id}`` -- the contests, and one contest's rating changes
-  (a team contest: grouped by team, each team's place, members, weights and changes).
+* ``/contests`` and ``/contests/{id}`` (or ``/contest?id=...``) -- the contests, and one
+  contest's rating changes, 500 standings rows a page read from the store (a team
+  contest: grouped by team, each team's place, members, weights and changes).
 
 Everything the pages need (CSS, the search script) is served by the app under
 ``/static/``; the pages work with no internet access.
@@ -83,14 +86,29 @@ def _places(lo: int, hi: int) -> str:
     return str(lo + 1) if lo == hi else f"{lo + 1}\u2013{hi + 1}"
 
 
+#: Path segments a browser (or curl, or httpx) removes or resolves, percent-encoded or
+#: not (the WHATWG URL standard's single- and double-dot segments).
+_DOT_SEGMENTS = frozenset({".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"})
+
+
 def player_url(handle: str) -> str:
-    """Path of a player's page (the handle percent-encoded, slashes too)."""
-    return "/players/" + quote(handle, safe="")
+    """Path of a player's page: ``/players/`` and the handle percent-encoded (``/``,
+    ``%``, ``?``, ``#`` too), so that the route gets it back exactly.  A handle that
+    would be a dot segment (``.``, ``..``) -- which browsers resolve away, encoded or
+    not -- goes in the query string instead: ``/player?handle=..``."""
+    seg = quote(handle, safe="")
+    if seg.lower() in _DOT_SEGMENTS:
+        return "/player?" + urlencode({"handle": handle})
+    return "/players/" + seg
 
 
 def contest_url(contest_id: str) -> str:
-    """Path of a contest's page (the id percent-encoded, slashes too)."""
-    return "/contests/" + quote(contest_id, safe="")
+    """Path of a contest's page (the id percent-encoded, slashes too; an id ``.`` or
+    ``..`` in the query string: ``/contest?id=..``)."""
+    seg = quote(contest_id, safe="")
+    if seg.lower() in _DOT_SEGMENTS:
+        return "/contest?" + urlencode({"id": contest_id})
+    return "/contests/" + seg
 
 
 templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
@@ -117,7 +135,7 @@ def _pager(base: str, params: dict[str, Any], page: int, has_next: bool) -> dict
         q = {k: v for k, v in params.items() if v not in (None, 0, "")}
         if p > 1:
             q["page"] = p
-        return base + (("?" + urlencode(q)) if q else "")
+        return base + (("&" if "?" in base else "?") + urlencode(q) if q else "")
 
     return {"prev": link(page - 1) if page > 1 else None,
             "next": link(page + 1) if has_next else None}
@@ -164,6 +182,13 @@ def build_router() -> APIRouter:
         return _page(request, "search.html", title=f"Search: {text}" if text else "Search",
                      q=text, matches=matches)
 
+    @router.get("/player", response_class=HTMLResponse)
+    def player_query_page(
+        request: Request, handle: Annotated[str, Query(min_length=1, max_length=1000)]
+    ) -> Response:
+        """The player page of any handle (``/players/..`` never reaches the server)."""
+        return player_page(request, handle)
+
     @router.get("/players/{handle:path}", response_class=HTMLResponse)
     def player_page(request: Request, handle: str) -> Response:
         view = request.app.state.store.player(handle)
@@ -197,17 +222,26 @@ def build_router() -> APIRouter:
         return _page(request, "contests.html", title="Contests", rows=rows[:PAGE_SIZE],
                      page=page, pager=_pager("/contests", {}, page, has_next))
 
+    @router.get("/contest", response_class=HTMLResponse)
+    def contest_query_page(
+        request: Request, id: Annotated[str, Query(min_length=1, max_length=4000)],
+        page: Annotated[int, Query(ge=1, le=10**7)] = 1,
+    ) -> Response:
+        """The contest page of any id (``/contests/..`` never reaches the server)."""
+        return contest_page(request, id, page)
+
     @router.get("/contests/{contest_id:path}", response_class=HTMLResponse)
     def contest_page(
         request: Request, contest_id: str,
         page: Annotated[int, Query(ge=1, le=10**7)] = 1,
     ) -> Response:
-        view = request.app.state.store.contest(contest_id)
+        start = (page - 1) * CONTEST_PAGE_SIZE
+        view = request.app.state.store.contest(contest_id, offset=start,
+                                               limit=CONTEST_PAGE_SIZE)
         if view is None:
             return not_found_page(request, f"No contest with id \u201c{contest_id}\u201d.")
-        start = (page - 1) * CONTEST_PAGE_SIZE
-        rows = view.changes[start:start + CONTEST_PAGE_SIZE]
-        has_next = start + CONTEST_PAGE_SIZE < len(view.changes)
+        rows = view.changes
+        has_next = start + CONTEST_PAGE_SIZE < view.total
         team_sizes = {t.name: len(t.members) for t in view.teams or ()}
         return _page(request, "contest.html", title=view.name or view.contest_id, contest=view,
                      rows=rows, page=page, team_sizes=team_sizes,

@@ -69,6 +69,13 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--recompute-from", action="store_true",
                    help="accept contests older than the latest stored one: insert them in time "
                    "order and re-rate every later contest")
+    p.add_argument("--allow-future", action="store_true",
+                   help="accept contests dated more than a day after this machine's clock "
+                   "(simulations, scheduled contests); times must still lie in 1970..2200")
+    p.add_argument("--case-insensitive-handles", action="store_true",
+                   help="create the store so that handles differing only by case are one "
+                   "player (shown as first seen); fixed at creation: an existing store must "
+                   "have been created so")
     p.add_argument("--dedupe", action="store_true",
                    help="drop contests of PATH whose url repeats an earlier one")
     p.add_argument("--sort-by-time", action="store_true",
@@ -144,6 +151,42 @@ def _preflight_batch(contests: list[Any], indices: list[int], path: str,
         if latest < 0 or c.time_seconds >= contests[latest].time_seconds:
             latest = k
     return ids, hashes
+
+
+def _preflight_contests(contests: list[Any], indices: list[int], path: str,
+                        allow_future: bool) -> list[Any]:
+    """The contests under the store's rules (:func:`podium.store.checks.check_contest`:
+    handles normalised; time, weight, ceiling, name and url checked), or an error naming
+    the first one that breaks them -- before any store is opened or created."""
+    from podium.errors import ContestError
+    from podium.store.checks import check_contest
+
+    out = []
+    for k, c in enumerate(contests):
+        try:
+            out.append(check_contest(c, allow_future=allow_future))
+        except ContestError as exc:
+            raise StoreError(f"contest #{indices[k]} of {path}: {exc}") from None
+    return out
+
+
+def _preflight_spellings(store: Any, contests: list[Any], indices: list[int], ids: list[str],
+                         path: str) -> tuple[list[Any], list[str], list[str]]:
+    """For a store with case-insensitive handles: the contests with each handle spelt as
+    the store (or an earlier contest of ``path``) first spelt it, and their hashes; an
+    error for a contest holding two handles that differ only by case."""
+    from podium.errors import ContestError
+    from podium.store.checks import check_case_insensitive, respell
+    from podium.store.store import content_hash
+
+    for k, c in enumerate(contests):
+        try:
+            check_case_insensitive(c)
+        except ContestError as exc:
+            raise StoreError(f"contest #{indices[k]} of {path}: {exc}") from None
+    spelling = store.handle_spellings({h for c in contests for h in c.handles})
+    contests = respell(contests, spelling)
+    return contests, ids, [content_hash(c) for c in contests]
 
 
 def _preflight_teams(system: Any, name: str, contests: list[Any], indices: list[int],
@@ -238,13 +281,18 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     for line in check_history(history.contests, history.indices):
         if not (args.recompute_from and "sort_by_time" in line):
             print(f"warning: {line}", file=err)
-    contests = history.contests
     indices = history.indices
+    contests = _preflight_contests(history.contests, indices, args.path, args.allow_future)
     ids, hashes = _preflight_batch(contests, indices, args.path, args.recompute_from)
     if sysobj is not None:  # before a new store is created
         _preflight_teams(sysobj, str(system), contests, indices, args.path)
 
-    with Store.open_or_create(args.db, system, given_params) as store:
+    with Store.open_or_create(args.db, system, given_params,
+                              case_insensitive_handles=True if args.case_insensitive_handles
+                              else None, allow_future=args.allow_future) as store:
+        if store.case_insensitive_handles:
+            contests, ids, hashes = _preflight_spellings(store, contests, indices, ids,
+                                                         args.path)
         _preflight_store(store, contests, indices, ids, hashes, args.path, args.recompute_from)
         quiet = args.quiet
         progress = _Progress(len(contests), err,
@@ -310,6 +358,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"database:       {st['database']}")
     print(f"schema version: {st['schema_version']}")
     print(f"system:         {st['system']}")
+    print(f"handle policy:  {st.get('handle_policy', 'exact')}")
     print(f"params:         {json.dumps(st['params'], allow_nan=True, sort_keys=True)}")
     print(f"contests:       {st['contests']} ({st['rated_contests']} rated)")
     print(f"players:        {st['players']} rated ({st['handles']} handles)")

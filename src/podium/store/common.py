@@ -19,16 +19,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Column, Connection, Engine, Index, MetaData, Table, select
 
 import podium.store.schema as S
 from podium.core.contest import Contest
+from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
 from podium.store.engine import display_url
 from podium.store.models import StoreError
 from podium.systems import RatingSystem, get_system
 
 __all__ = ["StoreBase", "StoreHooks", "default_contest_id", "content_hash",
-           "prefix_upper_bound", "fmt_time", "resolve_system", "same_params"]
+           "prefix_upper_bound", "fmt_time", "resolve_system", "same_params",
+           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX"]
 
 #: A test hook: called with the name of each stage a write transaction reaches
 #: (``"locked"``, ``"rated"``, ``"standings"``, ``"events"``, ``"players"``,
@@ -38,6 +40,18 @@ __all__ = ["StoreBase", "StoreHooks", "default_contest_id", "content_hash",
 StoreHooks = Callable[[str], None]
 
 _META_Q = select(S.meta.c.key, S.meta.c.value)
+
+#: ``meta.handle_policy`` of a store whose handles are compared exactly (the default,
+#: and every store created before the policy existed).
+POLICY_EXACT = "exact"
+#: ``meta.handle_policy`` of a store in which handles that differ only by case are one
+#: player (:func:`podium.core.guards.handle_key`).
+POLICY_INSENSITIVE = "case-insensitive"
+
+# A unique index on players.handle_key, created in case-insensitive stores only (so not
+# part of schema.players): the database itself then refuses a second spelling.
+_ci_players = Table("players", MetaData(), Column("handle_key", S.handle_type()))
+CI_HANDLE_INDEX = Index("ux_players_handle_key_ci", _ci_players.c.handle_key, unique=True)
 
 #: Rows per ``IN (...)`` list (SQLite's historical limit on bound parameters is 999).
 IN_CHUNK = 500
@@ -152,16 +166,30 @@ class StoreBase:
     hooks:
         A test hook called with the name of each stage of a write transaction
         (:data:`StoreHooks`); default none.
+    case_insensitive_handles:
+        The store's handle policy, as recorded in its metadata (``meta.handle_policy``).
+    allow_future:
+        Accept contests dated more than ``future_margin_s`` after the clock
+        (simulations, scheduled contests); default False.  The range 1970..2200
+        always holds (:func:`podium.store.checks.check_contest`).
+    future_margin_s:
+        How far after the clock a contest may be dated (default one day).
     """
 
     def __init__(self, engine: Engine, url: str, *, system_name: str, params: dict[str, Any],
                  schema_version: int, snapshot_every: int = 100,
                  snapshot_events: int = 500_000, keep_snapshots: int = 2,
-                 cache: bool = True, hooks: StoreHooks | None = None) -> None:
+                 cache: bool = True, hooks: StoreHooks | None = None,
+                 case_insensitive_handles: bool = False, allow_future: bool = False,
+                 future_margin_s: float = DEFAULT_FUTURE_MARGIN_S) -> None:
         if snapshot_every < 1 or snapshot_events < 1 or keep_snapshots < 1:
             raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
         if hooks is not None and not callable(hooks):
             raise TypeError(f"hooks must be a callable taking a stage name, got {hooks!r}")
+        if not (isinstance(future_margin_s, int | float) and math.isfinite(future_margin_s)
+                and future_margin_s >= 0):
+            raise ValueError(f"future_margin_s must be a finite number >= 0, got "
+                             f"{future_margin_s!r}")
         self.engine = engine
         self.url = url
         self.system_name = system_name
@@ -173,6 +201,9 @@ class StoreBase:
         self.keep_snapshots = keep_snapshots
         self.use_cache = cache
         self.hooks = hooks
+        self.case_insensitive_handles = bool(case_insensitive_handles)
+        self.allow_future = bool(allow_future)
+        self.future_margin_s = float(future_margin_s)
         self._lock = threading.RLock()
 
     def _release(self) -> None:
@@ -196,9 +227,11 @@ class StoreBase:
             m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]))
         except (KeyError, ValueError) as exc:
             raise StoreError(f"{display_url(self.url)}: damaged store metadata ({exc})") from None
-        if version != self.schema_version or stored.get("system") != self.system_name:
+        policy = stored.get("handle_policy", POLICY_EXACT)
+        if (version != self.schema_version or stored.get("system") != self.system_name
+                or (policy == POLICY_INSENSITIVE) != self.case_insensitive_handles):
             raise StoreError(
                 f"{display_url(self.url)} changed under this process (schema version {version}, "
-                f"system {stored.get('system')!r}); open it again"
+                f"system {stored.get('system')!r}, {policy} handles); open it again"
             )
         return m

@@ -19,7 +19,14 @@ from sqlalchemy import Connection
 
 import podium.store.schema as S
 from podium.errors import ConfigError
-from podium.store.common import StoreBase, resolve_system, same_params
+from podium.store.common import (
+    CI_HANDLE_INDEX,
+    POLICY_EXACT,
+    POLICY_INSENSITIVE,
+    StoreBase,
+    resolve_system,
+    same_params,
+)
 from podium.store.engine import (
     db_errors,
     display_url,
@@ -42,7 +49,8 @@ class StoreLifecycle(StoreBase):
     @staticmethod
     def _options(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split ``opts`` into the Store's own options and :func:`make_engine`'s."""
-        allowed = {"snapshot_every", "snapshot_events", "keep_snapshots", "cache", "hooks"}
+        allowed = {"snapshot_every", "snapshot_events", "keep_snapshots", "cache", "hooks",
+                   "allow_future", "future_margin_s"}
         engine_opts = {
             "busy_timeout": float(opts.pop("busy_timeout", 600.0)),
             "pool_size": opts.pop("pool_size", None),
@@ -55,16 +63,27 @@ class StoreLifecycle(StoreBase):
 
     @classmethod
     def create(cls, url: str, system: str, params: dict[str, Any] | None = None,
-               **options: Any) -> Self:
+               *, case_insensitive_handles: bool | None = None, **options: Any) -> Self:
         """Create the store (or upgrade its schema), recording ``system`` and ``params``.
 
         When the database already holds a store it must be of the same system
         with the same (full) parameters, else :class:`StoreError`.  Unknown
         systems or parameters raise :class:`~podium.errors.ConfigError` before
         the database is touched.
+
+        ``case_insensitive_handles``: the store's handle policy, fixed at creation and
+        recorded in its metadata (``meta.handle_policy``): ``True`` makes handles that
+        differ only by case (:func:`podium.core.guards.handle_key`) one player, shown
+        with the first-seen spelling; ``False`` or ``None`` (the default) keeps them
+        apart.  For an existing store, ``None`` accepts its policy and a boolean must
+        equal it (else :class:`StoreError`).
         """
         opts, engine_opts = cls._options(dict(options))
         _sysobj, resolved = resolve_system(system, params)
+        if case_insensitive_handles is not None and not isinstance(case_insensitive_handles,
+                                                                   bool):
+            raise TypeError("case_insensitive_handles must be a bool or None, got "
+                            f"{case_insensitive_handles!r}")
         engine = make_engine(url, **engine_opts)
         try:
             with db_errors(url, "cannot create the store"), write_txn(engine) as conn:
@@ -73,7 +92,9 @@ class StoreLifecycle(StoreBase):
                 stored = cls._meta_map(conn)
                 if "system" in stored:
                     cls._check_same_system(url, stored, system, resolved)
+                    insensitive = cls._stored_policy(url, stored, case_insensitive_handles)
                 else:
+                    insensitive = bool(case_insensitive_handles)
                     now = int(time.time())
                     for key, value in (
                         ("system", system),
@@ -82,30 +103,39 @@ class StoreLifecycle(StoreBase):
                         ("epoch", "0"),
                         ("revision", "0"),
                         ("created_at", str(now)),
+                        ("handle_policy", POLICY_INSENSITIVE if insensitive else POLICY_EXACT),
                     ):
                         set_meta(conn, key, value)
+                    if insensitive:
+                        # the database itself keeps one player per key, whoever writes
+                        CI_HANDLE_INDEX.create(conn)
                 if version != S.SCHEMA_VERSION:
                     from podium import __version__
 
                     set_meta(conn, "podium_version", __version__)
             return cls(engine, url, system_name=system, params=resolved,
-                       schema_version=S.SCHEMA_VERSION, **opts)
+                       schema_version=S.SCHEMA_VERSION, case_insensitive_handles=insensitive,
+                       **opts)
         except BaseException:
             engine.dispose()
             raise
 
     @classmethod
-    def open(cls, url: str, **options: Any) -> Self:
-        """Open an existing store; its system and parameters come from the database.
+    def open(cls, url: str, *, case_insensitive_handles: bool | None = None,
+             **options: Any) -> Self:
+        """Open an existing store; its system, parameters and handle policy come from the
+        database.
 
         ``options`` are the class's keyword options (``cache``, ``busy_timeout``,
-        ``pool_size``, ``max_overflow``, ...), as for :meth:`create`.
+        ``pool_size``, ``max_overflow``, ``allow_future``, ...), as for :meth:`create`;
+        ``case_insensitive_handles``, when not ``None``, must equal the store's policy.
 
         Raises
         ------
         StoreError
-            When there is no store there, or its schema version differs from this
-            Podium's (the message says whether to run ``podium db-upgrade``).
+            When there is no store there, its schema version differs from this
+            Podium's (the message says whether to run ``podium db-upgrade``), or its
+            handle policy is not the one asked for.
         """
         opts, engine_opts = cls._options(dict(options))
         path = sqlite_path(url)
@@ -136,8 +166,9 @@ class StoreLifecycle(StoreBase):
                     f"{display_url(url)}: the stored rating system {system!r} cannot be built by "
                     f"this Podium ({exc})"
                 ) from None
+            insensitive = cls._stored_policy(url, stored, case_insensitive_handles)
             return cls(engine, url, system_name=system, params=params,
-                       schema_version=version, **opts)
+                       schema_version=version, case_insensitive_handles=insensitive, **opts)
         except BaseException:
             engine.dispose()
             raise
@@ -155,7 +186,7 @@ class StoreLifecycle(StoreBase):
         if system is not None:
             resolve_system(system, params)  # ConfigError before touching anything
         if cls._has_store(url, options.get("busy_timeout", 600.0)):
-            store = cls.open(url, **options)
+            store = cls.open(url, **options)  # checks case_insensitive_handles
             try:
                 if system is not None and system != store.system_name:
                     raise StoreError(
@@ -204,6 +235,23 @@ class StoreLifecycle(StoreBase):
             return before, S.SCHEMA_VERSION
         finally:
             engine.dispose()
+
+    @staticmethod
+    def _stored_policy(url: str, stored: dict[str, str], wanted: bool | None) -> bool:
+        """The store's handle policy (``True``: case-insensitive); :class:`StoreError`
+        when ``wanted`` is a boolean that differs from it, or the row is damaged."""
+        policy = stored.get("handle_policy", POLICY_EXACT)  # stores before the policy
+        if policy not in (POLICY_EXACT, POLICY_INSENSITIVE):
+            raise StoreError(f"{display_url(url)}: damaged store metadata (handle_policy "
+                             f"{policy!r}; expected {POLICY_EXACT!r} or "
+                             f"{POLICY_INSENSITIVE!r})")
+        insensitive = policy == POLICY_INSENSITIVE
+        if wanted is not None and bool(wanted) != insensitive:
+            raise StoreError(
+                f"{display_url(url)} was created with {policy} handles; the handle policy "
+                "is fixed when a store is created (use another database for "
+                f"{POLICY_INSENSITIVE if wanted else POLICY_EXACT} handles)")
+        return insensitive
 
     @staticmethod
     def _has_store(url: str, busy: float) -> bool:

@@ -173,6 +173,10 @@ class ContestView:
     ``rated`` is False for a contest in which everybody tied: it changed nothing
     and ``changes`` is empty.  ``teams`` lists the teams of a team contest, best
     first (``None`` for an individual contest).
+
+    A page of a contest (``Store.contest(id, offset=, limit=)``) holds the changes of
+    the standings rows ``offset .. offset + limit - 1``; ``total`` is the number of
+    standings rows in all (``players``) and ``limit`` ``None`` means "to the end".
     """
 
     contest_id: str
@@ -186,6 +190,9 @@ class ContestView:
     weight: float = 1.0
     perf_ceiling: float | None = None
     teams: list[ContestTeam] | None = None
+    offset: int = 0
+    limit: int | None = None
+    total: int = 0
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,17 @@ first rated contest), so that counts and rankings read the rating index alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy import ColumnElement, Connection, and_, func, select
 
 import podium.store.schema as S
-from podium.store.common import StoreBase, chunks, prefix_upper_bound
+from podium.core.guards import HandleError, handle_key, normalize_handle
+from podium.store.common import POLICY_EXACT, StoreBase, chunks, prefix_upper_bound
 from podium.store.engine import display_url, read_txn
 from podium.store.models import (
     ContestChange,
@@ -31,13 +33,39 @@ from podium.store.models import (
     TeamMember,
 )
 
-__all__ = ["StoreQueries", "SEARCH_RANGE_ROWS"]
+__all__ = ["StoreQueries", "SEARCH_RANGE_ROWS", "stored_spellings"]
 
 #: Prefix search: with at most this many handles in the prefix's range of ``handle_key``
 #: they are read through its index and sorted by rating; with more, the players are
 #: walked in rating order until ``limit`` of them match (see
 #: :meth:`StoreQueries.search_handles`).
 SEARCH_RANGE_ROWS = 2000
+
+
+def _unstorable(text: str) -> bool:
+    """Whether ``text`` cannot be sent to a database (a NUL, or a lone surrogate, which
+    is not Unicode): no stored handle or id equals it."""
+    if "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def stored_spellings(conn: Connection, handles: Iterable[str]) -> dict[str, str]:
+    """``handle_key -> stored handle`` of the stored players whose key is that of one of
+    ``handles`` (:func:`~podium.core.guards.handle_key`)."""
+    p = S.players
+    keys = sorted({handle_key(h) for h in handles})
+    out: dict[str, str] = {}
+    for part in chunks(keys):
+        for key, handle in conn.execute(
+            select(p.c.handle_key, p.c.handle).where(p.c.handle_key.in_(list(part)))
+        ).all():
+            out[key] = handle
+    return out
 
 
 class StoreQueries(StoreBase):
@@ -103,11 +131,41 @@ class StoreQueries(StoreBase):
         with read_txn(self.engine) as conn:
             return int(conn.execute(q).scalar_one())
 
+    def _lookups(self, handle: str) -> list[tuple[Any, str]]:
+        """Where to look for ``handle``: ``(column, value)`` pairs, best first.
+
+        The handle under the handle rules (:func:`~podium.core.guards.normalize_handle`;
+        in a case-insensitive store its :func:`~podium.core.guards.handle_key`), then --
+        for the handles a store written before the rules may hold -- the text as given.
+        Nothing for text that no database can hold (a lone surrogate, a NUL).
+        """
+        p = S.players
+        if not isinstance(handle, str) or _unstorable(handle):
+            return []
+        try:
+            norm: str | None = normalize_handle(handle)
+        except HandleError:
+            norm = None
+        if self.case_insensitive_handles:
+            return [] if norm is None else [(p.c.handle_key, handle_key(norm))]
+        out: list[tuple[Any, str]] = [] if norm is None else [(p.c.handle, norm)]
+        if norm != handle:
+            out.append((p.c.handle, handle))
+        return out
+
     def player(self, handle: str) -> PlayerView | None:
-        """One rated player (None when unknown or never rated), rank and full history."""
+        """One rated player (None when unknown or never rated), rank and full history.
+
+        ``handle`` is looked up under the handle rules (NFC, trimmed; in a store with
+        case-insensitive handles, whatever its case), then as given.
+        """
         p, e, c = S.players, S.events, S.contests
         with read_txn(self.engine) as conn:
-            r = conn.execute(select(p).where(p.c.handle == handle, p.c.contests >= 1)).first()
+            r = None
+            for col, value in self._lookups(handle):
+                r = conn.execute(select(p).where(col == value, p.c.contests >= 1)).first()
+                if r is not None:
+                    break
             if r is None:
                 return None
             # the rated players ranked above: two counts over the rating index alone
@@ -151,7 +209,9 @@ class StoreQueries(StoreBase):
         """
         self._check_page(0, limit)
         p = S.players
-        key = prefix.casefold()
+        if _unstorable(prefix):
+            return []
+        key = unicodedata.normalize("NFC", prefix.lstrip()).casefold()
         with read_txn(self.engine) as conn:
             match: list[Any] = []
             if key:
@@ -171,22 +231,47 @@ class StoreQueries(StoreBase):
             )
             return [r[0] for r in conn.execute(q).all()]
 
-    def contest(self, contest_id: str) -> ContestView | None:
-        """One contest with every player's change, in standings order (None if unknown);
-        a team contest also with its teams."""
+    def contest(self, contest_id: str, *, offset: int = 0,
+                limit: int | None = None) -> ContestView | None:
+        """One contest with its players' changes, in standings order (None if unknown);
+        a team contest also with its teams (all of them, whatever the page).
+
+        ``offset`` and ``limit`` select the standings rows ``offset .. offset + limit -
+        1`` (0-based positions; ``limit`` ``None``: to the end): ``changes`` holds the
+        changes of those rows (a row of a contest in which everybody tied has none) and
+        ``total`` (equal to ``players``) the number of rows in all.
+        """
+        self._check_page(offset, 0 if limit is None else limit)
         c, st, p, e = S.contests, S.standings, S.players, S.events
+        if _unstorable(contest_id):
+            return None
         with read_txn(self.engine) as conn:
             row = conn.execute(select(c).where(c.c.cid == contest_id)).first()
             if row is None:
                 return None
-            rows = conn.execute(
+            q = (
                 select(p.c.handle, st.c.lo, st.c.hi, st.c.team, st.c.member_weight,
                        e.c.prev_display, e.c.display_rating, e.c.change, e.c.perf, e.c.mu,
                        e.c.sigma, e.c.debut)
                 .select_from(st.join(p, p.c.pk == st.c.player_pk).outerjoin(
                     e, and_(e.c.contest_pk == st.c.contest_pk, e.c.player_pk == st.c.player_pk)))
-                .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
-            ).all()
+                .where(st.c.contest_pk == row.pk)
+            )
+            whole = offset == 0 and (limit is None or limit >= int(row.players))
+            if offset:
+                q = q.where(st.c.pos >= offset)
+            if limit is not None:
+                q = q.where(st.c.pos < offset + limit)
+            rows = conn.execute(q.order_by(st.c.pos)).all()
+            team_rows: Sequence[Any] = rows
+            if not whole and conn.execute(
+                    select(st.c.team).where(st.c.contest_pk == row.pk, st.c.pos == 0)
+            ).scalar() is not None:
+                team_rows = conn.execute(
+                    select(p.c.handle, st.c.lo, st.c.hi, st.c.team, st.c.member_weight)
+                    .select_from(st.join(p, p.c.pk == st.c.player_pk))
+                    .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
+                ).all()
         # a contest in which everybody tied has no events: no changes, but its teams
         changes = [
             ContestChange(r.handle, int(r.lo), int(r.hi),
@@ -196,15 +281,16 @@ class StoreQueries(StoreBase):
             for r in rows if r.display_rating is not None
         ]
         teams: list[ContestTeam] | None = None
-        if rows and rows[0].team is not None:
+        if team_rows and team_rows[0].team is not None:
             teams = []
-            for r in rows:
+            for r in team_rows:
                 if not teams or teams[-1].name != r.team:
                     teams.append(ContestTeam(r.team, int(r.lo), int(r.hi), []))
                 teams[-1].members.append(TeamMember(r.handle, float(r.member_weight)))
         return ContestView(row.cid, row.name, row.url, int(row.time_seconds), int(row.seq),
                            int(row.players), changes, bool(row.rated), float(row.weight),
-                           None if row.perf_ceiling is None else float(row.perf_ceiling), teams)
+                           None if row.perf_ceiling is None else float(row.perf_ceiling), teams,
+                           offset=offset, limit=limit, total=int(row.players))
 
     def contests(self, *, offset: int = 0, limit: int = 50) -> list[ContestSummary]:
         """Contests, newest first."""
@@ -217,24 +303,44 @@ class StoreQueries(StoreBase):
         return [ContestSummary(r.cid, r.name, r.url, int(r.time_seconds), int(r.seq),
                                int(r.players)) for r in rows]
 
+    def handle_spellings(self, handles: Iterable[str]) -> dict[str, str]:
+        """``handle_key -> stored handle`` for the stored players whose case-insensitive
+        key (:func:`~podium.core.guards.handle_key`) is that of one of ``handles``."""
+        with read_txn(self.engine) as conn:
+            return stored_spellings(conn, [h for h in handles if not _unstorable(h)])
+
     def current_ratings(self, handles: Sequence[str]) -> dict[str, tuple[float, float, int]]:
-        """``handle -> (mu, sigma, contests)`` of the rated players among ``handles``."""
+        """``handle -> (mu, sigma, contests)`` of the rated players among ``handles``.
+
+        Each handle is looked up as :meth:`player` looks it up (under the handle rules,
+        whatever its case in a case-insensitive store, then as given); the answer is
+        keyed by the handles as given.
+        """
         p = S.players
         out: dict[str, tuple[float, float, int]] = {}
         wanted = list(dict.fromkeys(handles))
+        # per pass (normalised handles, then the text as given): column -> value -> askers
+        passes: list[dict[Any, dict[str, list[str]]]] = [{}, {}]
+        for h in wanted:
+            for k, (col, value) in enumerate(self._lookups(h)):
+                passes[k].setdefault(col, {}).setdefault(value, []).append(h)
         with read_txn(self.engine) as conn:
-            for chunk in chunks(wanted):
-                for r in conn.execute(
-                    select(p.c.handle, p.c.mu, p.c.sigma, p.c.contests)
-                    .where(p.c.handle.in_(list(chunk)), p.c.contests >= 1)
-                ).all():
-                    out[r.handle] = (float(r.mu), float(r.sigma), int(r.contests))
+            for by_col in passes:
+                for col, asked in by_col.items():
+                    for chunk in chunks(list(asked)):
+                        for r in conn.execute(
+                            select(col, p.c.mu, p.c.sigma, p.c.contests)
+                            .where(col.in_(list(chunk)), p.c.contests >= 1)
+                        ).all():
+                            for h in asked[r[0]]:
+                                out.setdefault(h, (float(r.mu), float(r.sigma),
+                                                   int(r.contests)))
         return out
 
     def stats(self) -> dict[str, Any]:
         """Counts and settings: players (rated), contests, events, last_contest_time,
         system, params, schema_version, plus handles, rated_contests, snapshots, epoch,
-        revision and database."""
+        revision, database and handle_policy (``exact`` or ``case-insensitive``)."""
         p, c, sn = S.players, S.contests, S.snapshots
         with read_txn(self.engine) as conn:
             n_players = conn.execute(
@@ -262,6 +368,7 @@ class StoreQueries(StoreBase):
             "epoch": int(stored.get("epoch", 0)),
             "revision": int(stored.get("revision", 0)),
             "database": display_url(self.url),
+            "handle_policy": stored.get("handle_policy", POLICY_EXACT),
         }
 
     def ratings_frame(self) -> pd.DataFrame:
@@ -284,7 +391,7 @@ class StoreQueries(StoreBase):
         """``id -> (content_hash, index, name)`` of the stored contests among ``contest_ids``."""
         c = S.contests
         out: dict[str, tuple[str, int, str]] = {}
-        wanted = list(dict.fromkeys(contest_ids))
+        wanted = [cid for cid in dict.fromkeys(contest_ids) if not _unstorable(cid)]
         with read_txn(self.engine) as conn:
             for chunk in chunks(wanted):
                 for r in conn.execute(

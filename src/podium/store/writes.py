@@ -47,6 +47,13 @@ from podium.core.contest import Contest
 from podium.errors import CheckpointError, ContestError
 from podium.rater import Rater
 from podium.store.bulk import insert_rows
+from podium.store.checks import (
+    check_case_insensitive,
+    check_contest,
+    check_contest_id,
+    located,
+    respell,
+)
 from podium.store.common import (
     Meta,
     chunks,
@@ -59,6 +66,7 @@ from podium.store.common import (
 from podium.store.engine import db_errors, write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
+from podium.store.queries import stored_spellings
 from podium.store.rating import (
     RatedRun,
     rate_run,
@@ -121,8 +129,13 @@ class StoreWrites(StoreRows):
 
     # ------------------------------------------------------------------ public
     def ingest(self, contest: Contest, *, contest_id: str | None = None,
-               recompute_from: bool = False) -> IngestResult:
+               recompute_from: bool = False, allow_future: bool | None = None) -> IngestResult:
         """Rate ``contest`` and store it, all in one transaction (all of it or nothing).
+
+        The contest is first checked and its handles normalised
+        (:func:`podium.store.checks.check_contest`: handle rules, time, weight,
+        ceiling, name and url); in a store with case-insensitive handles each handle
+        is then written with the spelling the store first saw.
 
         Parameters
         ----------
@@ -134,6 +147,9 @@ class StoreWrites(StoreRows):
             Allow a contest older than the latest stored one: it is inserted in
             time order (after the stored contests of the same or an earlier time)
             and every later contest is rated again.
+        allow_future:
+            Accept a contest dated more than the store's ``future_margin_s`` after the
+            clock (default: the store's ``allow_future`` option).
 
         Returns
         -------
@@ -147,13 +163,17 @@ class StoreWrites(StoreRows):
             When the id is stored with different content, when the contest is older
             than the latest stored one (without ``recompute_from``), or when it has no
             id.  Nothing is changed.
+        ContestError
+            When the contest breaks a rule of :func:`~podium.store.checks.check_contest`
+            (naming the contest, the field or player, and the rule).  Nothing is changed.
         """
-        item = self._item(contest, contest_id, "")
+        item = self._item(contest, contest_id, "", allow_future)
         return self._run_write(f"cannot ingest contest {contest.label!r}",
                                lambda conn: self._ingest_locked(conn, item, recompute_from))
 
     def ingest_many(self, contests: Sequence[Contest], *,
-                    contest_ids: Sequence[str | None] | None = None) -> list[IngestResult]:
+                    contest_ids: Sequence[str | None] | None = None,
+                    allow_future: bool | None = None) -> list[IngestResult]:
         """Rate a batch of contests and store them in one transaction (all or nothing).
 
         The batch is rated with one ``Rater.extend`` call and written with one
@@ -168,6 +188,8 @@ class StoreWrites(StoreRows):
             older than the latest stored contest.
         contest_ids:
             Their ids (default, or ``None`` for one: its url if set, else its name).
+        allow_future:
+            As for :meth:`ingest`.
 
         Returns
         -------
@@ -185,6 +207,9 @@ class StoreWrites(StoreRows):
             only appends: insert an older contest with
             ``ingest(contest, recompute_from=True)``); or when it has no id.
             Nothing of the batch is changed.
+        ContestError
+            Naming the contest (``contest #k 'label' of the batch: ...``) when it breaks
+            a rule of :func:`~podium.store.checks.check_contest`.  Nothing is changed.
         """
         contests = list(contests)
         if contest_ids is not None and len(contest_ids) != len(contests):
@@ -192,7 +217,7 @@ class StoreWrites(StoreRows):
                              "contests")
         items = [
             self._item(c, None if contest_ids is None else contest_ids[k],
-                       f"contest #{k} {getattr(c, 'label', '')!r} of the batch: ")
+                       f"contest #{k} {getattr(c, 'label', '')!r} of the batch: ", allow_future)
             for k, c in enumerate(contests)
         ]
         if not items:
@@ -220,7 +245,8 @@ class StoreWrites(StoreRows):
         return self._run_write("cannot write a snapshot", write)
 
     # ------------------------------------------------------------------ transactions
-    def _item(self, contest: Contest, contest_id: str | None, where: str) -> Item:
+    def _item(self, contest: Contest, contest_id: str | None, where: str,
+              allow_future: bool | None = None) -> Item:
         if not isinstance(contest, Contest):
             raise TypeError(f"{where}expected a Contest, got {type(contest).__name__}")
         try:
@@ -233,6 +259,19 @@ class StoreWrites(StoreRows):
         if not -_INT64 <= contest.time_seconds < _INT64:
             raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
                              f"{contest.time_seconds} does not fit a 64-bit integer")
+        try:
+            contest = check_contest(
+                contest, allow_future=self.allow_future if allow_future is None else allow_future,
+                future_margin_s=self.future_margin_s)
+            if self.case_insensitive_handles:
+                check_case_insensitive(contest)
+        except ContestError as exc:
+            raise located(exc, where) from None
+        problem = check_contest_id(cid)
+        if problem is not None:
+            shown = cid if len(cid) <= 60 else cid[:60] + "..."
+            raise located(ContestError(f"contest id {shown!r}: {problem}",
+                                       contest=contest.label), where)
         if contest.team_round and self.system.team_rule is None:
             msg = (f"the store's rating system {self.system_name!r} does not rate team rounds "
                    "(a team has more than one member or a member weight is not 1)")
@@ -275,6 +314,8 @@ class StoreWrites(StoreRows):
                        recompute_from: bool) -> IngestResult:
         m = self._read_meta(conn)
         self._hook("locked")
+        if self.case_insensitive_handles:
+            item = self._first_spellings(conn, [item])[0]
         c = S.contests
         contest = item.contest
         row = conn.execute(_STORED_Q, {"cid": item.cid}).first()
@@ -302,6 +343,8 @@ class StoreWrites(StoreRows):
     def _ingest_many_locked(self, conn: Connection, items: list[Item]) -> list[IngestResult]:
         m = self._read_meta(conn)
         self._hook("locked")
+        if self.case_insensitive_handles:
+            items = self._first_spellings(conn, items)
         c = S.contests
         stored: dict[str, Any] = {}
         for part in chunks(list(dict.fromkeys(it.cid for it in items))):
@@ -364,6 +407,17 @@ class StoreWrites(StoreRows):
                 a = by_pos[res]
                 out.append(IngestResult("duplicate", a.contest_id, a.index, a.players, 0, 0,
                                         (), items[k].contest.name))
+        return out
+
+    @staticmethod
+    def _first_spellings(conn: Connection, items: list[Item]) -> list[Item]:
+        """``items`` with each handle spelt as the store first saw it (a case-insensitive
+        store: handles with the same :func:`~podium.core.guards.handle_key` are one
+        player); a handle new to the store keeps the spelling of its first contest."""
+        spelling = stored_spellings(conn, {h for it in items for h in it.contest.handles})
+        out: list[Item] = []
+        for it, c in zip(items, respell([it.contest for it in items], spelling), strict=True):
+            out.append(it if c is it.contest else Item(c, it.cid, content_hash(c), it.where))
         return out
 
     def _append_locked(self, conn: Connection, m: Meta, items: list[Item],

@@ -13,7 +13,14 @@
   var active = -1;
   var latest = 0;
 
-  function playerUrl(handle) { return "/players/" + encodeURIComponent(handle); }
+  // as podium.service.web.player_url: a handle that would be a dot segment ("." or
+  // "..", which browsers resolve away, encoded or not) goes in the query string
+  var DOT_SEGMENTS = [".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"];
+  function playerUrl(handle) {
+    var seg = encodeURIComponent(handle);
+    if (DOT_SEGMENTS.indexOf(seg.toLowerCase()) >= 0) { return "/player?handle=" + seg; }
+    return "/players/" + seg;
+  }
 
   function close() {
     list.hidden = true;
@@ -92,4 +99,18 @@
   document.addEventListener("click", function (ev) {
     if (!list.contains(ev.target) && ev.target !== input) { close(); }
   });
+})();
+
+/* A <select data-autosubmit> submits its form when changed (the leaderboard's activity
+ * window); no inline event handlers, so that the pages' Content-Security-Policy can
+ * forbid inline script.  Without JavaScript the form has an Apply button. */
+(function () {
+  "use strict";
+  var selects = document.querySelectorAll("select[data-autosubmit]");
+  for (var i = 0; i < selects.length; i++) {
+    selects[i].addEventListener("change", function (ev) {
+      var form = ev.target.form;
+      if (form) { form.submit(); }
+    });
+  }
 })();
