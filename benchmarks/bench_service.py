@@ -116,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
                     "/api/leaderboard/count", min_rating=mid, max_rating=mid + 200),
                 f"GET /api/players/{top}": get("/api/players/" + quote(top, safe="")),
                 "GET /api/search?prefix=tour": get("/api/search", prefix="tour"),
-                f"GET /api/contests/<{busiest.players} players>": get(
+                f"GET /api/contests/<{busiest.players} players> (first page)": get(
                     "/api/contests/" + quote(busiest.contest_id, safe="")),
+                f"GET /api/contests/<{busiest.players} players>?limit=10000": get(
+                    "/api/contests/" + quote(busiest.contest_id, safe=""), limit=10_000),
                 "POST /api/predict (200 players)": lambda: c.post(
                     "/api/predict", json={"handles": handles_200}).raise_for_status(),
                 "GET / (leaderboard page)": get("/"),
