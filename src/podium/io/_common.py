@@ -173,12 +173,15 @@ def _check_unicode(text: str, what: str = "handle") -> None:
 
 def _handle_error(exc: HandleError, where: str, contest: str, *, team: bool = False
                   ) -> ContestError:
-    """:class:`ContestError` naming ``where``, the contest and the player (or team)."""
+    """:class:`ContestError` naming ``where``, the contest and the player (or team); the
+    handle is shown escaped and cut short (it may be 10,000 characters long)."""
     if team:
         err = ContestError(exc.reason, contest=contest, team=exc.handle)
     else:
         err = ContestError(exc.reason, contest=contest, player=exc.handle)
-    return _contest_error_at(err, where)
+    who = "team" if team else "player"
+    err.args = (f"{where}: contest {contest!r}, {who} {_show(exc.handle)}: {exc.reason}",)
+    return err
 
 
 def _duplicate_note(exc: ContestError, raw: Sequence[str], intern: _Handles) -> ContestError:

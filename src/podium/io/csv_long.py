@@ -204,9 +204,12 @@ def _read_csv_groups(
                 mcell = row[col].strip()
                 if not mcell:
                     continue
-                if role in ("weight", "perf_ceiling"):
+                if role == "weight":
+                    mval: Any = _csv_number(mcell, role, f"{where}: contest {key!r}",
+                                            whole=False)
+                elif role == "perf_ceiling":
                     try:
-                        mval: Any = float(mcell)
+                        mval = float(mcell)
                     except ValueError:
                         raise DataFormatError(
                             f"{where}: contest {key!r}: non-numeric {role} {_short(mcell)}"

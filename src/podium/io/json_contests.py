@@ -105,6 +105,9 @@ def _decode_fast(
         return _EmptyContest(doc.name, source) if allow_empty else None
     if isinstance(doc.time_seconds, float):
         return None  # keep the checking path's exact handling of float times
+    for v in (doc.time_seconds, doc.weight, doc.perf_ceiling):
+        if type(v) is int and not -(2**63) <= v < 2**63:
+            return None  # beyond 64 bits: the checking path names it
     raw, los, his = zip(*standings, strict=True)
     try:
         lo = np.fromiter(los, dtype=np.int64, count=n)
