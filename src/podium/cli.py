@@ -143,6 +143,9 @@ def _parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except ValueError:  # an integer beyond Python's int-string conversion limit
+        raise PodiumError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
+                          "out of range") from None
 
 
 def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
@@ -174,6 +177,10 @@ def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dic
             raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         params[k.strip()] = _parse_value(v.strip())
+    for k, v in params.items():
+        if type(v) is int and not -(2**63) <= v < 2**63:
+            raise PodiumError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
+                              "of range")
     return system, params
 
 
@@ -219,6 +226,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     err = sys.stderr
     out = Path(args.out)
     check_output_dir(out)  # before any work: a bad --out must not cost a whole run
+    if args.checkpoint:
+        _check_output_file(args.checkpoint, "--checkpoint")
     file_system, params = _load_params(args.params, args.set or [])
     if args.resume:
         rater = Rater.load(args.resume)
@@ -290,6 +299,18 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     if summary:
         print(summary, file=err)
     return 0
+
+
+def _check_output_file(path: str, option: str) -> None:
+    """Fail before any work when ``path`` cannot be written as a file: it is a
+    directory, or its directory is missing or not a directory."""
+    p = Path(path)
+    if p.is_dir():
+        raise PodiumError(f"{option} {p} is a directory; give a file name")
+    parent = p.parent
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a directory"
+        raise PodiumError(f"{option} {p}: its directory {parent} {what}")
 
 
 def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
