@@ -267,7 +267,7 @@ def _team_rows(
             if type(v) is not int or abs(v) >= 2**63:
                 shown = _short_int(v) if type(v) is int else _short(v)
                 raise DataFormatError(
-                    f"{where}: standings[{pos}] (team {name!r}): {what} must be a 64-bit "
+                    f"{where}: standings[{pos}] (team {name!r}): {what} must be an "
                     f"integer, got {_json_type(v)} {shown}")
         try:
             name = intern(name)
