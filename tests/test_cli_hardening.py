@@ -315,3 +315,30 @@ def test_no_traceback_in_a_real_process(tmp_path: Path) -> None:
         assert proc.returncode == 1
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"podium: error: {path}"), proc.stderr
+
+
+def test_log_handler_keeps_tracebacks_and_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """What `podium serve` logs through the handler: errors with their traceback, every
+    warning (no cap outside `podium rate`)."""
+    import logging
+
+    from podium.cli import _StderrLog
+
+    handler = _StderrLog(logging.WARNING)
+    log = logging.getLogger("podium.test-hardening")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        for k in range(MAX_SHOWN_WARNINGS + 5):
+            log.warning("w%d", k)
+        log.info("not shown")
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            log.exception("internal error")
+    finally:
+        log.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert err.count("warning: w") == MAX_SHOWN_WARNINGS + 5 == handler.warnings == handler.shown
+    assert "not shown" not in err
+    assert "error: internal error\nTraceback" in err and "RuntimeError: boom" in err

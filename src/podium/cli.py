@@ -60,14 +60,20 @@ class _StderrLog(logging.Handler):
     show : int
         The lowest level printed (WARNING by default, INFO with ``-v``, ERROR with
         ``-q``); warnings below it are still counted.
+
+    Attributes
+    ----------
     cap : int or None
-        Print at most this many warnings (``None``: all); the rest are counted.
+        Print at most this many warnings (``None``, the default: all); the rest are
+        counted.  ``podium rate`` sets :data:`MAX_SHOWN_WARNINGS` unless ``-v``.
+    warnings, shown : int
+        The warnings logged, and printed.
     """
 
-    def __init__(self, show: int, cap: int | None) -> None:
+    def __init__(self, show: int) -> None:
         super().__init__(logging.DEBUG)
         self.show = show
-        self.cap = cap
+        self.cap: int | None = None
         self.warnings = 0
         self.shown = 0
 
@@ -82,7 +88,10 @@ class _StderrLog(logging.Handler):
                 return
             self.shown += 1
         try:
-            sys.stderr.write(f"{record.levelname.lower()}: {record.getMessage()}\n")
+            text = f"{record.levelname.lower()}: {record.getMessage()}"
+            if record.exc_info:  # log.exception: keep the traceback (the service's)
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            sys.stderr.write(text + "\n")
         except Exception:  # noqa: BLE001 - logging's contract: report, never raise
             self.handleError(record)
 
@@ -255,6 +264,9 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     load_s = time.perf_counter() - t0
     for line in history.changes:
         print(f"changed: {line}", file=err)
+    handler = _stderr_log()
+    if handler is not None and not getattr(args, "verbose", False):
+        handler.cap = MAX_SHOWN_WARNINGS  # a history may have thousands: the first ones
     log = logging.getLogger("podium.cli")
     for line in history.warnings:
         log.warning(line)
@@ -490,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s: %(message)s",
     )
     show = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
-    handler = _StderrLog(show, None if verbose else MAX_SHOWN_WARNINGS)
+    handler = _StderrLog(show)
     plog = logging.getLogger("podium")
     saved = (plog.level, plog.propagate)
     plog.addHandler(handler)
