@@ -96,7 +96,8 @@ def test_json_file_round_trip(tmp_path: Path) -> None:
     "doc",
     [
         {"name": "R", "time_seconds": 5, "standings": [["a", 0, 1], ["b", 0, 1], ["c", 2, 2]]},
-        {"name": "", "time_seconds": 2**62, "url": "u", "weight": 2, "perf_ceiling": 3000.5,
+        {"name": "", "time_seconds": 7_258_118_400, "url": "u", "weight": 2,
+         "perf_ceiling": 3000.5,
          "standings": [["ü", 0, 0], ["b", 1, 1]], "extra": [1, {"k": None}]},
         {"name": "R", "time_seconds": 1e3, "standings": [["a", 0, 0], ["b", 1, 1]]},
         {"name": "R", "time_seconds": 5, "weight": 1.5, "perf_ceiling": None, "url": None,
@@ -108,12 +109,12 @@ def test_typed_fast_path_equals_checking_path(tmp_path: Path, monkeypatch: pytes
     """The typed (msgspec) decoding gives exactly what the checking path gives."""
     path = tmp_path / "x.json"
     path.write_text(json.dumps(doc))
-    fast = read_contest_json(path)
+    fast = read_contest_json(path, allow_future=True)
     interner: dict[str, str] = {}
-    shared = read_contest_json(path, interner=interner)
+    shared = read_contest_json(path, interner=interner, allow_future=True)
     assert all(interner[h] is h for h in shared.handles)
     monkeypatch.setattr(json_contests_module, "_decode_fast", lambda *a, **k: None)
-    slow = read_contest_json(path)
+    slow = read_contest_json(path, allow_future=True)
     assert fast == slow
     assert (fast.time_seconds, fast.weight, fast.perf_ceiling, fast.url) == (
         slow.time_seconds, slow.weight, slow.perf_ceiling, slow.url)
@@ -416,7 +417,13 @@ def test_csv_places_scores_aliases_and_order(tmp_path: Path) -> None:
         "c,2,c1,First,2,\n"
         "a,1,c2,,,\n"
     ))
-    c1, c2 = load_contests(path).contests  # no time column: order of first appearance
+    with pytest.raises(DataFormatError, match=r"p\.csv, line 1: no 'time_seconds' .*--no-times"):
+        load_contests(path)
+    # no time column: order of first appearance, at time 0, said once
+    loaded = load_contests(path, require_times=False)
+    c1, c2 = loaded.contests
+    assert loaded.changes == [f"{path} has no time column: its 2 contest(s) are rated in file "
+                              "order, all at time 0 (--no-times)"]
     assert (c1.name, c1.weight, c1.url, c1.time_seconds) == ("First", 2.0, "http://u", 0)
     assert c1.standings == [("b", 0, 0), ("a", 1, 2), ("c", 1, 2)]
     assert (c2.name, c2.weight, c2.url) == ("c2", 1.0, None)
@@ -526,7 +533,7 @@ def test_json_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
     [
         ([], r"x\.json: contest 'R': standings are empty"),
         ([["a", 0, 0], ["b", 0, 1]], r"x\.json: contest 'R', player 'b': tie range \(0, 1\)"),
-        ([["a", 0, 0], ["", 1, 1]], r"x\.json: contest 'R': every handle must be a non-empty"),
+        ([["a", 0, 0], ["", 1, 1]], r"x\.json: contest 'R', player '': empty or only whitespace"),
     ],
 )
 def test_json_contest_errors_name_file(tmp_path: Path, standings: list[object],

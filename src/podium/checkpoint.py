@@ -31,6 +31,9 @@ from podium.rater import Rater
 __all__ = ["save_checkpoint", "load_checkpoint", "file_header", "CHECKPOINT_FORMAT",
            "CHECKPOINT_VERSION"]
 
+#: The first bytes of a zip file (an ``.npz`` checkpoint is one).
+_ZIP_MAGIC = b"PK\x03\x04"
+
 
 def file_header(fmt: str, version: int) -> dict[str, Any]:
     """The first items of an image's metadata: format name, format version and the
@@ -56,12 +59,23 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Rater:
     """
     where = os.fspath(path)
     try:
-        with np.load(where, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
+        with open(where, "rb") as fh:
+            head = fh.read(len(_ZIP_MAGIC))
     except FileNotFoundError:
         raise CheckpointError(f"{where}: checkpoint file not found") from None
+    except OSError as exc:
+        raise CheckpointError(f"{where}: cannot read checkpoint: {exc.strerror or exc}") from None
+    if head != _ZIP_MAGIC:  # e.g. the contest file passed as --resume by mistake
+        raise CheckpointError(
+            f"{where}: not a Podium checkpoint (expected the .npz file that --checkpoint or "
+            "Rater.save writes)")
+    try:
+        with np.load(where, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise CheckpointError(f"{where}: not a readable Podium checkpoint ({exc})") from None
+        reason = "it holds pickled objects" if "pickle" in str(exc) else str(exc)
+        raise CheckpointError(
+            f"{where}: not a readable Podium checkpoint ({reason})") from None
     try:
         meta = json.loads(bytes(data["meta"]).decode("utf-8"))
     except (KeyError, UnicodeDecodeError, json.JSONDecodeError):

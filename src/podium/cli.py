@@ -4,12 +4,18 @@
 ``DIR/ratings.csv`` (one row per player), ``DIR/histories.csv`` (one row per
 player and contest) and ``DIR/contests.csv``.  ``podium --help`` and
 ``podium rate --help`` explain every option.
+
+Messages go to stderr: every failure ends in one ``podium: error: ...`` line
+naming the file, line or member (exit status 1); warnings are printed as
+``warning: ...`` lines by default (``-q`` silences them, ``-v`` adds notes and
+lifts the cap of :data:`MAX_SHOWN_WARNINGS`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import time
@@ -20,7 +26,10 @@ from typing import Any, TextIO
 
 from podium.errors import PodiumError
 
-__all__ = ["COMMAND_MODULES", "main"]
+__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "add_input_args", "main"]
+
+#: Without ``-v``, at most this many warnings are printed by one command (then a count).
+MAX_SHOWN_WARNINGS = 20
 
 #: Modules that add further subcommands: each has ``add_parsers(subparsers)``,
 #: registering its commands with ``set_defaults(func=...)`` (a function of the
@@ -43,6 +52,94 @@ unpacking), or a long CSV (contest, time_seconds, player, place|score).
 """
 
 
+class _StderrLog(logging.Handler):
+    """Prints Podium's log records on stderr as ``warning: ...`` lines, and counts them.
+
+    Parameters
+    ----------
+    show : int
+        The lowest level printed (WARNING by default, INFO with ``-v``, ERROR with
+        ``-q``); warnings below it are still counted.
+
+    Attributes
+    ----------
+    cap : int or None
+        Print at most this many warnings (``None``, the default: all); the rest are
+        counted.  ``podium rate`` sets :data:`MAX_SHOWN_WARNINGS` unless ``-v``.
+    warnings, shown : int
+        The warnings logged, and printed.
+    """
+
+    def __init__(self, show: int) -> None:
+        super().__init__(logging.DEBUG)
+        self.show = show
+        self.cap: int | None = None
+        self.warnings = 0
+        self.shown = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warning = logging.WARNING <= record.levelno < logging.ERROR
+        if warning:
+            self.warnings += 1
+        if record.levelno < self.show:
+            return
+        if warning:
+            if self.cap is not None and self.shown >= self.cap:
+                return
+            self.shown += 1
+        try:
+            text = f"{record.levelname.lower()}: {record.getMessage()}"
+            if record.exc_info:  # log.exception: keep the traceback (the service's)
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            sys.stderr.write(text + "\n")
+        except Exception:  # noqa: BLE001 - logging's contract: report, never raise
+            self.handleError(record)
+
+
+def _stderr_log() -> _StderrLog | None:
+    """The handler :func:`main` installed on the ``podium`` logger, if any."""
+    for h in logging.getLogger("podium").handlers:
+        if isinstance(h, _StderrLog):
+            return h
+    return None
+
+
+def _warning_summary() -> str | None:
+    """The closing line about the warnings of this command (``None``: there were none)."""
+    log = _stderr_log()
+    if log is None or not log.warnings:
+        return None
+    n = log.warnings
+    if log.shown == n:
+        return f"{n} warning(s), shown above"
+    if log.show > logging.WARNING:
+        return f"{n} warning(s), not shown (--quiet)"
+    return f"{n} warning(s); the first {log.shown} are shown above, -v shows all"
+
+
+def add_input_args(p: argparse.ArgumentParser) -> None:
+    """The options of every command that reads a contest history: ``--raw-handles``,
+    ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
+    p.add_argument("--raw-handles", action="store_true",
+                   help="keep handles as written (research data); by default they are "
+                   "NFC-normalised and trimmed, and control, invisible or bidi characters, "
+                   "empty handles and handles over 128 characters are refused")
+    p.add_argument("--allow-future", action="store_true",
+                   help="accept contests dated more than a day after this machine's clock "
+                   "(simulations, scheduled contests)")
+    p.add_argument("--no-times", action="store_true",
+                   help="accept a CSV without a time_seconds column: its contests are rated "
+                   "in file order, all at time 0")
+
+
+def load_options(args: argparse.Namespace) -> dict[str, bool]:
+    """The keyword arguments of :func:`podium.io.load_contests` given by
+    :func:`add_input_args`'s options."""
+    return {"raw_handles": bool(getattr(args, "raw_handles", False)),
+            "allow_future": bool(getattr(args, "allow_future", False)),
+            "require_times": not getattr(args, "no_times", False)}
+
+
 def _parse_value(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
@@ -55,6 +152,9 @@ def _parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except ValueError:  # an integer beyond Python's int-string conversion limit
+        raise PodiumError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
+                          "out of range") from None
 
 
 def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
@@ -86,6 +186,10 @@ def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dic
             raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         params[k.strip()] = _parse_value(v.strip())
+    for k, v in params.items():
+        if type(v) is int and not -(2**63) <= v < 2**63:
+            raise PodiumError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
+                              "of range")
     return system, params
 
 
@@ -131,6 +235,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     err = sys.stderr
     out = Path(args.out)
     check_output_dir(out)  # before any work: a bad --out must not cost a whole run
+    if args.checkpoint:
+        _check_output_file(args.checkpoint, "--checkpoint")
     file_system, params = _load_params(args.params, args.set or [])
     if args.resume:
         rater = Rater.load(args.resume)
@@ -152,15 +258,22 @@ def _cmd_rate(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     history = load_contests(
-        args.path, limit=args.n, dedupe_urls=args.dedupe, sort_by_time=args.sort_by_time
+        args.path, limit=args.n, dedupe_urls=args.dedupe, sort_by_time=args.sort_by_time,
+        **load_options(args),
     )
     load_s = time.perf_counter() - t0
     for line in history.changes:
         print(f"changed: {line}", file=err)
+    handler = _stderr_log()
+    if handler is not None and not getattr(args, "verbose", False):
+        handler.cap = MAX_SHOWN_WARNINGS  # a history may have thousands: the first ones
+    log = logging.getLogger("podium.cli")
+    for line in history.warnings:
+        log.warning(line)
     warnings = check_history(history.contests, history.indices)
     for line in warnings:
-        print(f"warning: {line}", file=err)
-    if warnings and not (args.dedupe and args.sort_by_time):
+        log.warning(line)
+    if warnings and not (args.dedupe and args.sort_by_time) and not getattr(args, "quiet", 0):
         print("hint: --dedupe removes contests repeated under the same url, "
               "--sort-by-time puts contests in time order", file=err)
     contests = history.contests
@@ -172,12 +285,10 @@ def _cmd_rate(args: argparse.Namespace) -> int:
                   file=err)
     todo = contests[skip:]
     progress = _Progress(len(todo), err, not args.no_progress)
-    n_warn = 0
     skipped = 0
     t1 = time.perf_counter()
     for k, c in enumerate(todo, 1):
-        rep = rater.add(c)
-        n_warn += len(rep.warnings)
+        rep = rater.add(c)  # logs its warnings (printed and counted by _StderrLog)
         skipped += rep.skipped
         progress.update(k, len(c))
     progress.close()
@@ -196,9 +307,22 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         f"-> {written[0]}",
         file=err,
     )
-    if n_warn:
-        print(f"{n_warn} warning(s) during rating; see the log above or rerun with -v", file=err)
+    summary = _warning_summary()
+    if summary:
+        print(summary, file=err)
     return 0
+
+
+def _check_output_file(path: str, option: str) -> None:
+    """Fail before any work when ``path`` cannot be written as a file: it is a
+    directory, or its directory is missing or not a directory."""
+    p = Path(path)
+    if p.is_dir():
+        raise PodiumError(f"{option} {p} is a directory; give a file name")
+    parent = p.parent
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a directory"
+        raise PodiumError(f"{option} {p}: its directory {parent} {what}")
 
 
 def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
@@ -246,6 +370,9 @@ def _cmd_systems(args: argparse.Namespace) -> int:
 
 def _cmd_example(args: argparse.Namespace) -> int:
     from podium.io import synthetic_contests, write_contest_dir
+    from podium.io.results import check_output_dir
+
+    check_output_dir(args.out, "DIR")
 
     contests = synthetic_contests(
         args.players, args.rounds, seed=args.seed, participation=args.participation,
@@ -287,7 +414,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="podium", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every warning")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every warning (not only the first "
+                        f"{MAX_SHOWN_WARNINGS}) and informational notes")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print no warnings (errors and the summary only)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser(
@@ -325,6 +456,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                    help="output format: csv (default) or parquet (ratings.parquet, "
                    "histories.parquet, contests.parquet)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_input_args(r)
+    r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="as `podium -v`: print every warning and informational notes")
+    r.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="as `podium -q`: print no warnings")
     r.set_defaults(func=_cmd_rate)
 
     s = sub.add_parser("systems", help="list the rating systems (with -v: their parameters)")
@@ -359,18 +495,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    logging.basicConfig(
-        level=logging.WARNING if args.verbose else logging.ERROR,
+    verbose = bool(getattr(args, "verbose", False))
+    quiet = bool(getattr(args, "quiet", False)) and not verbose
+    logging.basicConfig(  # other libraries' messages
+        level=logging.WARNING if verbose else logging.ERROR,
         format="%(levelname)s: %(message)s",
     )
+    show = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
+    handler = _StderrLog(show)
+    plog = logging.getLogger("podium")
+    saved = (plog.level, plog.propagate)
+    plog.addHandler(handler)
+    plog.setLevel(logging.INFO)
+    plog.propagate = False
     try:
         return int(args.func(args))
     except PodiumError as exc:
         print(f"podium: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file the command writes or reads outside the loaders
+        print(f"podium: error: {_os_error(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("podium: interrupted", file=sys.stderr)
         return 130
+    finally:
+        plog.removeHandler(handler)
+        plog.setLevel(saved[0])
+        plog.propagate = saved[1]
+
+
+def _os_error(exc: OSError) -> str:
+    """An :class:`OSError` as one line: ``file: reason``."""
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    reason = exc.strerror or str(exc)
+    return f"{' -> '.join(names)}: {reason}" if names else reason
 
 
 if __name__ == "__main__":

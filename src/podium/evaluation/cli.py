@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from podium.cli import add_input_args
 from podium.errors import PodiumError
 
 __all__ = ["add_parsers", "markdown_table"]
@@ -69,12 +70,17 @@ def markdown_table(records: Sequence[dict[str, Any]]) -> str:
 
 
 def _history(args: argparse.Namespace) -> list[Any]:
+    import logging
+
+    from podium.cli import load_options
     from podium.io import check_history, load_contests
 
     hist = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
-                         sort_by_time=args.sort_by_time)
+                         sort_by_time=args.sort_by_time, **load_options(args))
     for line in hist.changes:
         print(f"changed: {line}", file=sys.stderr)
+    for line in hist.warnings:
+        logging.getLogger("podium.cli").warning(line)
     if args.verbose_data:
         for line in check_history(hist.contests, hist.indices):
             print(f"warning: {line}", file=sys.stderr)
@@ -104,6 +110,7 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot-handles", metavar="H1,H2",
                    help="players whose rating trajectories are drawn (default: top 3)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
+    add_input_args(p)
 
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
@@ -232,10 +239,11 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _cmd_incentive(args: argparse.Namespace) -> int:
+    from podium.cli import load_options
     from podium.evaluation.incentive import plot_incentive, volatility_farming
     from podium.io import load_contests
 
-    contests = load_contests(args.path, limit=args.n).contests
+    contests = load_contests(args.path, limit=args.n, **load_options(args)).contests
     window = None
     if args.window:
         a, sep, b = args.window.partition(":")
@@ -377,6 +385,7 @@ def add_parsers(subparsers: Any) -> None:
     i.add_argument("--window", default=None, metavar="START:END",
                    help="contest indices where losing is allowed (default N/4:3N/4)")
     i.add_argument("--plot", metavar="DIR", help="write incentive.png and the trajectories CSV")
+    add_input_args(i)
     i.set_defaults(func=_cmd_incentive)
 
     ts = subparsers.add_parser(

@@ -1,12 +1,24 @@
-"""Helpers shared by the contest readers: message formatting and file access."""
+"""Helpers shared by the contest readers: message formatting, file access, the handle
+tables (interning and normalising handles) and the time check."""
 
 from __future__ import annotations
 
 import os
 import re
+import time
+from collections.abc import Callable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from podium.core.contest import Contest
+from podium.core.guards import (
+    MAX_HANDLE_LENGTH,
+    HandleError,
+    TimeError,
+    check_contest_time,
+    normalize_handle,
+)
 from podium.errors import ContestError, DataFormatError
 
 PathArg = str | os.PathLike[str]
@@ -56,3 +68,190 @@ def _read_bytes(path: Path) -> bytes:
         raise DataFormatError(f"{path}: no such file") from None
     except OSError as exc:
         raise DataFormatError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
+
+
+# ====================================================================== handle tables
+class _Handles:
+    """A load's handle table: interns handles and checks each distinct one once.
+
+    ``table`` maps each handle as given to the handle used: its normal form
+    (:func:`podium.core.guards.normalize_handle`), or itself with ``raw=True`` (then
+    only a lone surrogate, which is not Unicode text, is refused).  A normal form is
+    also a key mapping to itself, so all spellings of a handle share one string.
+    Errors are :class:`~podium.core.guards.HandleError`; the table is left as it was.
+
+    :meth:`all` does a contest's handles at once: one C-level pass (``setdefault``)
+    as plain interning does, then a bulk check of the handles new to the table (in
+    insertion order at its end), per handle only when some is not printable ASCII.
+    """
+
+    __slots__ = ("table", "raw")
+
+    def __init__(self, table: dict[str, str] | None = None, raw: bool = False) -> None:
+        self.table: dict[str, str] = {} if table is None else table
+        self.raw = raw
+
+    def __call__(self, handle: str) -> str:
+        """The handle to use for ``handle``."""
+        found = self.table.get(handle)
+        if found is None:
+            self.table[handle] = handle
+            self._check([handle])
+            found = self.table[handle]
+        return found
+
+    def all(self, handles: Sequence[str]) -> tuple[str, ...]:
+        """The handles to use for ``handles`` (a contest's, in order)."""
+        table = self.table
+        before = len(table)
+        out = tuple(map(table.setdefault, handles, handles))
+        added = len(table) - before
+        if added and self._check(list(islice(reversed(table), added))):
+            out = tuple(map(table.__getitem__, handles))
+        return out
+
+    def _check(self, new: list[str]) -> bool:
+        """Check the handles just added to the table (each mapped to itself); fix the
+        entries of those not in normal form.  Returns whether an entry changed."""
+        if self.raw:
+            if not "".join(new).isascii():
+                for h in new:
+                    self._undo_if(new, _check_unicode, h)
+            return False
+        if _all_normal(new):
+            return False
+        table = self.table
+        changed = False
+        for h in new:
+            norm = self._undo_if(new, normalize_handle, h)
+            if norm != h:
+                table[h] = table.setdefault(norm, norm)
+                changed = True
+        return changed
+
+    def _undo_if(self, new: list[str], check: Callable[[str], Any], handle: str) -> Any:
+        try:
+            return check(handle)
+        except HandleError:
+            for h in new:
+                if self.table.get(h) is h:
+                    del self.table[h]
+            raise
+
+
+def _all_normal(handles: list[str]) -> bool:
+    """Whether every handle is printable ASCII of 1..128 characters with no space at
+    either end (its own normal form), checked in bulk (C-level string passes)."""
+    flat = "".join(handles)
+    if not (flat.isascii() and flat.isprintable()):
+        return False
+    lengths = list(map(len, handles))
+    if min(lengths) == 0 or max(lengths) > MAX_HANDLE_LENGTH:
+        return False
+    if " " in flat:
+        joined = "\n".join(handles)  # no handle holds a newline (all printable)
+        if joined[0] == " " or joined[-1] == " " or "\n " in joined or " \n" in joined:
+            return False
+    return True
+
+
+def _interning(table: dict[str, str] | None, raw_handles: bool) -> _Handles:
+    """The handle table of a call: a caller's dict (shared across calls) or a new one."""
+    return _Handles(table, raw_handles)
+
+
+def _check_unicode(text: str, what: str = "handle") -> None:
+    """Refuse a string holding a lone surrogate (not Unicode text; cannot be written)."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise HandleError(text, f"character {exc.start + 1} (U+{ord(text[exc.start]):04X}) "
+                                f"is a lone surrogate: the {what} is not Unicode text") from None
+
+
+def _handle_error(exc: HandleError, where: str, contest: str, *, team: bool = False
+                  ) -> ContestError:
+    """:class:`ContestError` naming ``where``, the contest and the player (or team); the
+    handle is shown escaped and cut short (it may be 10,000 characters long)."""
+    if team:
+        err = ContestError(exc.reason, contest=contest, team=exc.handle)
+    else:
+        err = ContestError(exc.reason, contest=contest, player=exc.handle)
+    who = "team" if team else "player"
+    err.args = (f"{where}: contest {contest!r}, {who} {_show(exc.handle)}: {exc.reason}",)
+    return err
+
+
+def _duplicate_note(exc: ContestError, raw: Sequence[str], intern: _Handles) -> ContestError:
+    """``exc`` naming the spellings that normalisation merged, when two handles of the
+    contest became one (``raw``: the contest's handles as given)."""
+    if exc.player is None or exc.reason != "duplicate handle":
+        return exc
+    spellings: list[str] = []
+    for h in raw:
+        if h not in spellings and intern(h) == exc.player:
+            spellings.append(h)
+    if len(spellings) < 2:
+        return exc
+    shown = " and ".join(map(ascii, spellings))  # escaped: the spellings look alike
+    return ContestError(f"duplicate handle: {shown} are one handle once normalised (NFC, "
+                        "surrounding spaces removed)", contest=exc.contest, player=exc.player)
+
+
+def _show(text: str) -> str:
+    """A string quoted for a message, invisible characters escaped, cut short."""
+    short = text if len(text) <= 40 else text[:40] + "..."
+    return repr(short) if short.isprintable() else ascii(short)
+
+
+# ====================================================================== times and numbers
+def _short_int(value: int) -> str:
+    """An integer for a message: in full up to 30 digits, else its first digits and size."""
+    if -(10**30) < value < 10**30:
+        return str(value)
+    digits = value.bit_length() * 0.30103  # no str(): huge ints cannot be converted
+    return f"{'-' if value < 0 else ''}a number of about {digits:.0f} digits"
+
+
+def _check_time(contest: Contest, where: str, allow_future: bool, now: float | None) -> None:
+    """:func:`podium.core.guards.check_contest_time` of a loaded contest; the error names
+    ``where`` (file, line or member) and the contest."""
+    t = contest.time_seconds
+    if not -(10**30) < t < 10**30:
+        raise _contest_error_at(ContestError(
+            f"time_seconds={_short_int(t)} is outside 1970-01-01 .. 2200-01-01 (seconds since "
+            "the Unix epoch are expected)", contest=contest.label), where)
+    try:
+        check_contest_time(t, now=now, allow_future=allow_future)
+    except TimeError as exc:
+        raise _contest_error_at(ContestError(str(exc), contest=contest.label), where) from None
+
+
+class _Times:
+    """The time check of a file loader: ``check(contest, where)`` refuses a contest time
+    outside 1970..2200 or in the future (see :func:`_check_time`)."""
+
+    __slots__ = ("allow_future", "now")
+
+    def __init__(self, allow_future: bool = False, now: float | None = None) -> None:
+        self.allow_future = allow_future
+        self.now = time.time() if now is None else now
+
+    def check(self, contest: Contest, where: str) -> None:
+        _check_time(contest, where, self.allow_future, self.now)
+
+
+def _check_texts(name: str, url: str | None, source: str) -> None:
+    """Refuse a contest name or url holding a lone surrogate (not Unicode text)."""
+    for key, value in (("name", name), ("url", url)):
+        if value is None or value.isascii():
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = source if key == "name" else f"{source}: contest {_show(name)}"
+            raise DataFormatError(
+                f"{where}: {key!r} {_show(value)} is not Unicode text: character "
+                f"{exc.start + 1} (U+{ord(value[exc.start]):04X}) is a lone surrogate") from None

@@ -12,15 +12,26 @@ import csv
 import math
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from podium.core.contest import Contest
+from podium.core.guards import HandleError
 from podium.errors import ContestError, DataFormatError
-from podium.io._common import PathArg, _check_limit, _contest_error_at
+from podium.io._common import (
+    PathArg,
+    _check_limit,
+    _contest_error_at,
+    _duplicate_note,
+    _handle_error,
+    _Handles,
+    _interning,
+    _short,
+    _Times,
+)
 
 __all__ = ["read_contests_csv"]
 
@@ -46,7 +57,7 @@ class _CsvContest:
     """Rows of one contest while a CSV file is read."""
 
     __slots__ = ("key", "first_line", "handles", "values", "lines", "meta", "meta_lines",
-                 "teams", "member_weights")
+                 "teams", "member_weights", "raw")
 
     def __init__(self, key: str, line: int) -> None:
         self.key = key
@@ -58,6 +69,7 @@ class _CsvContest:
         self.member_weights = array("d")
         self.meta: dict[str, Any] = {}
         self.meta_lines: dict[str, int] = {}
+        self.raw: dict[int, str] = {}  # row -> the handle as given, where normalised
 
 
 def _csv_columns(header: list[str], where: str) -> dict[str, int]:
@@ -104,11 +116,11 @@ def _csv_number(cell: str, what: str, where: str, *, whole: bool) -> float:
     try:
         value = float(cell)
     except ValueError:
-        raise DataFormatError(f"{where}: non-numeric {what} {cell!r}") from None
+        raise DataFormatError(f"{where}: non-numeric {what} {_short(cell)}") from None
     if not math.isfinite(value):
-        raise DataFormatError(f"{where}: {what} must be finite, got {cell!r}")
+        raise DataFormatError(f"{where}: {what} must be finite, got {_short(cell)}")
     if whole and value != int(value):
-        raise DataFormatError(f"{where}: {what} must be a whole number, got {cell!r}")
+        raise DataFormatError(f"{where}: {what} must be a whole number, got {_short(cell)}")
     return value
 
 
@@ -129,7 +141,12 @@ def _csv_rows(reader: Any, path: Path) -> Iterator[tuple[int, list[str]]]:
             yield reader.line_num, row
 
 
-def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvContest], str]:
+def _read_csv_groups(
+    path: Path, intern: _Handles
+) -> tuple[list[_CsvContest], str, int | None]:
+    """The contests' rows by contest (ordered by time, then first appearance), the
+    value column (``place`` or ``score``) and the header line when there is no time
+    column (else ``None``)."""
     try:
         fh = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
     except FileNotFoundError:
@@ -161,9 +178,13 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
             key = row[c_contest].strip()
             if not key:
                 raise DataFormatError(f"{where}: empty contest id")
-            handle = row[c_player].strip()
-            if not handle:
+            raw = row[c_player].strip()
+            if not raw:
                 raise DataFormatError(f"{where}: contest {key!r}: empty player")
+            try:
+                handle = intern(raw)
+            except HandleError as exc:
+                raise _handle_error(exc, where, key) from None
             cell = row[c_value].strip()
             pw = f"{where}: contest {key!r}, player {handle!r}"
             value = _csv_number(cell, kind, pw, whole=kind == "place")
@@ -183,12 +204,15 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
                 mcell = row[col].strip()
                 if not mcell:
                     continue
-                if role in ("weight", "perf_ceiling"):
+                if role == "weight":
+                    mval: Any = _csv_number(mcell, role, f"{where}: contest {key!r}",
+                                            whole=False)
+                elif role == "perf_ceiling":
                     try:
-                        mval: Any = float(mcell)
+                        mval = float(mcell)
                     except ValueError:
                         raise DataFormatError(
-                            f"{where}: contest {key!r}: non-numeric {role} {mcell!r}"
+                            f"{where}: contest {key!r}: non-numeric {role} {_short(mcell)}"
                         ) from None
                 else:
                     mval = mcell
@@ -200,8 +224,8 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
                     group.meta_lines[what] = line
                 elif old != val:
                     raise DataFormatError(
-                        f"{where}: inconsistent {what} within contest {key!r}: {val!r} here but "
-                        f"{old!r} on line {group.meta_lines[what]}"
+                        f"{where}: inconsistent {what} within contest {key!r}: {_short(val)} "
+                        f"here but {_short(old)} on line {group.meta_lines[what]}"
                     )
             if c_team is not None:
                 team = row[c_team].strip()
@@ -209,6 +233,10 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
                     raise DataFormatError(
                         f"{pw}: empty team (a file with a team column needs the team on every "
                         "row; name a one-player team after its player)")
+                try:
+                    team = intern(team)
+                except HandleError as exc:
+                    raise _handle_error(exc, where, key, team=True) from None
                 group.teams.append(team)
                 mw = 1.0
                 if c_mweight is not None:
@@ -220,16 +248,20 @@ def _read_csv_groups(path: Path, interner: dict[str, str]) -> tuple[list[_CsvCon
                                 f"{pw}, team {team!r}: member weight must be in (0, 1], "
                                 f"got {wcell!r}")
                 group.member_weights.append(mw)
-            group.handles.append(interner.setdefault(handle, handle))
+            if handle is not raw:
+                group.raw[len(group.handles)] = raw
+            group.handles.append(handle)
             group.values.append(value)
             group.lines.append(line)
     if not groups:
         raise DataFormatError(f"{path}: no data rows after the header")
     ordered = sorted(groups.values(), key=lambda g: g.meta.get("time", 0))  # stable
-    return ordered, kind
+    return ordered, kind, None if c_time is not None else header_line
 
 
-def _csv_group_contest(group: _CsvContest, kind: str, path: Path) -> Contest:
+def _csv_group_contest(
+    group: _CsvContest, kind: str, path: Path, intern: _Handles
+) -> Contest:
     meta: dict[str, Any] = {
         "name": group.meta.get("name", group.key),
         "time_seconds": group.meta.get("time", 0),
@@ -249,6 +281,9 @@ def _csv_group_contest(group: _CsvContest, kind: str, path: Path) -> Contest:
             return Contest.from_places(group.handles, values, **meta)
         return Contest.from_scores(group.handles, values, **meta)
     except ContestError as exc:
+        if group.raw:
+            exc = _duplicate_note(exc, [group.raw.get(i, h) for i, h in enumerate(group.handles)],
+                                  intern)
         lines = [group.lines[i] for i, h in enumerate(group.handles) if h == exc.player]
         if not lines and exc.team is not None and group.teams:
             lines = [group.lines[i] for i, t in enumerate(group.teams) if t == exc.team]
@@ -264,6 +299,9 @@ def read_contests_csv(
     *,
     limit: int | None = None,
     interner: dict[str, str] | None = None,
+    raw_handles: bool = False,
+    allow_future: bool = False,
+    require_times: bool = True,
 ) -> list[Contest]:
     """Read a CSV long table (one row per player and contest).
 
@@ -274,8 +312,9 @@ def read_contests_csv(
     ``player`` / ``handle``       player handle (required)
     ``place``                     1-based place; equal places tie
     ``score``                     score, higher is better; equal scores tie
-    ``time`` / ``time_seconds``   Unix time (optional, default 0); must be the same
-                                  on every row of a contest
+    ``time`` / ``time_seconds``   Unix time in seconds (required unless
+                                  ``require_times=False``); must be the same on
+                                  every row of a contest
     ``name``, ``weight``, ``url``, contest metadata (optional; empty cells mean
     ``perf_ceiling``              "not given", given values must agree)
     ``team`` / ``team_name``      the player's team (optional; makes the file a team
@@ -290,7 +329,8 @@ def read_contests_csv(
     ignored, cells are stripped of surrounding blanks and blank lines are skipped.
     The rows of a contest need not be adjacent or sorted.  Contests are ordered by
     (time, first appearance in the file); a contest without a ``name`` is named by
-    its id.
+    its id.  Handles and team names are normalised (:mod:`podium.io.json_contests`
+    gives the rules) unless ``raw_handles``.
 
     Parameters
     ----------
@@ -300,6 +340,13 @@ def read_contests_csv(
         Keep only the first ``limit`` contests (after ordering).
     interner : dict of str to str, optional
         Handle interning table shared across contests.
+    raw_handles : bool, default False
+        Keep handles and team names as given (after the cell is stripped).
+    allow_future : bool, default False
+        Accept contests dated more than a day after this machine's clock.
+    require_times : bool, default True
+        Refuse a file without a time column.  With ``False`` such a file is read
+        with every contest at time 0, in the order of first appearance.
 
     Returns
     -------
@@ -308,16 +355,38 @@ def read_contests_csv(
     Raises
     ------
     DataFormatError
-        On a missing column, a non-numeric place, score or time, a time or other
-        metadata that differs between rows of one contest, an empty cell, a row of
-        the wrong length...; the message names the file and the 1-based line.
+        On a missing column (the time column too, unless ``require_times=False``), a
+        non-numeric place, score or time, a time or other metadata that differs
+        between rows of one contest, an empty cell, a row of the wrong length...;
+        the message names the file and the 1-based line.
     ContestError
-        When the contest model rejects a contest (a player listed twice, a
-        non-positive weight); the message names the file and line(s).
+        When a handle breaks the handle rules, a contest time is outside 1970..2200
+        or in the future, or the contest model rejects a contest (a player listed
+        twice, a non-positive weight); the message names the file and line(s).
     """
+    return _read_csv(Path(path), limit, _interning(interner, raw_handles), _Times(allow_future),
+                     require_times)
+
+
+def _read_csv(path: Path, limit: int | None, intern: _Handles, times: _Times | None,
+              require_times: bool, note: Callable[[str], None] | None = None) -> list[Contest]:
+    """:func:`read_contests_csv`; ``note`` is told once when the file has no times."""
     _check_limit(limit)
-    p = Path(path)
-    groups, kind = _read_csv_groups(p, {} if interner is None else interner)
+    groups, kind, no_times_line = _read_csv_groups(path, intern)
     if limit is not None:
         groups = groups[:limit]
-    return [_csv_group_contest(g, kind, p) for g in groups]
+    contests = [_csv_group_contest(g, kind, path, intern) for g in groups]
+    if no_times_line is not None:
+        if require_times:
+            raise DataFormatError(
+                f"{path}, line {no_times_line}: no 'time_seconds' (or 'time') column, so the "
+                "contests cannot be put in time order; add one (seconds since 1970-01-01 "
+                "UTC), or pass --no-times (require_times=False) to rate them in file order, "
+                "all at time 0")
+        if note is not None:
+            note(f"{path} has no time column: its {len(contests)} contest(s) are rated in "
+                 "file order, all at time 0 (--no-times)")
+    elif times is not None:
+        for g, c in zip(groups, contests, strict=True):
+            times.check(c, f"{path}, line {g.meta_lines.get('time', g.first_line)}")
+    return contests

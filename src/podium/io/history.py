@@ -7,23 +7,28 @@ also reports gaps in the file numbering and can drop repeated contests
 when either is needed.
 
 Handle strings are interned across all contests of one load, so that a history
-of millions of player-rounds stores each distinct handle once.
+of millions of player-rounds stores each distinct handle once; each distinct handle
+is checked and normalised once (:mod:`podium.core.guards`; ``raw_handles=True``
+keeps them as given).  Every contest's time is checked
+(:func:`podium.core.guards.check_contest_time`: 1970..2200 and not in the future
+unless ``allow_future=True``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._common import PathArg, _check_limit
-from podium.io.csv_long import read_contests_csv
+from podium.io._common import PathArg, _check_limit, _Handles, _Times
+from podium.io.csv_long import _read_csv
 from podium.io.json_contests import _EmptyContest, read_contest_json
 from podium.io.sources import TAR_SUFFIXES, _iter_dir, _iter_tar
 
@@ -31,6 +36,8 @@ __all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests"]
 
 #: At most this many warnings of one kind are listed by :func:`check_history`.
 _MAX_WARNINGS_PER_KIND = 10
+
+log = logging.getLogger("podium.io")
 
 
 @dataclass
@@ -50,12 +57,17 @@ class LoadedHistory:
     indices : list of int
         The original file index of each kept contest (``indices[k]`` is the
         number of the file ``contests[k]`` came from).
+    warnings : list of str
+        What the loader skipped and the user may not expect: archive members that
+        are not regular files (links, devices), ``N.json`` directory entries that are
+        not files; at most 10 lines and a count.
     """
 
     contests: list[Contest]
     source: str
     changes: list[str] = field(default_factory=list)
     indices: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.contests)
@@ -111,8 +123,22 @@ def _kind(path: Path) -> str:
     )
 
 
+class _Options:
+    """What one load checks and where it reports (shared by the sources)."""
+
+    __slots__ = ("raw_handles", "times", "require_times", "warn", "note")
+
+    def __init__(self, raw_handles: bool, allow_future: bool, require_times: bool,
+                 warn: Callable[[str], None], note: Callable[[str], None]) -> None:
+        self.raw_handles = raw_handles
+        self.times = _Times(allow_future)
+        self.require_times = require_times
+        self.warn = warn
+        self.note = note
+
+
 def _iter_indexed(
-    path: PathArg, limit: int | None, interner: dict[str, str]
+    path: PathArg, limit: int | None, opts: _Options
 ) -> Iterator[tuple[int, Contest | _EmptyContest]]:
     """``(file index, contest)`` in index order."""
     _check_limit(limit)
@@ -120,17 +146,27 @@ def _iter_indexed(
     kind = _kind(p)
     if limit == 0:
         return
+    intern = _Handles(raw=opts.raw_handles)
     if kind == "dir":
-        yield from _iter_dir(p, limit, interner)
+        yield from _iter_dir(p, limit, intern, opts.times, opts.warn)
     elif kind == "tar":
-        yield from _iter_tar(p, limit, interner)
+        yield from _iter_tar(p, limit, intern, opts.times, opts.warn)
     elif kind == "json":
-        yield 0, read_contest_json(p)  # one contest: nothing to share between contests
+        yield 0, read_contest_json(p, interner=intern.table, raw_handles=opts.raw_handles,
+                                   allow_future=opts.times.allow_future)
     else:
-        yield from enumerate(read_contests_csv(p, limit=limit, interner=interner))
+        yield from enumerate(_read_csv(p, limit, intern, opts.times, opts.require_times,
+                                       opts.note))
 
 
-def iter_contests(path: PathArg, *, limit: int | None = None) -> Iterator[Contest]:
+def iter_contests(
+    path: PathArg,
+    *,
+    limit: int | None = None,
+    raw_handles: bool = False,
+    allow_future: bool = False,
+    require_times: bool = True,
+) -> Iterator[Contest]:
     """Iterate over the contests stored at ``path`` in index order.
 
     Parameters
@@ -143,6 +179,18 @@ def iter_contests(path: PathArg, *, limit: int | None = None) -> Iterator[Contes
         Yield only the first ``limit`` contests by index.  Directory and archive
         members with an index ``>= limit`` are not parsed (unless gaps in the
         numbering leave fewer than ``limit`` below it).
+    raw_handles : bool, default False
+        Keep handles and team names as given instead of normalising them (NFC,
+        trimmed; refused: control, format and bidi characters, empty, longer than
+        128 characters: :func:`podium.core.guards.normalize_handle`).  Text that is
+        not Unicode (a lone surrogate) is refused either way.
+    allow_future : bool, default False
+        Accept contests dated more than a day after this machine's clock (simulated
+        or scheduled contests).  Times before 1970 or after 2200 are refused
+        either way (a time in milliseconds is recognised and named).
+    require_times : bool, default True
+        Refuse a CSV file without a time column; with ``False`` its contests are
+        read in file order at time 0.
 
     Yields
     ------
@@ -157,9 +205,17 @@ def iter_contests(path: PathArg, *, limit: int | None = None) -> Iterator[Contes
         directory that is not a number (the message names the file), a JSON
         syntax error (with line and column) or a malformed contest object.
     ContestError
-        When the contest model rejects a contest; the message names the file.
+        When a handle breaks the rules, a contest time is out of range or the
+        contest model rejects a contest; the message names the file (line or
+        member), the contest and the player.
+
+    Notes
+    -----
+    What :func:`load_contests` reports in ``warnings`` and ``changes`` is logged
+    here (logger ``podium.io``, levels WARNING and INFO).
     """
-    for _, contest in _iter_indexed(path, limit, {}):
+    opts = _Options(raw_handles, allow_future, require_times, log.warning, log.info)
+    for _, contest in _iter_indexed(path, limit, opts):
         if isinstance(contest, Contest):
             yield contest
 
@@ -190,6 +246,9 @@ def load_contests(
     limit: int | None = None,
     dedupe_urls: bool = False,
     sort_by_time: bool = False,
+    raw_handles: bool = False,
+    allow_future: bool = False,
+    require_times: bool = True,
 ) -> LoadedHistory:
     """Load a contest history into memory.
 
@@ -205,12 +264,16 @@ def load_contests(
         (the first occurrence is kept; contests without url are never duplicates).
     sort_by_time : bool, default False
         Stable-sort the contests by ``time_seconds``.
+    raw_handles, allow_future, require_times : bool
+        As :func:`iter_contests`.
 
     Returns
     -------
     LoadedHistory
-        The contests, their original file indices, and in ``changes`` one line per
-        removed or moved contest and one line about gaps in the file numbering.
+        The contests, their original file indices, in ``changes`` one line per
+        removed or moved contest, one line about gaps in the file numbering and one
+        when a CSV file without times was read (``require_times=False``), and in
+        ``warnings`` what was skipped (archive members that are not regular files).
         Without the flags nothing is changed; use :func:`check_history` to find out
         whether they are needed.
 
@@ -219,12 +282,23 @@ def load_contests(
     DataFormatError, ContestError
         As :func:`iter_contests`.
     """
-    interner: dict[str, str] = {}
     indices: list[int] = []
     contests: list[Contest] = []
-    with _gc_paused():
-        loaded = list(_iter_indexed(path, limit, interner))
+    warnings: list[str] = []
     changes: list[str] = []
+    skipped = 0
+
+    def warn(line: str) -> None:
+        nonlocal skipped
+        skipped += 1
+        if skipped <= _MAX_WARNINGS_PER_KIND:
+            warnings.append(line)
+
+    opts = _Options(raw_handles, allow_future, require_times, warn, changes.append)
+    with _gc_paused():
+        loaded = list(_iter_indexed(path, limit, opts))
+    if skipped > _MAX_WARNINGS_PER_KIND:
+        warnings.append(f"... {skipped} entries of {path} skipped in all")
     for idx, contest in loaded:
         if isinstance(contest, _EmptyContest):
             changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
@@ -232,7 +306,6 @@ def load_contests(
             continue
         indices.append(idx)
         contests.append(contest)
-    del interner
     file_indices = [idx for idx, _ in loaded]
     del loaded
     if file_indices and file_indices[-1] + 1 != len(file_indices):
@@ -279,7 +352,8 @@ def load_contests(
                 latest = max(latest, contest.time_seconds)
             indices = [indices[k] for k in order]
             contests = [contests[k] for k in order]
-    return LoadedHistory(contests=contests, source=str(path), changes=changes, indices=indices)
+    return LoadedHistory(contests=contests, source=str(path), changes=changes, indices=indices,
+                         warnings=warnings)
 
 
 def check_history(

@@ -17,6 +17,12 @@ with ``lo``/``hi`` the team's range of team places and ``weight`` in (0, 1]
 (partial play; a bare handle has weight 1).  A ``[handle, lo, hi]`` row in a team
 contest is a one-member team named after its player.
 
+Handles and team names are normalised by default (NFC, surrounding whitespace
+removed; control, format and bidi characters, empty and over-long handles refused:
+:mod:`podium.core.guards`); ``raw_handles=True`` keeps them as given.  A string that
+is not Unicode text (a lone surrogate such as ``"\\ud800"``) is refused in a handle,
+a team name, the contest name and the url either way.
+
 Every problem raises :class:`~podium.errors.DataFormatError` (or
 :class:`~podium.errors.ContestError` when the contest model rejects a contest)
 whose message names the source (file or archive member), the contest and the
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +45,22 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.contest import Contest
+from podium.core.guards import HandleError
 from podium.errors import ContestError, DataFormatError
-from podium.io._common import PathArg, _contest_error_at, _json_type, _read_bytes, _short
+from podium.io._common import (
+    PathArg,
+    _check_texts,
+    _contest_error_at,
+    _duplicate_note,
+    _handle_error,
+    _Handles,
+    _interning,
+    _json_type,
+    _read_bytes,
+    _short,
+    _short_int,
+    _Times,
+)
 
 _orjson: Any
 try:  # optional, faster JSON parser
@@ -64,7 +86,7 @@ _DECODER = msgspec.json.Decoder(_ContestDoc)
 
 
 def _decode_fast(
-    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+    data: bytes, source: str, intern: _Handles, *, allow_empty: bool
 ) -> Contest | _EmptyContest | None:
     """The contest of well-formed JSON text, decoded straight into typed values.
 
@@ -83,34 +105,45 @@ def _decode_fast(
         return _EmptyContest(doc.name, source) if allow_empty else None
     if isinstance(doc.time_seconds, float):
         return None  # keep the checking path's exact handling of float times
-    handles, los, his = zip(*standings, strict=True)
+    for v in (doc.time_seconds, doc.weight, doc.perf_ceiling):
+        if type(v) is int and not -(2**63) <= v < 2**63:
+            return None  # beyond 64 bits: the checking path names it
+    raw, los, his = zip(*standings, strict=True)
     try:
         lo = np.fromiter(los, dtype=np.int64, count=n)
         hi = np.fromiter(his, dtype=np.int64, count=n)
     except OverflowError:
         return None
-    if interner is not None:
-        handles = tuple(map(interner.setdefault, handles, handles))
+    _check_texts(doc.name, doc.url, source)
+    try:
+        handles = intern.all(raw)
+    except HandleError as exc:
+        raise _handle_error(exc, source, doc.name or "<unnamed>") from None
     try:
         return Contest.from_arrays(
             handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds, weight=doc.weight,
             perf_ceiling=doc.perf_ceiling, url=doc.url,
         )
     except ContestError as exc:
-        raise _contest_error_at(exc, source) from exc
+        raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
 
 
 def _decode_contest(
-    data: bytes, source: str, interner: dict[str, str] | None, *, allow_empty: bool
+    data: bytes, source: str, intern: _Handles, *, allow_empty: bool,
+    times: _Times | None,
 ) -> Contest | _EmptyContest:
-    """A contest from JSON text: the typed fast path, else the checking path."""
-    found = _decode_fast(data, source, interner, allow_empty=allow_empty)
-    if found is not None:
-        return found
-    d = _parse_json_bytes(data, source)
-    if allow_empty:
-        return _history_member(d, source, interner)
-    return contest_from_json_dict(d, source=source, interner=interner)
+    """A contest from JSON text: the typed fast path, else the checking path; then the
+    time check (``times``, when given)."""
+    found = _decode_fast(data, source, intern, allow_empty=allow_empty)
+    if found is None:
+        d = _parse_json_bytes(data, source)
+        if allow_empty:
+            found = _history_member(d, source, intern)
+        else:
+            found = _contest_of_doc(d, source, intern)
+    if times is not None and isinstance(found, Contest):
+        times.check(found, source)
+    return found
 
 
 def _parse_json_bytes(data: bytes, source: str) -> Any:
@@ -130,8 +163,36 @@ def _parse_json_bytes(data: bytes, source: str) -> Any:
         raise DataFormatError(
             f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
+    except ValueError as exc:  # an integer beyond Python's int-string conversion limit
+        raise DataFormatError(f"{source}: invalid JSON{_long_number_at(data)}: "
+                              f"{_long_number_reason(exc)}") from None
     except RecursionError:
         raise DataFormatError(f"{source}: invalid JSON: nested too deeply") from None
+
+
+def _int_digits_limit() -> int:
+    """Python's limit on the digits of an integer read from text (0: none)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return int(get()) if get is not None else 0
+
+
+def _long_number_reason(exc: ValueError) -> str:
+    limit = _int_digits_limit()
+    if limit and "integer string conversion" in str(exc):
+        return f"an integer of more than {limit} digits (out of range)"
+    return str(exc)[:200]
+
+
+def _long_number_at(data: bytes) -> str:
+    """`` at line L, column C`` of the first number too long for Python's int-string
+    conversion (empty when none is found)."""
+    limit = _int_digits_limit()
+    m = re.search(rb"[0-9]{%d,}" % (limit + 1), data) if limit else None
+    if m is None:
+        return ""
+    line = data.count(b"\n", 0, m.start()) + 1
+    column = m.start() - (data.rfind(b"\n", 0, m.start()) + 1) + 1
+    return f" at line {line}, column {column}"
 
 
 def _split_standings(
@@ -177,8 +238,8 @@ def _split_standings(
                     )
                 if abs(v) >= 2**63:
                     raise DataFormatError(
-                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = {v} is "
-                        "out of range"
+                        f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = "
+                        f"{_short_int(v)} is out of range"
                     )
             arr = arr.astype(np.int64)
         arrays.append(arr)
@@ -186,11 +247,11 @@ def _split_standings(
 
 
 def _team_rows(
-    standings: list[Any], where: str, interner: dict[str, str] | None
+    standings: list[Any], where: str, intern: _Handles, source: str, label: str
 ) -> list[tuple[str, int, int, list[Any]]]:
     """The rows of a team contest (``[team, lo, hi, members]`` or ``[handle, lo, hi]``),
-    with every JSON type checked; the message names the row, team and member."""
-    intern = (lambda h: h) if interner is None else (lambda h: interner.setdefault(h, h))
+    with every JSON type checked and every name through ``intern``; the message names
+    the row, team and member."""
     out: list[tuple[str, int, int, list[Any]]] = []
     for pos, row in enumerate(standings):
         if type(row) is not list or len(row) not in (3, 4):
@@ -204,11 +265,16 @@ def _team_rows(
                 f"{_json_type(name)} {_short(name)}")
         for what, v in (("lo", row[1]), ("hi", row[2])):
             if type(v) is not int or abs(v) >= 2**63:
+                shown = _short_int(v) if type(v) is int else _short(v)
                 raise DataFormatError(
-                    f"{where}: standings[{pos}] (team {name!r}): {what} must be an integer, "
-                    f"got {_json_type(v)} {_short(v)}")
+                    f"{where}: standings[{pos}] (team {name!r}): {what} must be an "
+                    f"integer, got {_json_type(v)} {shown}")
+        try:
+            name = intern(name)
+        except HandleError as exc:
+            raise _handle_error(exc, source, label, team=len(row) == 4) from None
         if len(row) == 3:
-            out.append((name, row[1], row[2], [intern(name)]))
+            out.append((name, row[1], row[2], [name]))
             continue
         members_in = row[3]
         if type(members_in) is not list:
@@ -218,21 +284,24 @@ def _team_rows(
                 f"{_short(members_in)}")
         members: list[Any] = []
         for k, m in enumerate(members_in):
-            if isinstance(m, str):
-                members.append(intern(m))
-            elif (type(m) is list and len(m) == 2 and isinstance(m[0], str)
-                  and isinstance(m[1], int | float) and not isinstance(m[1], bool)):
-                members.append((intern(m[0]), m[1]))
-            else:
-                raise DataFormatError(
-                    f"{where}: standings[{pos}] (team {name!r}): member #{k} must be a "
-                    f"handle or a [handle, weight] pair, got {_short(m)}")
+            try:
+                if isinstance(m, str):
+                    members.append(intern(m))
+                elif (type(m) is list and len(m) == 2 and isinstance(m[0], str)
+                      and isinstance(m[1], int | float) and not isinstance(m[1], bool)):
+                    members.append((intern(m[0]), m[1]))
+                else:
+                    raise DataFormatError(
+                        f"{where}: standings[{pos}] (team {name!r}): member #{k} must be a "
+                        f"handle or a [handle, weight] pair, got {_short(m)}")
+            except HandleError as exc:
+                raise _handle_error(exc, source, label) from None
         out.append((name, row[1], row[2], members))
     return out
 
 
 def contest_from_json_dict(
-    d: Any, *, source: str, interner: dict[str, str] | None = None
+    d: Any, *, source: str, interner: dict[str, str] | None = None, raw_handles: bool = False
 ) -> Contest:
     """Build a :class:`Contest` from a parsed Elo-MMR JSON object.
 
@@ -246,7 +315,12 @@ def contest_from_json_dict(
         Where ``d`` came from (file name, archive member); starts every message.
     interner : dict of str to str, optional
         Shared by a loader across contests so that each distinct handle is stored
-        as one string object.
+        as one string object (and checked once): it maps each handle as given to
+        the handle used.  Do not share one table between calls with different
+        ``raw_handles``.
+    raw_handles : bool, default False
+        Keep handles and team names as given instead of normalising them (see the
+        module notes); only text that is not Unicode is refused.
 
     Returns
     -------
@@ -255,11 +329,24 @@ def contest_from_json_dict(
     Raises
     ------
     DataFormatError
-        When a key is missing or has the wrong JSON type.
+        When a key is missing or has the wrong JSON type, or the name or url is
+        not Unicode text.
     ContestError
-        When the contest model rejects the contest (duplicate handle, bad tie
-        range, non-positive weight...); the message starts with ``source``.
+        When a handle breaks the handle rules, or the contest model rejects the
+        contest (duplicate handle, also after normalisation; bad tie range,
+        non-positive weight...); the message starts with ``source`` and names the
+        contest and the player.
+
+    Notes
+    -----
+    The contest time is not checked here (the file loaders do, see
+    :func:`read_contest_json`).
     """
+    return _contest_of_doc(d, source, _interning(interner, raw_handles))
+
+
+def _contest_of_doc(d: Any, source: str, intern: _Handles) -> Contest:
+    """:func:`contest_from_json_dict` with the handle table as a function."""
     if not isinstance(d, dict):
         raise DataFormatError(
             f"{source}: expected a JSON object with 'name', 'time_seconds' and 'standings', "
@@ -281,6 +368,9 @@ def contest_from_json_dict(
                 f"{where}: {key!r} must be a number{' or null' if nullable else ''}, "
                 f"got {_json_type(value)} {_short(value)}"
             )
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            raise DataFormatError(
+                f"{where}: {key!r} = {_short_int(value)} is out of range (beyond 64 bits)")
         return value
 
     time_seconds = number("time_seconds", d["time_seconds"], nullable=False)
@@ -289,6 +379,8 @@ def contest_from_json_dict(
     url = d.get("url")
     if url is not None and not isinstance(url, str):
         raise DataFormatError(f"{where}: 'url' must be a string or null, got {_json_type(url)}")
+    _check_texts(name, url, source)
+    label = name or "<unnamed>"
     standings = d["standings"]
     if not isinstance(standings, list):
         raise DataFormatError(
@@ -296,7 +388,7 @@ def contest_from_json_dict(
             f"got {_json_type(standings)}"
         )
     if any(type(row) is list and len(row) == 4 for row in standings):
-        teams = _team_rows(standings, where, interner)
+        teams = _team_rows(standings, where, intern, source, label)
         try:
             return Contest.from_teams(
                 teams, name=name, time_seconds=time_seconds, weight=weight,
@@ -304,19 +396,24 @@ def contest_from_json_dict(
             )
         except ContestError as exc:
             raise _contest_error_at(exc, source) from exc
-    handles, lo, hi = _split_standings(standings, where)
-    if interner is not None:
-        handles = list(map(interner.setdefault, handles, handles))
+    raw, lo, hi = _split_standings(standings, where)
+    try:
+        handles = intern.all(raw)
+    except HandleError as exc:
+        raise _handle_error(exc, source, label) from None
     try:
         return Contest.from_arrays(
             handles, lo, hi, name=name, time_seconds=time_seconds, weight=weight,
             perf_ceiling=perf_ceiling, url=url,
         )
     except ContestError as exc:
-        raise _contest_error_at(exc, source) from exc
+        raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
 
 
-def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) -> Contest:
+def read_contest_json(
+    path: PathArg, *, interner: dict[str, str] | None = None, raw_handles: bool = False,
+    allow_future: bool = False,
+) -> Contest:
     """Read one Elo-MMR contest JSON file.
 
     Parameters
@@ -326,6 +423,11 @@ def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) 
     interner : dict of str to str, optional
         Handle interning table shared across contests (see
         :func:`contest_from_json_dict`).
+    raw_handles : bool, default False
+        Keep handles as given instead of normalising them (see the module notes).
+    allow_future : bool, default False
+        Accept a contest dated more than a day after this machine's clock (simulated
+        or scheduled contests); times outside 1970..2200 are refused either way.
 
     Returns
     -------
@@ -337,10 +439,13 @@ def read_contest_json(path: PathArg, *, interner: dict[str, str] | None = None) 
         When the file is missing, unreadable, not valid JSON (the message gives
         line and column) or not a contest object.
     ContestError
-        When the contest model rejects the contest; the message names the file.
+        When a handle breaks the handle rules, the contest time is out of range
+        (:func:`podium.core.guards.check_contest_time`) or the contest model rejects
+        the contest; the message names the file, the contest and the player.
     """
     p = Path(path)
-    found = _decode_contest(_read_bytes(p), str(p), interner, allow_empty=False)
+    found = _decode_contest(_read_bytes(p), str(p), _interning(interner, raw_handles),
+                            allow_empty=False, times=_Times(allow_future))
     if not isinstance(found, Contest):  # pragma: no cover - allow_empty=False never skips
         raise DataFormatError(f"{p}: standings are empty")
     return found
@@ -356,8 +461,8 @@ class _EmptyContest:
 
 
 def _history_member(
-    d: Any, source: str, interner: dict[str, str] | None
+    d: Any, source: str, intern: _Handles
 ) -> Contest | _EmptyContest:
     if isinstance(d, dict) and d.get("standings") == [] and isinstance(d.get("name"), str):
         return _EmptyContest(d["name"], source)
-    return contest_from_json_dict(d, source=source, interner=interner)
+    return _contest_of_doc(d, source, intern)

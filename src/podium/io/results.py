@@ -525,8 +525,15 @@ def write_results(
     return written
 
 
-def check_output_dir(out: str | os.PathLike[str]) -> None:
+def check_output_dir(out: str | os.PathLike[str], option: str = "--out") -> None:
     """Fail early, before any work, when ``out`` cannot be an output directory.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The directory (it need not exist).
+    option : str, default "--out"
+        How the messages name it (the command-line option or argument).
 
     Raises
     ------
@@ -537,6 +544,6 @@ def check_output_dir(out: str | os.PathLike[str]) -> None:
     for q in (p, *p.parents):
         if q.exists():
             if not q.is_dir():
-                what = "--out" if q == p else f"--out {p}: its parent"
+                what = option if q == p else f"{option} {p}: its parent"
                 raise PodiumError(f"{what} {q} exists and is not a directory")
             return

@@ -9,6 +9,16 @@
   JSON text is in memory at a time.
 
 Both yield ``(file index, contest)`` in index order.
+
+What is read and what is skipped
+--------------------------------
+Only regular files named ``<n>.json`` are contest files.  Skipped without a word:
+directories, names starting with a dot (``.DS_Store``, macOS's ``._0.json``) and
+other names not ending in ``.json`` (``README.md``, ``LICENSE``).  Skipped with a
+warning naming the member: archive members that are not regular files (symbolic
+and hard links, devices, FIFOs), and in a directory a ``<n>.json`` entry that is
+not a regular file (a FIFO, a sub-directory; a symbolic link to a regular file
+*is* read, as it is the user's own file system).
 """
 
 from __future__ import annotations
@@ -22,8 +32,11 @@ from pathlib import Path, PurePosixPath
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._common import INDEX_RE, _read_bytes
+from podium.io._common import INDEX_RE, _Handles, _read_bytes, _Times
 from podium.io.json_contests import _decode_contest, _EmptyContest
+
+#: Where a loader reports what it skipped (one line each), or ``None``.
+Warn = Callable[[str], None] | None
 
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 _TAR_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error)
@@ -42,7 +55,7 @@ def _json_index(name: str, where: str) -> int | None:
     return int(stem)
 
 
-def _dir_entries(directory: Path) -> list[tuple[int, Path]]:
+def _dir_entries(directory: Path, warn: Warn = None) -> list[tuple[int, Path]]:
     """The ``(index, path)`` of every contest file of a directory, by index."""
     found: dict[int, Path] = {}
     try:
@@ -51,7 +64,12 @@ def _dir_entries(directory: Path) -> list[tuple[int, Path]]:
         raise DataFormatError(f"{directory}: cannot list directory: {exc.strerror or exc}") from exc
     for entry in entries:
         idx = _json_index(entry.name, str(Path(directory, entry.name)))
-        if idx is None or not entry.is_file():
+        if idx is None:
+            continue
+        if not entry.is_file():
+            if warn is not None:
+                what = "a directory" if entry.is_dir() else "not a regular file"
+                warn(f"skipped {Path(directory, entry.name)}: {what}")
             continue
         if idx in found:
             raise DataFormatError(
@@ -64,23 +82,39 @@ def _dir_entries(directory: Path) -> list[tuple[int, Path]]:
 
 
 def _iter_dir(
-    directory: Path, limit: int | None, interner: dict[str, str]
+    directory: Path, limit: int | None, intern: _Handles, times: _Times | None,
+    warn: Warn = None,
 ) -> Iterator[tuple[int, Contest | _EmptyContest]]:
-    entries = _dir_entries(directory)
+    entries = _dir_entries(directory, warn)
     if limit is not None:
         entries = entries[:limit]
     for idx, p in entries:
-        yield idx, _decode_contest(_read_bytes(p), str(p), interner, allow_empty=True)
+        yield idx, _decode_contest(_read_bytes(p), str(p), intern, allow_empty=True,
+                                   times=times)
+
+
+def _not_regular(member: tarfile.TarInfo) -> str:
+    """What an archive member that is not a regular file is, in words."""
+    if member.issym():
+        return f"a symbolic link (to {member.linkname!r})"
+    if member.islnk():
+        return f"a hard link (to {member.linkname!r})"
+    if member.ischr() or member.isblk():
+        return "a device"
+    if member.isfifo():
+        return "a FIFO"
+    return "not a regular file"
 
 
 # ====================================================================== tar archives
 def _scan_tar(
-    path: Path, want: Callable[[int], bool]
+    path: Path, want: Callable[[int], bool], warn: Warn = None
 ) -> Generator[tuple[int, str, bytes], None, None]:
     """Stream a tar archive; yield ``(index, member name, bytes)`` for wanted contest files.
 
     Also checks that every contest file sits in one directory and that no index
-    appears twice.  Members that are not ``.json`` files are skipped.
+    appears twice.  Members that are not ``.json`` files are skipped; members that are
+    not regular files (links, devices) are skipped and reported to ``warn``.
     """
     try:
         tf = tarfile.open(path, mode="r|*")
@@ -101,6 +135,9 @@ def _scan_tar(
             if member is None:
                 break
             if not member.isfile():
+                if warn is not None and not member.isdir():
+                    warn(f"skipped {path}, member {member.name}: {_not_regular(member)}; "
+                         "only regular files are read from an archive")
                 continue
             mpath = PurePosixPath(member.name)
             where = f"{path}, member {member.name}"
@@ -133,7 +170,8 @@ def _scan_tar(
 
 
 def _iter_tar(
-    path: Path, limit: int | None, interner: dict[str, str]
+    path: Path, limit: int | None, intern: _Handles, times: _Times | None,
+    warn: Warn = None,
 ) -> Iterator[tuple[int, Contest | _EmptyContest]]:
     """Contests of an archive in index order, parsing one member at a time.
 
@@ -144,7 +182,7 @@ def _iter_tar(
 
     def parse(member: str, data: bytes) -> Contest | _EmptyContest:
         where = f"{path}, member {member}"
-        return _decode_contest(data, where, interner, allow_empty=True)
+        return _decode_contest(data, where, intern, allow_empty=True, times=times)
 
     pending: dict[int, Contest | _EmptyContest] = {}
     all_indices: list[int] = []
@@ -155,7 +193,7 @@ def _iter_tar(
         all_indices.append(idx)
         return limit is None or idx < limit
 
-    with contextlib.closing(_scan_tar(path, want_first)) as scan:
+    with contextlib.closing(_scan_tar(path, want_first, warn)) as scan:
         for idx, member, data in scan:
             pending[idx] = parse(member, data)
             del data

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from scipy.special import ndtr  # type: ignore[import-untyped]
 
 from podium.core.contest import Contest
+from podium.io.synthetic import default_start_time
 
 __all__ = ["TeamHistory", "lobby_contests", "synthetic_team_contests"]
 
@@ -192,7 +193,7 @@ def synthetic_team_contests(
     drift_sd: float = 35.0,
     team_noise_sd: float = 100.0,
     seed: int = 0,
-    start_time: int = 1_600_000_000,
+    start_time: int | None = None,
     round_seconds: int = 86_400,
 ) -> TeamHistory:
     """A league of persistent rosters: the seeded synthetic team history.
@@ -219,7 +220,9 @@ def synthetic_team_contests(
     seed:
         Seed of :func:`numpy.random.default_rng`: the same arguments give the same history.
     start_time, round_seconds:
-        ``time_seconds`` of round ``t`` is ``start_time + t * round_seconds``.
+        ``time_seconds`` of round ``t`` is ``start_time + t * round_seconds``; by
+        default ``start_time`` is :func:`podium.io.synthetic.default_start_time`
+        (2020-09-13, earlier for a history that would run past 2023-11-14).
 
     Returns
     -------
@@ -237,6 +240,8 @@ def synthetic_team_contests(
         raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
     if not 0.0 <= switch_prob <= 1.0:
         raise ValueError(f"switch_prob must be in [0, 1], got {switch_prob!r}")
+    if start_time is None:
+        start_time = default_start_time(n_rounds, round_seconds)
     rng = np.random.default_rng(seed)
     pool = _Pool(rng, n_players, mu, skill_sd, drift_sd)
     handles = _handles(n_players)
@@ -314,7 +319,7 @@ def lobby_contests(
     drift_sd: float = 35.0,
     team_noise_sd: float = 100.0,
     seed: int = 0,
-    start_time: int = 1_600_000_000,
+    start_time: int | None = None,
     match_seconds: int = 600,
 ) -> TeamHistory:
     """Two-team lobby matches (``team_size`` v ``team_size``) drawn from a player pool.
@@ -334,7 +339,8 @@ def lobby_contests(
     partial_prob, min_weight, mu, skill_sd, perf_sd, drift_sd, team_noise_sd, seed:
         As for :func:`synthetic_team_contests`.
     start_time, match_seconds:
-        ``time_seconds`` of match ``t`` is ``start_time + t * match_seconds``.
+        ``time_seconds`` of match ``t`` is ``start_time + t * match_seconds``; by
+        default ``start_time`` is :func:`podium.io.synthetic.default_start_time`.
 
     Returns
     -------
@@ -354,6 +360,8 @@ def lobby_contests(
         raise ValueError(f"matchmaking must be 'random' or 'skill', got {matchmaking!r}")
     if not (np.isfinite(matchmaking_sd) and matchmaking_sd >= 0):
         raise ValueError(f"matchmaking_sd must be finite and >= 0, got {matchmaking_sd!r}")
+    if start_time is None:
+        start_time = default_start_time(n_matches, match_seconds)
     rng = np.random.default_rng(seed)
     pool = _Pool(rng, n_players, mu, skill_sd, drift_sd)
     handles = _handles(n_players)
