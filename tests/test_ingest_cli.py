@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+from pathlib import Path
 
 import _store_cases as cases
 import numpy as np
@@ -236,3 +237,14 @@ def test_batches_split_by_contests_and_player_rounds():
     assert batches([5, 5, 5], 10, rounds=10) == [(0, 2), (2, 3)]
     assert batches([50, 1, 1], 10, rounds=10) == [(0, 1), (1, 3)]
     assert batches([], 3) == [] and batches([1, 1], 1) == [(0, 1), (1, 2)]
+
+
+def test_ingest_csv_without_times_needs_no_times(tmp_path: Path) -> None:
+    """A CSV without times is refused (nothing created) unless --no-times is given."""
+    src = tmp_path / "n.csv"
+    src.write_text("contest,player,place\nc1,a,1\nc1,b,2\n")
+    db = tmp_path / "n.db"
+    assert main(["ingest", str(src), "--db", f"sqlite:///{db}"]) != 0
+    assert not db.exists()
+    assert main(["ingest", str(src), "--db", f"sqlite:///{db}", "--no-times"]) == 0
+    assert db.exists()

@@ -304,6 +304,8 @@ class Rater:
             else:
                 records.append(ContestRecord(contest.name, t, contest.url, len(contest), True))
                 msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
+                if pos in early:
+                    log.warning(early[pos])
                 log.info(msg)
                 reports.append(RoundReport(index, contest.name, len(contest), 0, True,
                                            (early[pos], msg) if pos in early else (msg,)))

@@ -3,7 +3,7 @@
 Handles
 -------
 A handle names a player everywhere: in files, in the store, in URLs and on pages.
-:func:`normalize_handle` applies one rule set (docs/data-formats.md, "Handles"):
+:func:`normalize_handle` applies one rule set (docs/datasets.md, "What the loaders check"):
 
 * Unicode NFC normalisation, so that a decomposed ``"e\\u0301"`` and the composed
   ``"\\u00e9"`` are one player;

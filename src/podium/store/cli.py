@@ -72,6 +72,9 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--allow-future", action="store_true",
                    help="accept contests dated more than a day after this machine's clock "
                    "(simulations, scheduled contests); times must still lie in 1970..2200")
+    p.add_argument("--no-times", action="store_true",
+                   help="accept a CSV without a time_seconds column: its contests are "
+                   "ingested in file order, all at time 0")
     p.add_argument("--case-insensitive-handles", action="store_true",
                    help="create the store so that handles differing only by case are one "
                    "player (shown as first seen); fixed at creation: an existing store must "
@@ -275,7 +278,10 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
-                            sort_by_time=args.sort_by_time)
+                            sort_by_time=args.sort_by_time,
+                            allow_future=args.allow_future, require_times=not args.no_times)
+    for line in history.warnings:
+        print(f"warning: {line}", file=err)
     for line in history.changes:
         print(f"changed: {line}", file=err)
     for line in check_history(history.contests, history.indices):
