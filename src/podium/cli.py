@@ -286,11 +286,18 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     todo = contests[skip:]
     progress = _Progress(len(todo), err, not args.no_progress)
     skipped = 0
-    t1 = time.perf_counter()
-    for k, c in enumerate(todo, 1):
-        rep = rater.add(c)  # logs its warnings (printed and counted by _StderrLog)
+    done = 0
+
+    def rated(rep: Any) -> None:  # the Rater logs each round's warnings (see _StderrLog)
+        nonlocal skipped, done
+        done += 1
         skipped += rep.skipped
-        progress.update(k, len(c))
+        progress.update(done, rep.players)
+
+    t1 = time.perf_counter()
+    # in batches: small rounds (lobbies) are rated in one compiled loop, bit for bit
+    # as one add() per contest
+    rater.extend(todo, progress=rated)
     progress.close()
     rate_s = time.perf_counter() - t1
 
