@@ -117,13 +117,16 @@ def _warning_summary() -> str | None:
     return f"{n} warning(s); the first {log.shown} are shown above, -v shows all"
 
 
-def add_input_args(p: argparse.ArgumentParser) -> None:
-    """The options of every command that reads a contest history: ``--raw-handles``,
-    ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
-    p.add_argument("--raw-handles", action="store_true",
-                   help="keep handles as written (research data); by default they are "
-                   "NFC-normalised and trimmed, and control, invisible or bidi characters, "
-                   "empty handles and handles over 128 characters are refused")
+def add_input_args(p: argparse.ArgumentParser, *, raw_handles: bool = True) -> None:
+    """The options of every command that reads a contest history: ``--raw-handles``
+    (unless ``raw_handles=False``: a store applies the handle rules whatever the file
+    says), ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
+    if raw_handles:
+        p.add_argument("--raw-handles", action="store_true",
+                       help="keep handles as written (research data); by default they are "
+                       "NFC-normalised and trimmed, and control, invisible or bidi "
+                       "characters, empty handles and handles over 128 characters are "
+                       "refused")
     p.add_argument("--allow-future", action="store_true",
                    help="accept contests dated more than a day after this machine's clock "
                    "(simulations, scheduled contests)")

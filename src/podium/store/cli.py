@@ -46,6 +46,8 @@ def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tup
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
+    from podium.cli import add_input_args
+
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
         description="Rate the contests of PATH into the store at --db in batches, one "
@@ -69,12 +71,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--recompute-from", action="store_true",
                    help="accept contests older than the latest stored one: insert them in time "
                    "order and re-rate every later contest")
-    p.add_argument("--allow-future", action="store_true",
-                   help="accept contests dated more than a day after this machine's clock "
-                   "(simulations, scheduled contests); times must still lie in 1970..2200")
-    p.add_argument("--no-times", action="store_true",
-                   help="accept a CSV without a time_seconds column: its contests are "
-                   "ingested in file order, all at time 0")
+    add_input_args(p, raw_handles=False)
     p.add_argument("--case-insensitive-handles", action="store_true",
                    help="create the store so that handles differing only by case are one "
                    "player (shown as first seen); fixed at creation: an existing store must "
@@ -256,7 +253,7 @@ def _line(res: IngestResult) -> str:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params, _Progress
+    from podium.cli import _load_params, _Progress, load_options
     from podium.io import check_history, load_contests
 
     _need_sqlalchemy()
@@ -278,8 +275,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
-                            sort_by_time=args.sort_by_time,
-                            allow_future=args.allow_future, require_times=not args.no_times)
+                            sort_by_time=args.sort_by_time, **load_options(args))
     for line in history.warnings:
         print(f"warning: {line}", file=err)
     for line in history.changes:
