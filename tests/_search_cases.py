@@ -3,6 +3,7 @@ SQLite and PostgreSQL store tests)."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from hypothesis import given, settings
@@ -24,16 +25,18 @@ SEARCH_HANDLES = [
 FIXED_PREFIXES = [
     "", "a", "A", "an", "ANN", "a_", "a%", "a/", "a\\", "a-", "a ", "ß", "STRASS", "strasse",
     "ff", "\ufb00", "ΣΟ", "σοφ", "\u01c4", "\u01c6", "名", "x\ud7ff", "x\ue000", "z",
-    "z\U0010ffff", "k", "K", "\u212a", "_", "%", "0", "gh", "nobody",
+    "z\U0010ffff", "k", "K", "\u212a", "_", "%", "0", "gh", "nobody", " ", "  an", "\tAN",
 ]
 
 
 def search_reference(store: Store, prefix: str, limit: int) -> list[str]:
     """The rated handles whose case-folded form starts with ``prefix`` case-folded, by
-    display rating (best first), then handle (by code point)."""
+    display rating (best first), then handle (by code point).  Like a stored handle,
+    the prefix is NFC-normalised and loses its leading whitespace (no handle starts
+    with any)."""
     board = [(r.handle, r.display_rating) for r in store.leaderboard(limit=10_000)]
     board.sort(key=lambda hr: (-hr[1], hr[0]))
-    key = prefix.casefold()
+    key = unicodedata.normalize("NFC", prefix.lstrip()).casefold()
     return [h for h, _ in board if h.casefold().startswith(key)][:limit]
 
 

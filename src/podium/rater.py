@@ -14,11 +14,10 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from podium.core.contest import Contest
 from podium.core.state import ContestRecord, EventLog, PlayerTable
@@ -38,9 +37,6 @@ _BATCH_CONTESTS = 4096
 #: ... or of about this many player-rounds (a large contest is a batch of its own).
 _BATCH_EVENTS = 1 << 16
 _NO_PLAYERS = np.zeros(0, dtype=np.int64)
-#: Up to this many players, handles are looked up into a list (cheaper for a lobby);
-#: above it, straight into an array.
-_SMALL_ROUND = 64
 _NAN = float("nan")
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -174,20 +170,17 @@ class Rater:
         first = len(self.contests)
         n_before = table.n
         index_get = table.index.get
-        fresh: dict[str, int] = {}
-        new_handles: list[str] = []
-        new_rows: list[tuple[float, float, int, int]] = []  # (mu, sigma, time, count)
         rated: list[Contest] = []
         rated_pos: list[int] = []
-        flat: list[npt.NDArray[np.int64]] = []
-        offsets = [0]
-        players_after: list[int] = []
-        new_counts: list[int] = []
+        priors: list[tuple[float, float]] = []  # per rated contest, unless same_prior
         early: dict[int, str] = {}  # out-of-order warnings by position
         last_time = self.last_time
         error: BaseException | None = None
         n_ok = len(contests)
-        # ---- handles, newcomers and out-of-order warnings, contest by contest
+        # the base class's newcomer prior is the same for every contest
+        same_prior = type(system).newcomer is RatingSystem.newcomer
+        prior: tuple[float, float] | None = None
+        # ---- which contests are rated, their priors, out-of-order warnings
         for pos, contest in enumerate(contests):
             t = contest.time_seconds
             if last_time is not None and t < last_time:
@@ -205,52 +198,62 @@ class Rater:
                 )
                 n_ok = pos
                 break
-            try:
-                mu0, sig0 = system.newcomer(contest)
-            except BaseException as exc:  # noqa: BLE001 - raised once the others are rated
-                error = exc
-                n_ok = pos
-                break
-            handles = contest.handles
-            n_new = 0
-            if len(handles) <= _SMALL_ROUND:
-                looked_up = list(map(index_get, handles, repeat(-1)))
-                ids = np.array(looked_up, dtype=np.int64)
-                unknown = [k for k, i in enumerate(looked_up) if i < 0] if -1 in looked_up \
-                    else []
-            else:  # no Python loop over the players, only over the newcomers
-                ids = np.fromiter(map(index_get, handles, repeat(-1)), dtype=np.int64,
-                                  count=len(handles))
-                unknown = np.flatnonzero(ids < 0).tolist()
-            if unknown:
-                for k in unknown:
-                    h = handles[k]
-                    j = fresh.get(h)
-                    if j is None:
-                        j = fresh[h] = n_before + len(new_handles)
-                        new_handles.append(h)
-                        n_new += 1
-                    ids[k] = j
-                new_rows.append((mu0, sig0, t, n_new))
-            flat.append(ids)
-            offsets.append(offsets[-1] + ids.size)
-            players_after.append(n_before + len(new_handles))
-            new_counts.append(n_new)
+            if prior is None:
+                try:
+                    mu0, sig0 = system.newcomer(contest)
+                except BaseException as exc:  # noqa: BLE001 - raised once the others are rated
+                    error = exc
+                    n_ok = pos
+                    break
+                if same_prior:  # the prior does not depend on the contest: ask once
+                    prior = (mu0, sig0)
+                else:
+                    priors.append((mu0, sig0))
             rated.append(contest)
             rated_pos.append(pos)
             last_time = t if last_time is None or t > last_time else last_time
+        # ---- the players of the rated contests, looked up in one pass; newcomers get
+        # the indices after the known players, in order of first appearance
+        n_rounds = len(rated)
+        sizes = [len(c.handles) for c in rated]
+        offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets_arr[1:])
+        offsets: list[int] = offsets_arr.tolist()
+        all_handles = rated[0].handles if n_rounds == 1 else \
+            list(chain.from_iterable(c.handles for c in rated))
+        players = np.fromiter(map(index_get, all_handles, repeat(-1)), dtype=np.int64,
+                              count=offsets[-1])
+        new_counts = [0] * n_rounds
+        fresh: dict[str, int] = {}
+        new_handles: list[str] = []
+        unknown = np.flatnonzero(players < 0)
+        if unknown.size:  # a Python loop over the newcomers only
+            owner = np.searchsorted(offsets_arr, unknown, side="right") - 1
+            for k, r in zip(unknown.tolist(), owner.tolist(), strict=True):
+                h = all_handles[k]
+                j = fresh.get(h)
+                if j is None:
+                    j = fresh[h] = n_before + len(new_handles)
+                    new_handles.append(h)
+                    new_counts[r] += 1
+                players[k] = j
+        players_after = (n_before + np.cumsum(new_counts, dtype=np.int64)).tolist()
+        new_rows = [  # (mu, sigma, time, count) of the contests with debuts
+            (*(prior if prior is not None else priors[r]), rated[r].time_seconds, n_new)
+            for r, n_new in enumerate(new_counts) if n_new
+        ]
         # ---- newcomers get their rows, then the system rates the batch
         if new_handles:
             self._add_newcomers(new_handles, new_rows)
         out: RoundsOutput | None = None
-        players = _NO_PLAYERS
+        lo_all = _NO_PLAYERS
         if rated:
-            players = flat[0] if len(flat) == 1 else np.concatenate(flat)
+            lo_all = rated[0].lo if len(rated) == 1 else np.concatenate([c.lo for c in rated])
             batch = RoundBatch(
                 contests=rated,
-                offsets=np.array(offsets, dtype=np.int64),
+                offsets=offsets_arr,
                 players=players,
-                lo=rated[0].lo if len(rated) == 1 else np.concatenate([c.lo for c in rated]),
+                lo=lo_all,
                 time_seconds=np.array([c.time_seconds for c in rated], dtype=np.int64),
                 weight=np.array([c.weight for c in rated], dtype=np.float64),
                 perf_ceiling=np.array(
@@ -279,6 +282,22 @@ class Rater:
         if out is not None:
             mu_ev, sig_ev, perf_ev = out.events
             round_warnings = out.warnings
+        n_rated = 0
+        while n_rated < len(rated_pos) and rated_pos[n_rated] < n_ok:
+            n_rated += 1
+        if n_rated:  # one chunk of events for the rated rounds of the batch
+            m = offsets[n_rated]
+            sizes = np.diff(np.array(offsets[: n_rated + 1], dtype=np.int64))
+            teams: list[str | None] | None = None
+            if any(c.teams is not None for c in rated[:n_rated]):
+                teams = []
+                for c in rated[:n_rated]:
+                    names = c.team_names
+                    teams.extend([None] * len(c) if names is None else names)
+            events.append_rounds(
+                np.repeat(np.array(rated_pos[:n_rated], dtype=np.int64) + first, sizes),
+                players[:m], mu_ev[:m], sig_ev[:m], perf_ev[:m],
+                lo_all[:m], teams)
         rated_pos.append(-1)
         r = 0
         for pos in range(n_ok):
@@ -288,8 +307,6 @@ class Rater:
             if rated_pos[r] == pos:
                 a = offsets[r]
                 b = offsets[r + 1]
-                events.append(index, players[a:b], mu_ev[a:b], sig_ev[a:b], perf_ev[a:b],
-                              contest.lo, contest.team_names)
                 records.append(ContestRecord(contest.name, t, contest.url, b - a, False))
                 if last_time is None or t > last_time:
                     last_time = t

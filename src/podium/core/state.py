@@ -141,16 +141,19 @@ class ContestRecord:
 
 @dataclass
 class EventLog:
-    """Per-player, per-round rating events, appended one round at a time.
+    """Per-player, per-round rating events, appended a round or a batch of rounds at
+    a time.
 
-    Stored as chunks (one per round) and concatenated on demand, so appending a
-    round costs O(round size) and memory is a few dozen bytes per event.  An event
-    of a team round also names the player's team: :meth:`arrays` gives its index in
-    :attr:`team_names` (-1 for an individual round).
+    Stored as chunks (one per :meth:`append` or :meth:`append_rounds`) and
+    concatenated on demand, so appending costs O(events appended) and memory is a
+    few dozen bytes per event.  A chunk's contest is one index (a round) or one index
+    per event (a batch).  An event of a team round also names the player's team:
+    :meth:`arrays` gives its index in :attr:`team_names` (-1 for an individual
+    round).
     """
 
-    _chunks: list[tuple[int, np.ndarray, FloatArray, FloatArray, FloatArray, np.ndarray,
-                        np.ndarray | None]] = field(default_factory=list)
+    _chunks: list[tuple[int | np.ndarray, np.ndarray, FloatArray, FloatArray, FloatArray,
+                        np.ndarray, np.ndarray | None]] = field(default_factory=list)
     _cache: dict[str, np.ndarray] | None = None
     team_names: list[str] = field(default_factory=list)
     """The distinct team names of the logged events, in order of first appearance."""
@@ -192,8 +195,45 @@ class EventLog:
         )
         self._cache = None
 
-    def pop(self) -> None:
-        self._chunks.pop()
+    def append_rounds(
+        self,
+        contest: IntArray,
+        players: IntArray,
+        mu: FloatArray,
+        sigma: FloatArray,
+        perf: FloatArray,
+        place: IntArray,
+        teams: Sequence[str | None] | None = None,
+    ) -> None:
+        """Log several rounds at once: every argument has one entry per event, in the
+        order :meth:`append` would log them round by round (``contest`` is each
+        event's contest index).  ``teams`` names each event's team, ``None`` for the
+        events of individual rounds (``teams=None``: no team round at all).  The log
+        is then the same as after one :meth:`append` per round."""
+        team_ids: IntArray | None = None
+        if teams is not None:
+            ids = self._team_ids
+            names = self.team_names
+            team_ids = np.full(len(teams), -1, dtype=np.int32)
+            for k, nm in enumerate(teams):
+                if nm is None:
+                    continue
+                j = ids.get(nm)
+                if j is None:
+                    j = ids[nm] = len(names)
+                    names.append(nm)
+                team_ids[k] = j
+        self._chunks.append(
+            (
+                contest.astype(np.int32),
+                players.astype(np.int32),
+                mu.astype(np.float64, copy=True),
+                sigma.astype(np.float64, copy=True),
+                perf.astype(np.float64, copy=True),
+                place.astype(np.int32),
+                team_ids,
+            )
+        )
         self._cache = None
 
     def __len__(self) -> int:
@@ -204,10 +244,10 @@ class EventLog:
         (index into :attr:`team_names`, -1 for none)."""
         if self._cache is None:
             if self._chunks:
-                sizes = [c[1].size for c in self._chunks]
-                contest = np.repeat(
-                    np.array([c[0] for c in self._chunks], dtype=np.int32), sizes
-                )
+                contest = np.concatenate([
+                    c[0] if isinstance(c[0], np.ndarray) else np.full(c[1].size, c[0], np.int32)
+                    for c in self._chunks
+                ])
                 self._cache = {
                     "contest": contest,
                     "player": np.concatenate([c[1] for c in self._chunks]),

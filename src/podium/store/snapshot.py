@@ -63,6 +63,19 @@ class RunEventLog(EventLog):
         if self.recording:
             super().append(contest, players, mu, sigma, perf, place, teams)
 
+    def append_rounds(
+        self,
+        contest: np.ndarray,
+        players: np.ndarray,
+        mu: np.ndarray,
+        sigma: np.ndarray,
+        perf: np.ndarray,
+        place: np.ndarray,
+        teams: Sequence[str | None] | None = None,
+    ) -> None:
+        if self.recording:
+            super().append_rounds(contest, players, mu, sigma, perf, place, teams)
+
     @contextmanager
     def run(self) -> Iterator[RunEventLog]:
         """Collect the events appended inside the block (none from before it)."""
