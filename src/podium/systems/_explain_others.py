@@ -1,0 +1,191 @@
+"""Explanations of the Codeforces system, cfsys, all-pairs Glicko and BAR
+(:meth:`RatingSystem.explain` of :mod:`~podium.systems.codeforces`,
+:mod:`~podium.systems.cfsys` and :mod:`~podium.systems.glicko`).
+
+Each re-runs the round's own update from the state just before it (the rating after is
+the round's, bit for bit) and lays out what its formula is made of:
+
+* Codeforces ([Mirzayanov2015], seed 001): the seed as ``1 +`` one win probability per
+  opponent, the geometric mean with the place, the needed rating, and the change as
+  the raw ``(R - r) / 2`` plus the two anti-inflation corrections (exactly, in integers);
+* cfsys: the new rating as the weighted mean of the old one and the performance;
+* Glicko / BAR (all pairs): the change as one term per opponent, ``g_j (o_ij - p_ij)``
+  scaled by the update's factor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+import podium.systems._glicko_kernels as GK
+from podium.core.explain import Explanation, Term
+from podium.core.numerics import TANH_MULTIPLIER
+from podium.systems._explain import (
+    change_terms,
+    check_position,
+    explanation,
+    rerun,
+    sum_equation,
+)
+
+if TYPE_CHECKING:
+    from podium.systems.base import RoundInput, SystemState
+    from podium.systems.cfsys import CFSys
+    from podium.systems.codeforces import Codeforces
+    from podium.systems.glicko import BAR, Glicko
+
+__all__ = ["explain_codeforces", "explain_cfsys", "explain_glicko", "explain_bar",
+           "SEED_TOLERANCE"]
+
+#: The seeds of a Codeforces round come from an FFT convolution (exact to below 1e-9
+#: places, :mod:`podium.systems.codeforces`); the per-opponent probabilities summed
+#: directly agree with them within this many places.
+SEED_TOLERANCE = 1e-8
+
+
+def explain_codeforces(system: Codeforces, state: SystemState, rnd: RoundInput,
+                       k: int) -> Explanation:
+    """:meth:`Codeforces.explain`: the seed, its per-opponent terms, the expected and
+    needed rating, and the change as raw delta + corrections (+ the 2020 display bonus)."""
+    from podium.systems.codeforces import codeforces_round
+
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    played = np.asarray(rnd.played, dtype=np.int64)
+    r = np.rint(np.asarray(rnd.mu, dtype=np.float64)).astype(np.int64) \
+        + system.display_offset(played)
+    places = np.asarray(rnd.hi, dtype=np.int64) + 1
+    res = codeforces_round(r, places)
+    ri = int(r[k])
+    # P(j beats i) = 1 / (1 + 10^((r_i - r_j) / 400)), j != i
+    prob = 1.0 / (1.0 + np.power(10.0, (ri - r.astype(np.float64)) / 400.0))
+    seed_terms = change_terms(rnd, k, prob, "seed", {"rating": r.astype(np.float64)},
+                              skip_self=True)
+    seed = float(res.seed[k])
+    raw = int(math.trunc((int(res.need[k]) - ri) / 2))
+    delta = int(res.delta[k])
+    bonus = int(system.display_offset(played[k])) - int(system.display_offset(played[k] + 1))
+    parts = [Term("raw change (R - r) / 2", "raw", float(raw), "change",
+                  {"needed_rating": float(res.need[k]), "rating": float(ri)}),
+             Term("correction 1: -sum(d) / n - 1", "correction", float(res.inc1), "change"),
+             Term(f"correction 2: top {res.top_size} by rating", "correction",
+                  float(res.inc2), "change", {"top_size": float(res.top_size)})]
+    if bonus:
+        parts.append(Term("display bonus (2020 rules)", "bonus", float(bonus), "change"))
+    if raw + int(res.inc1) + int(res.inc2) != delta:  # pragma: no cover - kernel contract
+        raise AssertionError("Codeforces change does not add up")
+    q = {"rating_computed": float(ri), "place": float(places[k]), "seed": seed,
+         "expected_place": seed, "geometric_mean": float(res.m[k]),
+         "needed_rating": float(res.need[k]), "raw_change": float(raw),
+         "correction_1": float(res.inc1), "correction_2": float(res.inc2),
+         "top_size": float(res.top_size), "rating_change": float(delta)}
+    notes = [
+        f"seed (expected place) {seed:.4f} = 1 + the win probabilities of the "
+        f"{len(seed_terms)} opponents; place {int(places[k])} (the worst of a tie)",
+        f"m = sqrt(place * seed) = {res.m[k]:.4f}; the needed rating R = {int(res.need[k])} "
+        "is the largest integer whose seed is still >= m",
+        f"change = trunc((R - r) / 2) = {raw:+d}, then {int(res.inc1):+d} (all ratings "
+        f"sum to about 0) and {int(res.inc2):+d} (the top {res.top_size} sum to about 0, "
+        "at most -10)",
+    ]
+    equations = [
+        sum_equation("seed", "seed_i = 1 + sum_{j != i} 1 / (1 + 10^((r_i - r_j) / 400))",
+                     "seed 001 (the seed)", seed_terms, target=seed - 1.0,
+                     tolerance=SEED_TOLERANCE),
+        sum_equation("change", "d_i = trunc((R_i - r_i) / 2) + inc_1 + inc_2",
+                     "seed 001 (the corrections after round 327)", parts,
+                     target=float(out.mu[k]) - float(rnd.mu[k]), tolerance=0.0),
+    ]
+    return explanation(system, rnd, k, out, equations=equations,
+                       terms=[*seed_terms, *parts], quantities=q, notes=notes)
+
+
+def explain_cfsys(system: CFSys, state: SystemState, rnd: RoundInput, k: int) -> Explanation:
+    """:meth:`CFSys.explain`: ``mu' = (mu + w p) / (1 + w)`` as the old rating's and the
+    performance's shares."""
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    wt = rnd.contest.weight * system.weight
+    mu0 = float(rnd.mu[k])
+    p = float(out.perf[k])
+    parts = [Term("old rating", "prior", mu0 / (1.0 + wt), "rating", {"weight": 1.0 / (1 + wt)}),
+             Term("performance", "new", wt * p / (1.0 + wt), "rating",
+                  {"weight": wt / (1 + wt), "performance": p})]
+    eq = sum_equation("rating", "mu' = (mu + w p) / (1 + w), w = contest weight * weight",
+                      "reference-notes (cfsys)", parts, target=float(out.mu[k]))
+    return explanation(system, rnd, k, out, equations=[eq], terms=parts,
+                       quantities={"w": wt}, notes=[
+                           "performance p: the rating whose expected rank equals the "
+                           "geometric mean of the expected and the actual rank"])
+
+
+def explain_glicko(system: Glicko, state: SystemState, rnd: RoundInput,
+                   k: int) -> Explanation:
+    """:meth:`Glicko.explain`: the change as ``q sigma'^2 / n`` times one term
+    ``g_j (o_ij - p_ij)`` per opponent."""
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    mu = np.asarray(rnd.mu, dtype=np.float64)
+    n = mu.size
+    sig_perf = system.beta / math.sqrt(rnd.contest.weight)
+    s = np.hypot(np.asarray(rnd.sigma, dtype=np.float64), system.sig_drift)
+    c = np.hypot(s, sig_perf)
+    g = sig_perf / c
+    o = _outcomes(rnd.lo, k)
+    p = 0.5 + 0.5 * np.tanh(GK.HALF_TANH_MULTIPLIER / c * (mu[k] - mu))
+    q = TANH_MULTIPLIER / sig_perf
+    factor = q * float(out.sigma[k]) ** 2 / n
+    values = factor * g * (o - p)
+    terms = change_terms(rnd, k, values, "change", {"g": g, "expected": p, "outcome": o})
+    eq = sum_equation("change", "mu' - mu = q sigma'^2 / n * sum_j g_j (o_ij - p_ij)",
+                      "Glicko (all pairs; docs/systems.md)", terms,
+                      target=float(out.mu[k]) - float(mu[k]),
+                      tolerance=1e-9 * (abs(factor) * float(g.sum()) + 1e-12))
+    return explanation(system, rnd, k, out, equations=[eq], terms=terms,
+                       quantities={"q": q, "sigma_drifted": float(s[k]), "factor": factor},
+                       notes=["each opponent j adds g_j (o_ij - p_ij): the outcome (1 beat, "
+                              "1/2 tied, 0 lost) minus the expected score, weighted by "
+                              "g_j = sig_perf / sqrt(s_j^2 + sig_perf^2)"])
+
+
+def explain_bar(system: BAR, state: SystemState, rnd: RoundInput, k: int) -> Explanation:
+    """:meth:`BAR.explain`: the change as ``s_i^2 / n`` times one term
+    ``(o_ij - p_ij) / c_ij`` per opponent."""
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    mu = np.asarray(rnd.mu, dtype=np.float64)
+    n = mu.size
+    s = np.hypot(np.asarray(rnd.sigma, dtype=np.float64), system.sig_drift)
+    var = s * s
+    cij = np.sqrt(var[k] + var + 2.0 * system.beta**2 / rnd.contest.weight)
+    p = 1.0 / (1.0 + np.exp(TANH_MULTIPLIER * (mu - mu[k]) / cij))
+    o = _outcomes(rnd.lo, k)
+    values = var[k] * (o - p) / cij / n
+    values[k] = 0.0
+    terms = change_terms(rnd, k, values, "change", {"expected": p, "outcome": o, "c": cij})
+    eq = sum_equation("change", "mu' - mu = s_i^2 / n * sum_j (o_ij - p_ij) / c_ij",
+                      "Bradley-Terry full pairs (Weng & Lin), docs/systems.md", terms,
+                      target=float(out.mu[k]) - float(mu[k]))
+    return explanation(system, rnd, k, out, equations=[eq], terms=terms,
+                       quantities={"sigma_drifted": float(s[k])})
+
+
+def _outcomes(lo: np.ndarray, k: int) -> np.ndarray:
+    """``o_kj``: 1 where ``k`` placed above ``j``, 0 below, 1/2 level (itself included)."""
+    out: np.ndarray = np.where(lo > lo[k], 1.0, np.where(lo < lo[k], 0.0, 0.5))
+    return out
