@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Term", "Equation", "Explanation", "ExplainError", "top_terms"]
+__all__ = ["Term", "Equation", "Explanation", "ExplainError", "top_terms", "format_explanation"]
 
 
 class ExplainError(ValueError):
@@ -269,3 +269,48 @@ def _num(x: float | None) -> float | None:
 def _term_dict(t: Term) -> dict[str, Any]:
     return {"source": t.source, "kind": t.kind, "value": _num(t.value),
             "equation": t.equation, "detail": {k: _num(v) for k, v in t.detail.items()}}
+
+
+def format_explanation(e: Explanation, *, top: int = 5) -> str:
+    """``e`` as text (what ``podium explain`` prints): the rating before and after
+    (``before + change = after``), the performance, then each equation with its sum and
+    tolerance and its terms (the ``top`` pushing up and down most of a long one), the
+    named quantities and the notes."""
+    where = e.contest if e.contest_id in (None, e.contest) else f"{e.contest} [{e.contest_id}]"
+    lo, hi = e.place
+    place = f"{lo + 1}" if lo == hi else f"{lo + 1}-{hi + 1} (tied)"
+    lines = [
+        f"{e.player} in {where} ({e.system}): place {place} of {e.participants}"
+        + (", debut" if e.debut else ""),
+        f"  rating  mu {e.mu_before:.4f} -> {e.mu_after:.4f}, "
+        f"sigma {e.sigma_before:.4f} -> {e.sigma_after:.4f}",
+        f"  display {e.display_before:.4f} {'+' if e.change >= 0 else '-'} "
+        f"{abs(e.change):.4f} = {e.display_after:.4f}",
+    ]
+    if e.performance is not None:
+        lines.append(f"  performance {e.performance:.4f}")
+    for eq in e.equations:
+        own = e.terms_of(eq.name)
+        at = "" if eq.at is None else f" at {eq.at:.6f}"
+        lines += ["", f"{eq.name}: {eq.formula}", f"  [{eq.reference}]",
+                  f"  {len(own)} terms{at} sum to {eq.total:.10g} (target {eq.target:.10g}, "
+                  f"|difference| {abs(eq.residual):.3g} <= tolerance {eq.tolerance:.3g}: "
+                  f"{'holds' if eq.holds else 'DOES NOT HOLD'})"]
+        if len(own) <= 2 * top:
+            lines += [_term_line(t) for t in own]
+        else:
+            up, down = top_terms(own, top)
+            lines.append(f"  pushing up most (top {len(up)}):")
+            lines += [_term_line(t, 4) for t in up]
+            lines.append(f"  pushing down most (top {len(down)}):")
+            lines += [_term_line(t, 4) for t in down]
+    if e.quantities:
+        lines += ["", "quantities: " + ", ".join(f"{k}={v:.6g}" for k, v in e.quantities.items())]
+    if e.notes:
+        lines += ["", *(f"- {n}" for n in e.notes)]
+    return "\n".join(lines)
+
+
+def _term_line(t: Term, indent: int = 2) -> str:
+    detail = ", ".join(f"{k} {v:.6g}" for k, v in t.detail.items())
+    return f"{' ' * indent}{t.value:+.8g}  {t.source} ({t.kind}{'; ' + detail if detail else ''})"
