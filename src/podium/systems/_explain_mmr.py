@@ -104,7 +104,7 @@ def explain_elo_mmr(system: EloMMR, state: EloMMRState, rnd: RoundInput,
         solved, _ = system._subsampled_performance(kind, rnd.mu, delta, rnd.lo)
         p = float(solved[k])
         qterms, slope, window = _window_q_terms(system, rnd, k, kind, delta, p)
-        seen = (f"a window of {window} merged terms (at most {system.subsample_size}; "
+        seen = (f"a window of {window} merged terms (subsample_size {system.subsample_size}; "
                 f"opponents merged in (mu, delta) buckets of {system.subsample_bucket}) "
                 "nearest the player's rating, as the subsampled solver did (Sec. 5.3)")
     q["performance_solved"] = p
