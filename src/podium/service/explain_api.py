@@ -30,6 +30,13 @@ DEFAULT_TOP = 10
 MAX_TOP = 1000
 
 
+#: The query parameters ``top`` and ``all`` (module level: the annotations are strings
+#: that FastAPI resolves in this module's namespace).
+top_q = Query(ge=0, le=MAX_TOP, description="terms listed per direction (up, down) of each "
+              "long equation; the others are summed in omitted_total")
+all_q = Query(alias="all", description="list every term")
+
+
 class TermOut(BaseModel):
     """One term: the opponent (handle) or factor it comes from, its value."""
 
@@ -97,9 +104,6 @@ def _answer(request: Request, contest_id: str, handle: str, top: int,
 
 def add_explain_routes(router: APIRouter, errors: dict[int | str, dict[str, Any]]) -> None:
     """Add the explain routes to ``router`` (see the module docstring)."""
-    top_q = Query(ge=0, le=MAX_TOP, description="terms listed per direction (up, down) "
-                  "of each long equation; the others are summed in omitted_total")
-    all_q = Query(alias="all", description="list every term")
 
     @router.get("/contests/{contest_id:path}/players/{handle:path}/explain",
                 response_model=ExplainOut, responses=errors,
