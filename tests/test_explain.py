@@ -34,6 +34,8 @@ EQUATIONS = {
     "cfsys": {"rating"},
     "glicko": {"change"},
     "bar": {"change"},
+    "elo-single": {"change"},
+    "glicko2p": {"change"},
 }
 
 
