@@ -10,7 +10,9 @@ the round's, bit for bit) and lays out what its formula is made of:
   the raw ``(R - r) / 2`` plus the two anti-inflation corrections (exactly, in integers);
 * cfsys: the new rating as the weighted mean of the old one and the performance;
 * Glicko / BAR (all pairs): the change as one term per opponent, ``g_j (o_ij - p_ij)``
-  scaled by the update's factor.
+  scaled by the update's factor;
+* TopCoder: the expected rank as one probability per opponent, the performed-as rating
+  and the new rating as the weighted mean of the old one and the performance.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ if TYPE_CHECKING:
     from podium.systems.cfsys import CFSys
     from podium.systems.codeforces import Codeforces
     from podium.systems.glicko import BAR, Glicko
+    from podium.systems.topcoder import TopCoder
 
 __all__ = ["explain_codeforces", "explain_cfsys", "explain_glicko", "explain_bar",
-           "SEED_TOLERANCE"]
+           "explain_topcoder", "SEED_TOLERANCE"]
 
 #: The seeds of a Codeforces round come from an FFT convolution (exact to below 1e-9
 #: places, :mod:`podium.systems.codeforces`); the per-opponent probabilities summed
@@ -189,3 +192,66 @@ def _outcomes(lo: np.ndarray, k: int) -> np.ndarray:
     """``o_kj``: 1 where ``k`` placed above ``j``, 0 below, 1/2 level (itself included)."""
     out: np.ndarray = np.where(lo > lo[k], 1.0, np.where(lo < lo[k], 0.0, 0.5))
     return out
+
+
+def explain_topcoder(system: TopCoder, state: SystemState, rnd: RoundInput,
+                     k: int) -> Explanation:
+    """:meth:`TopCoder.explain`: the expected rank as ``1/2 +`` one probability per
+    opponent, the performed-as rating, and the new rating as the weighted mean of the
+    old one and the performance (then capped)."""
+    from scipy.special import ndtri  # type: ignore[import-untyped]
+
+    from podium.systems.topcoder import _CAP_BASE, _CAP_EXTRA, _DAMPING, _TC_EXTRA, _TC_LIMIT
+
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    c = rnd.contest
+    mu = np.asarray(rnd.mu, dtype=np.float64)
+    vol = np.asarray(rnd.sigma, dtype=np.float64)
+    n = mu.size
+    var = vol * vol
+    mean_vol_sq = float(var.sum()) / n
+    if n > 1:
+        mean_vol_sq += float(((mu - mu.sum() / n) ** 2).sum()) / (n - 1)
+    cf = math.sqrt(mean_vol_sq)
+    sqrt_w = math.sqrt(c.weight)
+    # P(j beats i) = Phi(sqrt(w) (mu_j - mu_i) / sqrt(v_i + v_j))
+    prob = 0.5 * np.array([math.erfc(sqrt_w / math.sqrt(2.0) * (mu[k] - mu[j])
+                                     / math.sqrt(var[k] + var[j])) for j in range(n)])
+    ex_terms = change_terms(rnd, k, prob, "expected rank", skip_self=True)
+    ac_rank = 0.5 * (1.0 + float(rnd.lo[k]) + float(rnd.hi[k]))
+    ex_rank = 0.5 + math.fsum(t.value for t in ex_terms)
+    perf = float(out.perf[k])
+    rounds = float(rnd.played[k]) + 1.0
+    f = system.weight_limit + (system.weight_noob - system.weight_limit) / rounds
+    cap = (_CAP_BASE + _CAP_EXTRA / (rounds + 1.0)) * sqrt_w * f / (_TC_LIMIT + _TC_EXTRA / rounds)
+    weight = f * c.weight / (1.0 - f)
+    for threshold, factor in _DAMPING:  # highest first: the higher threshold wins
+        if mu[k] >= threshold:
+            weight *= factor
+            break
+    tried = (mu[k] + weight * perf) / (1.0 + weight)
+    parts = [Term("old rating", "prior", float(mu[k]) / (1.0 + weight), "rating",
+                  {"weight": 1.0 / (1.0 + weight)}),
+             Term("performed-as rating", "new", weight * perf / (1.0 + weight), "rating",
+                  {"weight": weight / (1.0 + weight), "performance": perf})]
+    capped = float(out.mu[k]) != tried
+    equations = [
+        sum_equation("expected rank", "E_i = 1/2 + sum_{j != i} Phi(sqrt(w) (mu_j - mu_i) / "
+                     "sqrt(V_i^2 + V_j^2))", "reference-notes (tcsys)", ex_terms,
+                     target=ex_rank - 0.5),
+        sum_equation("rating", "tried = (mu + W P) / (1 + W); mu' = tried clipped to mu +- cap",
+                     "reference-notes (tcsys)", parts, target=tried),
+    ]
+    notes = [f"performed-as rating P = mu + CF (Phi^-1(E/n) - Phi^-1(A/n)) = {perf:.4f} with "
+             f"expected rank E = {ex_rank:.4f}, actual rank A = {ac_rank:.1f}, CF = {cf:.4f}"]
+    if capped:
+        notes.append(f"the change {tried - mu[k]:+.4f} was capped at +-{cap:.4f}")
+    q = {"competition_factor": cf, "expected_rank": ex_rank, "actual_rank": ac_rank,
+         "performance_uncapped": float(mu[k] + cf * (ndtri(ex_rank / n) - ndtri(ac_rank / n))),
+         "f": f, "weight": weight, "cap": cap, "tried": tried}
+    return explanation(system, rnd, k, out, equations=equations, terms=[*ex_terms, *parts],
+                       quantities=q, notes=notes)
