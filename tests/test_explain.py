@@ -36,6 +36,9 @@ EQUATIONS = {
     "bar": {"change"},
     "elo-single": {"change"},
     "glicko2p": {"change"},
+    "tcsys": {"expected rank", "rating"},
+    "elosrm": {"change"},
+    "srmfix": {"change"},
 }
 
 
@@ -297,6 +300,22 @@ def test_store_explain_detects_a_disagreeing_event(tmp_path) -> None:  # type: i
             conn.execute(update(S.events).values(mu=S.events.c.mu + 1.0))
         with pytest.raises(StoreError, match="rated differently"):
             store.explain(cid, h)
+
+
+@pytest.mark.parametrize("system", sorted(EQUATIONS))
+def test_debut_explanations_add_up(system: str) -> None:
+    """A debut (from the newcomer prior; EloSRM's debut term R_init(t) - prior)."""
+    hist = _history(30, 3)
+    fresh = Contest.from_arrays([*hist[-1].handles, "newbie"], [*hist[-1].lo, len(hist[-1])],
+                                [*hist[-1].hi, len(hist[-1])], name="with a newcomer",
+                                time_seconds=hist[-1].time_seconds)
+    before = Rater(system)
+    before.extend(hist[:-1])
+    after = Rater(system)
+    after.extend([*hist[:-1], fresh])
+    e = before.explain(fresh, "newbie")
+    assert e.debut
+    _check(e, after, "newbie")
 
 
 def test_rater_explain_newcomers_get_the_prior() -> None:

@@ -12,7 +12,9 @@ the round's, bit for bit) and lays out what its formula is made of:
 * Glicko / BAR (all pairs): the change as one term per opponent, ``g_j (o_ij - p_ij)``
   scaled by the update's factor;
 * TopCoder: the expected rank as one probability per opponent, the performed-as rating
-  and the new rating as the weighted mean of the old one and the performance.
+  and the new rating as the weighted mean of the old one and the performance;
+* EloSRM / SRMFix: ``Delta R = K P_A / (W V F)`` as the rank performance's and the
+  participation bonus's parts, every factor named.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ if TYPE_CHECKING:
     from podium.systems.base import RoundInput, SystemState
     from podium.systems.cfsys import CFSys
     from podium.systems.codeforces import Codeforces
+    from podium.systems.elo_srm import EloSRM
     from podium.systems.glicko import BAR, Glicko
     from podium.systems.topcoder import TopCoder
 
 __all__ = ["explain_codeforces", "explain_cfsys", "explain_glicko", "explain_bar",
-           "explain_topcoder", "SEED_TOLERANCE"]
+           "explain_topcoder", "explain_elo_srm", "SEED_TOLERANCE"]
 
 #: The seeds of a Codeforces round come from an FFT convolution (exact to below 1e-9
 #: places, :mod:`podium.systems.codeforces`); the per-opponent probabilities summed
@@ -255,3 +258,53 @@ def explain_topcoder(system: TopCoder, state: SystemState, rnd: RoundInput,
          "f": f, "weight": weight, "cap": cap, "tried": tried}
     return explanation(system, rnd, k, out, equations=equations, terms=[*ex_terms, *parts],
                        quantities=q, notes=notes)
+
+
+def explain_elo_srm(system: EloSRM, state: SystemState, rnd: RoundInput,
+                    k: int) -> Explanation:
+    """:meth:`EloSRM.explain`: ``Delta R = K P_A / (W V F)`` (seed 003, Table 1) as the
+    rank performance's and the participation bonus's parts, with every factor named."""
+    import podium.systems._elo_srm_kernels as SK
+    from podium.systems.elo_srm import K0, EloSRMState
+
+    check_position(rnd, k)
+    k = int(k)
+    out = rerun(system, state, rnd)
+    if rnd.is_team_round:
+        return explanation(system, rnd, k, out)
+    assert isinstance(state, EloSRMState)
+    t = rnd.contest.time_seconds
+    t0 = system.t0_seconds if system.t0_seconds is not None else (
+        state.t0 if state.t0 is not None else t)
+    played = np.asarray(rnd.played, dtype=np.int64)
+    x = np.where(played == 0, system.r_init(t, t0), np.asarray(rnd.mu, dtype=np.float64))
+    erank, arank, perf, pprime = SK.rank_performance(
+        np.ascontiguousarray(x), np.ascontiguousarray(rnd.lo), np.ascontiguousarray(rnd.hi), 0)
+    i = int(rnd.players[k])
+    recent_prev = state.recent[i:i + 1] if i < state.n else np.zeros(1)
+    sl = slice(k, k + 1)
+    delta_r, recent, _ = system.rating_change(perf[sl], pprime[sl], played[sl], recent_prev,
+                                              rnd.delta_seconds[sl])
+    p, pp = float(perf[k]), float(pprime[k])
+    p_m = p if math.isinf(system.m) else p * system.m / (system.m + abs(p))
+    w = math.sqrt(1.0 + system.w1 * float(played[k]))
+    v = 1.0 + system.c * pp
+    f = float(recent[0]) ** system.gamma
+    denom = w * v * f
+    parts = []
+    if played[k] == 0:
+        parts.append(Term("debut rating R_init(t) - prior", "debut",
+                          float(x[k]) - float(rnd.mu[k]), "change"))
+    parts += [Term("rank performance K P_M / (W V F)", "performance",
+                   system.k * p_m / denom, "change", {"P": p, "P_M": p_m}),
+              Term("participation bonus K (B/K0) P' / (W V F)", "bonus",
+                   system.k * (system.b / K0) * pp / denom, "change", {"P_prime": pp})]
+    eq = sum_equation("change", "Delta R = K (P_M + (B/K0) P') / (W V F)",
+                      "seed 003, Table 1 (Eqs. 5, 12-22)", parts,
+                      target=float(out.mu[k]) - float(rnd.mu[k]))
+    q = {"expected_rank": float(erank[k]), "actual_rank": float(arank[k]), "P": p,
+         "P_prime": pp, "P_M": p_m, "K": float(system.k), "W": w, "V": v, "F": f,
+         "N_r": float(recent[0]), "delta_R": float(delta_r[0])}
+    return explanation(system, rnd, k, out, equations=[eq], terms=parts, quantities=q,
+                       notes=[f"P = log2(expected rank {erank[k]:.4f} / actual rank "
+                              f"{arank[k]:.1f}) = {p:.6f}"])
