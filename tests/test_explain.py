@@ -39,6 +39,10 @@ EQUATIONS = {
     "tcsys": {"expected rank", "rating"},
     "elosrm": {"change"},
     "srmfix": {"change"},
+    "openskill-tm": {"change"},
+    "openskill-bt": {"change"},
+    "openskill-tmp": {"change"},
+    "openskill-btp": {"change"},
 }
 
 

@@ -89,14 +89,15 @@ def opponent_kind(lo: np.ndarray, k: int, j: int) -> str:
 
 def sum_equation(name: str, formula: str, reference: str, terms: Sequence[Term], *,
                  target: float, at: float | None = None, slope: float | None = None,
-                 tolerance: float | None = None) -> Equation:
+                 tolerance: float | None = None, magnitude: float = 0.0) -> Equation:
     """An :class:`Equation` whose total is the sum of ``terms`` (in order).
 
     ``tolerance`` ``None``: the rounding bound of the sum, ``64 eps`` times the sum of
-    the terms' magnitudes and of ``|target|``.
+    the terms' magnitudes, ``|target|`` and ``magnitude`` (the size of the numbers the
+    target was computed from: a change ``mu' - mu`` is as exact as ``mu`` is).
     """
     total = 0.0
-    mag = abs(target)
+    mag = abs(target) + abs(magnitude)
     for t in terms:
         total += t.value
         mag += abs(t.value)

@@ -186,7 +186,8 @@ def explain_bar(system: BAR, state: SystemState, rnd: RoundInput, k: int) -> Exp
     terms = change_terms(rnd, k, values, "change", {"expected": p, "outcome": o, "c": cij})
     eq = sum_equation("change", "mu' - mu = s_i^2 / n * sum_j (o_ij - p_ij) / c_ij",
                       "Bradley-Terry full pairs (Weng & Lin), docs/systems.md", terms,
-                      target=float(out.mu[k]) - float(mu[k]))
+                      target=float(out.mu[k]) - float(mu[k]),
+                      magnitude=abs(float(mu[k])))
     return explanation(system, rnd, k, out, equations=[eq], terms=terms,
                        quantities={"sigma_drifted": float(s[k])})
 
@@ -301,7 +302,8 @@ def explain_elo_srm(system: EloSRM, state: SystemState, rnd: RoundInput,
                    system.k * (system.b / K0) * pp / denom, "change", {"P_prime": pp})]
     eq = sum_equation("change", "Delta R = K (P_M + (B/K0) P') / (W V F)",
                       "seed 003, Table 1 (Eqs. 5, 12-22)", parts,
-                      target=float(out.mu[k]) - float(rnd.mu[k]))
+                      target=float(out.mu[k]) - float(rnd.mu[k]),
+                      magnitude=abs(float(rnd.mu[k])))
     q = {"expected_rank": float(erank[k]), "actual_rank": float(arank[k]), "P": p,
          "P_prime": pp, "P_M": p_m, "K": float(system.k), "W": w, "V": v, "F": f,
          "N_r": float(recent[0]), "delta_R": float(delta_r[0])}

@@ -127,7 +127,8 @@ def explain_glicko2p(system: Glicko2p, state: SystemState, rnd: RoundInput,
              if t.kind != "self"]
     eq = sum_equation("change", "r' - r = q / (1/RD^2 + 1/d^2) * sum_j g(RD_j) (s_j - E_j)",
                       "Glickman (1999), one round = one rating period", terms,
-                      target=float(out.mu[k]) - float(r[k]))
+                      target=float(out.mu[k]) - float(r[k]),
+                      magnitude=abs(float(r[k])))
     return explanation(system, rnd, k, out, equations=[eq], terms=terms, quantities={
         "rd_grown": float(rd[k]), "d2_inverse": GLICKO_Q**2 * v, "factor": factor},
         notes=[f"RD {rnd.sigma[k]:.4f} grew to {rd[k]:.4f} with the rounds since the "
