@@ -300,10 +300,12 @@ def format_explanation(e: Explanation, *, top: int = 5) -> str:
             lines += [_term_line(t) for t in own]
         else:
             up, down = top_terms(own, top)
-            lines.append(f"  pushing up most (top {len(up)}):")
-            lines += [_term_line(t, 4) for t in up]
-            lines.append(f"  pushing down most (top {len(down)}):")
-            lines += [_term_line(t, 4) for t in down]
+            if up:
+                lines.append(f"  pushing up most (top {len(up)}):")
+                lines += [_term_line(t, 4) for t in up]
+            if down:
+                lines.append(f"  pushing down most (top {len(down)}):")
+                lines += [_term_line(t, 4) for t in down]
     if e.quantities:
         lines += ["", "quantities: " + ", ".join(f"{k}={v:.6g}" for k, v in e.quantities.items())]
     if e.notes:
