@@ -383,15 +383,15 @@ class Rater:
         if teams is not None and self.system.team_rule is None:
             raise ContestError(f"system {self.system.name!r} does not rate team rounds",
                                contest=contest.label)
-        state = self.state.copy()
-        state.ensure_players(fresh)
         rnd = RoundInput(
             contest=contest, players=idx, lo=contest.lo, hi=contest.hi, mu=mu, sigma=sigma,
             played=played, delta_seconds=delta,
             team_offsets=None if teams is None else teams.offsets,
             weight=None if teams is None else teams.weight,
         )
-        return self.system.explain(state, rnd, k)
+        # the system explains from copies of the state (RatingSystem.explain leaves it
+        # unchanged), made room for the newcomers, whose indices follow the players'
+        return self.system.explain(self.state, rnd, k)
 
     # ------------------------------------------------------------------ results
     def ratings(self, *, sort: bool = True) -> pd.DataFrame:

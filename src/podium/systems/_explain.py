@@ -20,7 +20,8 @@ from podium.core.explain import Equation, ExplainError, Explanation, Term
 if TYPE_CHECKING:
     from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 
-__all__ = ["rerun", "explanation", "check_position", "sum_equation", "change_terms",
+__all__ = ["rerun", "prepared_copy", "explanation", "check_position", "sum_equation",
+           "change_terms",
            "opponent_kind", "TEAM_NOTE"]
 
 #: The note of a team round, whose update the systems do not break into terms.
@@ -36,9 +37,18 @@ def check_position(rnd: RoundInput, position: int) -> None:
                            f"participant (0..{n - 1})")
 
 
+def prepared_copy(state: SystemState, rnd: RoundInput) -> SystemState:
+    """A copy of ``state`` with room for every participant of ``rnd`` (a newcomer's
+    index is past the state's players, as when the Rater rates the round)."""
+    st = state.copy()
+    if rnd.players.size:
+        st.ensure_players(int(rnd.players.max()) + 1)
+    return st
+
+
 def rerun(system: RatingSystem, state: SystemState, rnd: RoundInput) -> RoundOutput:
     """The round's update, run on a copy of ``state`` (``state`` is left as it is)."""
-    return system.round_update(state.copy(), rnd)
+    return system.round_update(prepared_copy(state, rnd), rnd)
 
 
 def explanation(system: RatingSystem, rnd: RoundInput, k: int, out: RoundOutput, *,

@@ -23,7 +23,13 @@ import podium.systems._elo_mmr_kernels as K
 from podium.core.explain import Equation, Explanation, Term
 from podium.core.numerics import GAUSSIAN, LOGISTIC, TANH_MULTIPLIER
 from podium.core.numerics.performance import gaussian_terms
-from podium.systems._explain import check_position, explanation, opponent_kind, sum_equation
+from podium.systems._explain import (
+    check_position,
+    explanation,
+    opponent_kind,
+    prepared_copy,
+    sum_equation,
+)
 
 if TYPE_CHECKING:
     from podium.systems.base import RoundInput
@@ -47,13 +53,13 @@ def explain_elo_mmr(system: EloMMR, state: EloMMRState, rnd: RoundInput,
     """:meth:`EloMMR.explain` (see the module docstring)."""
     check_position(rnd, k)
     k = int(k)
-    after = state.copy()
+    after = prepared_copy(state, rnd)
     out = system.round_update(after, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
     kind = GAUSSIAN if system.variant == "gaussian" else LOGISTIC
     # 1. the diffusion, on a copy of the state before the round
-    diffused = state.copy()
+    diffused = prepared_copy(state, rnd)
     beta, sig = system._diffuse(diffused, rnd)
     _, gamma = K.round_weights(
         rnd.played, rnd.contest.weight, system.weight_limit,
