@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from podium.core.explain import Equation, ExplainError, Explanation, Term
 
 if TYPE_CHECKING:
     from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+
+_S = TypeVar("_S", bound="SystemState")
 
 __all__ = ["rerun", "prepared_copy", "explanation", "check_position", "sum_equation",
            "change_terms",
@@ -37,10 +39,10 @@ def check_position(rnd: RoundInput, position: int) -> None:
                            f"participant (0..{n - 1})")
 
 
-def prepared_copy(state: SystemState, rnd: RoundInput) -> SystemState:
+def prepared_copy(state: _S, rnd: RoundInput) -> _S:
     """A copy of ``state`` with room for every participant of ``rnd`` (a newcomer's
     index is past the state's players, as when the Rater rates the round)."""
-    st = state.copy()
+    st = cast("_S", state.copy())
     if rnd.players.size:
         st.ensure_players(int(rnd.players.max()) + 1)
     return st
