@@ -161,7 +161,7 @@ def test_leaderboard_search_player_chart_contest(
 
     # 4. the newest contest from the history table: its rating changes
     last = view.history[-1]
-    page.locator("table.history tbody tr").first.locator("a").click()
+    page.locator("table.history tbody tr").first.locator("td").first.locator("a").click()
     expect(page.locator("h1.contest-name")).to_have_text(last.contest_name)
     contest = store.contest(last.contest_id)
     assert contest is not None
@@ -176,6 +176,50 @@ def test_leaderboard_search_player_chart_contest(
     assert contest.url is None or contest.url in page.content()
     page.screenshot(path=str(tmp_path / "contest-page.png"), full_page=True)
 
+    assert not foreign, f"requests outside the server: {foreign}"
+    assert not errors, f"browser errors: {errors}"
+    page.close()
+
+
+def test_explain_panel(server: tuple[Server, Store], browser: object, tmp_path: Path) -> None:
+    """The contest page's "why?" button opens the explain panel with the numbers of
+    ``Store.explain``; the player page's "why?" link opens it at once."""
+    srv, store = server
+    page, foreign, errors = _new_page(browser, srv)
+    expect = sync_api.expect
+    view = store.player(TARGET)
+    assert view is not None
+    last = view.history[-1]
+    want = store.explain(last.contest_id, TARGET)
+    assert want.performance is not None
+    page.goto(srv.url + "/contests/" + quote(last.contest_id, safe=""))
+    panel = page.locator("#explain-panel")
+    expect(panel).to_be_hidden()
+    mine = page.locator("table#changes tbody tr").filter(
+        has=page.locator("a.handle", has_text=TARGET))
+    mine.locator("button.explain-btn").click()
+    expect(panel).to_be_visible()
+    expect(panel.locator(".explain-title")).to_contain_text(TARGET)
+    expect(panel.locator(".explain-before")).to_have_text(f"{want.display_before:.2f}")
+    expect(panel.locator(".explain-after")).to_have_text(f"{want.display_after:.2f}")
+    sign = "+" if want.change >= 0 else "\u2212"
+    expect(panel.locator(".explain-change")).to_have_text(f"{sign}{abs(want.change):.2f}")
+    expect(panel.locator(".explain-performance")).to_have_text(f"{want.performance:.2f}")
+    sections = panel.locator("section.explain-equation")
+    expect(sections).to_have_count(len(want.equations))
+    perf = panel.locator('section[data-equation="performance"]')
+    up, down = want.top("performance", 5)
+    expect(perf.locator(".up li")).to_have_count(len(up))
+    expect(perf.locator(".down li")).to_have_count(len(down))
+    assert perf.locator(".up .term-source").first.inner_text() == up[0].source
+    assert perf.locator(".up .term-value").first.inner_text() == f"+{up[0].value:.6f}"
+    assert "holds" in perf.inner_text()
+    page.screenshot(path=str(tmp_path / "explain-panel.png"), full_page=True)
+    # from the player page's history: the link opens the panel
+    page.goto(srv.url + "/players/" + quote(TARGET, safe=""))
+    page.locator("table.history tbody tr").first.locator("a.explain-link").click()
+    expect(page.locator("#explain-panel .explain-after")).to_have_text(
+        f"{want.display_after:.2f}")
     assert not foreign, f"requests outside the server: {foreign}"
     assert not errors, f"browser errors: {errors}"
     page.close()

@@ -37,6 +37,7 @@ MAX_SHOWN_WARNINGS = 20
 COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
     "podium.store.cli",
+    "podium.store.explain_cli",
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",

@@ -28,6 +28,8 @@ from podium.systems.base import RoundBatch, RoundsOutput
 if TYPE_CHECKING:
     import pandas as pd
 
+    from podium.core.explain import Explanation
+
 __all__ = ["Rater", "RoundReport", "rate"]
 
 log = logging.getLogger("podium")
@@ -344,6 +346,69 @@ class Rater:
             table.sigma[start:table.n] = np.repeat([row[1] for row in rows], counts)
             table.last_time[start:table.n] = np.repeat(
                 np.array([row[2] for row in rows], dtype=np.int64), counts)
+
+    # ------------------------------------------------------------------ explanations
+    def explain(self, contest: Contest, handle: str) -> Explanation:
+        """Why ``handle``'s rating changes as it does when ``contest`` is rated next.
+
+        The Rater must be just before the contest (every earlier contest rated, not this
+        one); it is left unchanged.  The round is set up as :meth:`add` sets it up (a
+        newcomer enters with the system's prior) and the system explains it
+        (:meth:`~podium.systems.RatingSystem.explain`): ``mu_after`` and ``sigma_after``
+        are what :meth:`add` would give the player, bit for bit.
+
+        Raises
+        ------
+        ExplainError
+            When ``handle`` is not in the contest, or the contest is not rated
+            (everybody tied).
+        """
+        from podium.core.explain import ExplainError
+        from podium.systems.base import RoundInput
+
+        if not isinstance(contest, Contest):
+            raise TypeError(f"expected a Contest, got {type(contest).__name__}")
+        handles = contest.handles
+        try:
+            k = handles.index(handle)
+        except ValueError:
+            raise ExplainError(f"player {handle!r} is not in contest {contest.label!r}") from None
+        if contest.is_outcome_free:
+            raise ExplainError(f"contest {contest.label!r} is not rated (everybody tied): "
+                               "nothing changed")
+        table = self.players
+        n = table.n
+        mu0, sig0 = self.system.newcomer(contest)
+        idx = np.empty(len(handles), dtype=np.int64)
+        fresh = n
+        for j, h in enumerate(handles):
+            i = table.index.get(h, -1)
+            if i < 0:
+                i, fresh = fresh, fresh + 1
+            idx[j] = i
+        old = idx < n
+        known = idx[old]
+        mu = np.full(idx.size, mu0)
+        sigma = np.full(idx.size, sig0)
+        played = np.zeros(idx.size, dtype=np.int64)
+        last = np.full(idx.size, contest.time_seconds, dtype=np.int64)
+        mu[old], sigma[old] = table.mu[known], table.sigma[known]
+        played[old], last[old] = table.contests[known], table.last_time[known]
+        delta = np.maximum(contest.time_seconds - last, 0).astype(np.float64)
+        delta[played == 0] = 0.0
+        teams = contest.teams if contest.team_round else None
+        if teams is not None and self.system.team_rule is None:
+            raise ContestError(f"system {self.system.name!r} does not rate team rounds",
+                               contest=contest.label)
+        rnd = RoundInput(
+            contest=contest, players=idx, lo=contest.lo, hi=contest.hi, mu=mu, sigma=sigma,
+            played=played, delta_seconds=delta,
+            team_offsets=None if teams is None else teams.offsets,
+            weight=None if teams is None else teams.weight,
+        )
+        # the system explains from copies of the state (RatingSystem.explain leaves it
+        # unchanged), made room for the newcomers, whose indices follow the players'
+        return self.system.explain(self.state, rnd, k)
 
     # ------------------------------------------------------------------ results
     def ratings(self, *, sort: bool = True) -> pd.DataFrame:

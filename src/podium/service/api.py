@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S, HandleError, normalize_handle
 from podium.errors import ContestError, DataFormatError
+from podium.service.explain_api import add_explain_routes
 from podium.service.guard import token_problem
 from podium.service.models import (
     CountOut,
@@ -472,6 +473,9 @@ def build_router() -> APIRouter:
         total = 0 if latest is None else latest.index + 1
         return _json({"offset": offset, "limit": limit, "total": total,
                             "contests": rows})
+
+    # before the next route: its path converter would take ".../explain" as an id
+    add_explain_routes(router, _ERRORS)
 
     @router.get("/contests/{contest_id:path}", response_model=M["ContestView"],
                 responses=_ERRORS, summary="A contest and its rating changes")

@@ -17,7 +17,8 @@ The class is composed of three layers, one module each, over the state they shar
 * :mod:`podium.store.writes` -- ``ingest``, ``ingest_many`` (a batch in one
   transaction), ``snapshot``; it reaches a Rater's internals only through
   :mod:`podium.store.rating`;
-* :mod:`podium.store.queries` -- the reads.
+* :mod:`podium.store.queries` -- the reads;
+* :mod:`podium.store.explain` -- ``explain`` (why a stored rating changed).
 
 Ingesting a contest (or a batch) is one write transaction (see
 :mod:`podium.store.engine`):
@@ -57,6 +58,7 @@ from podium.store.common import (
     prefix_upper_bound,
     resolve_system,
 )
+from podium.store.explain import StoreExplain
 from podium.store.lifecycle import StoreLifecycle
 from podium.store.queries import StoreQueries
 from podium.store.writes import StoreWrites
@@ -65,7 +67,7 @@ __all__ = ["Store", "StoreHooks", "default_contest_id", "content_hash", "prefix_
            "fmt_time", "resolve_system"]
 
 
-class Store(StoreLifecycle, StoreWrites, StoreQueries):
+class Store(StoreLifecycle, StoreExplain, StoreWrites, StoreQueries):
     """A persistent, concurrently usable rating store (SQLAlchemy 2; SQLite or PostgreSQL).
 
     Use :meth:`create`, :meth:`open` or :meth:`open_or_create`; close with

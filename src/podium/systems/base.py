@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.contest import Contest
+from podium.core.explain import Explanation
 from podium.core.state import grow
 from podium.errors import ConfigError, ContestError
 
@@ -658,6 +659,17 @@ class RatingSystem(ABC):
             f"{type(self).__name__}: generic fallback (logistic): v = sigma^2 + 315.09^2 / "
             "(2 w), Elo's 400-point formula widened by the uncertainties",
         )
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """Why participant ``position`` of ``rnd`` got its new rating, from ``state`` as it
+        was just before the round (left unchanged).  This default re-runs
+        :meth:`round_update` on a copy and reports the rating before and after; systems
+        override it with their equations and terms (:mod:`podium.core.explain`)."""
+        from podium.systems._explain import check_position, explanation, rerun
+
+        check_position(rnd, position)
+        return explanation(self, rnd, int(position), rerun(self, state, rnd), notes=(
+            f"{type(self).__name__} does not break its update into terms",))
 
     # ------------------------------------------------------------------ config
     def params(self) -> dict[str, Any]:

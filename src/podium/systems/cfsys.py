@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 import podium.systems._codeforces_kernels as K
 import podium.systems._teams as TM
+from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import (
     ELO_BETA,
@@ -138,6 +139,13 @@ class CFSys(RatingSystem):
         return PerformanceModel(
             "logistic", v, f"{type(self).__name__} (logistic): v = beta^2 / (2 w)"
         )
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The new rating as the old rating's and the performance's shares.
+        (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_cfsys
+
+        return explain_cfsys(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities

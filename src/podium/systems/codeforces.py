@@ -44,6 +44,7 @@ import numpy.typing as npt
 import podium.systems._codeforces_kernels as K
 import podium.systems._teams as TM
 from podium.core.contest import Contest
+from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
     ELO_BETA,
@@ -307,6 +308,14 @@ class Codeforces(RatingSystem):
         return PerformanceModel(
             "logistic", v, "Codeforces (logistic): P = 1 / (1 + 10^((mu_j - mu_i) / 400))"
         )
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The seed with one win probability per opponent, the place, the needed rating, and the
+        change as raw delta plus the two corrections (they add up exactly).
+        (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_codeforces
+
+        return explain_codeforces(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round, in integers.

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._elo_mmr_kernels as K
+from podium.core.explain import Explanation
 from podium.core.numerics import (
     GAUSSIAN,
     LOGISTIC,
@@ -267,6 +268,17 @@ class EloMMR(RatingSystem):
         warnings = _status_warnings(status, c, "performance")
         # 4. posterior update (Eq. 6-8)
         return self._absorb(state, rnd, kind, perf, beta, sig, warnings)
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """Participant ``position``'s update, step by step: the diffusion, the performance
+        with its terms of ``Q_i`` (Theorem 3.2; for a subsampled system the window the
+        solver saw), the rating with its terms of Eq. 6 and weights of Eq. 7, and the
+        uncertainty (Eq. 8).  See :mod:`podium.systems._explain_mmr`; a team round is
+        explained by its rating before and after only."""
+        from podium.systems._explain_mmr import explain_elo_mmr
+
+        assert isinstance(state, EloMMRState)
+        return explain_elo_mmr(self, state, rnd, position)
 
     def team_update(self, state: EloMMRState, rnd: RoundInput, offsets: npt.ArrayLike,
                     weight: npt.ArrayLike) -> RoundOutput:

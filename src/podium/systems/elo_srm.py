@@ -84,6 +84,7 @@ import numpy.typing as npt
 import podium.systems._elo_srm_kernels as K
 import podium.systems._teams as TM
 from podium.core.contest import Contest
+from podium.core.explain import Explanation
 from podium.errors import ConfigError, ContestError
 from podium.systems.base import (
     ArrayState,
@@ -210,6 +211,13 @@ class EloSRM(RatingSystem):
 
     def make_state(self) -> EloSRMState:
         return EloSRMState()
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """``Delta R = K P_A / (W V F)`` split into the rank performance's and the
+        participation bonus's parts (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_elo_srm
+
+        return explain_elo_srm(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round (Table 1).

@@ -47,6 +47,7 @@ import numpy.typing as npt
 
 import podium.systems._glicko_kernels as K
 import podium.systems._teams as TM
+from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -137,6 +138,13 @@ class Glicko(RatingSystem):
         """Logistic with ``v = sigma^2 + sig_drift^2 + beta^2 / w``."""
         return drift_performance_model(self, sigma, weight, "logistic")
 
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The change as one term ``g_j (o_ij - p_ij)`` per opponent, scaled.
+        (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_glicko
+
+        return explain_glicko(self, state, rnd, position)
+
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
         (:func:`~podium.systems._teams.rate_as_entities`)."""
@@ -199,6 +207,13 @@ class BAR(RatingSystem):
     ) -> PerformanceModel:
         """Logistic with ``v = sigma^2 + sig_drift^2 + beta^2 / w``."""
         return drift_performance_model(self, sigma, weight, "logistic")
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The change as one term ``(o_ij - p_ij) / c_ij`` per opponent, scaled.
+        (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_bar
+
+        return explain_bar(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities

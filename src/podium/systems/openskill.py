@@ -76,6 +76,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._openskill_kernels as K
+from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
     NoPlayerState,
@@ -324,6 +325,14 @@ class OpenSkillModel(RatingSystem):
         return (float(w_lo), float(w_hi), rescale, float(self.beta), float(self.kappa),
                 float(self.tau), float(self._epsilon()), int(self._window()),
                 bool(self.limit_sigma), bool(self.balance), float(self.display_sigmas))
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """A pairwise model: the change as one term per opponent (a window's mean for the
+        partial-pair models); Plackett-Luce: ``Omega`` and ``Delta``
+        (:mod:`podium.systems._explain_skill`)."""
+        from podium.systems._explain_skill import explain_openskill
+
+        return explain_openskill(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """Rate one round (a team round when ``rnd.team_offsets`` is set) with

@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 import podium.systems._teams as TM
 import podium.systems._topcoder_kernels as K
+from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
     PerformanceModel,
@@ -113,6 +114,13 @@ class TopCoder(RatingSystem):
         return PerformanceModel(
             "gaussian", sigma**2 / weight, "TopCoder (normal): v = volatility^2 / w"
         )
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The expected rank's per-opponent terms, the performed-as rating and the new
+        rating's shares (:mod:`podium.systems._explain_others`)."""
+        from podium.systems._explain_others import explain_topcoder
+
+        return explain_topcoder(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities

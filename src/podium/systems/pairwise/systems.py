@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 import podium.systems._pairwise_kernels as K
 import podium.systems._teams as TM
+from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
     ArrayState,
@@ -173,6 +174,13 @@ class SingleElo(_EloBase):
     """
 
     name: ClassVar[str] = "elo-single"
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The player's games in the order they were played, one ``K (o - E)`` each
+        (:mod:`podium.systems._explain_pairwise`)."""
+        from podium.systems._explain_pairwise import explain_single_elo
+
+        return explain_single_elo(self, state, rnd, position)
 
     def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         r = np.array(rnd.mu, dtype=np.float64)
@@ -486,6 +494,13 @@ class Glicko2p(RatingSystem):
 
     def make_state(self) -> GlickoState:
         return GlickoState()
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """One ``g(RD_j) (s_j - E_j)`` term per opponent, scaled
+        (:mod:`podium.systems._explain_pairwise`)."""
+        from podium.systems._explain_pairwise import explain_glicko2p
+
+        return explain_glicko2p(self, state, rnd, position)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One rating period.

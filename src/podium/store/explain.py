@@ -1,0 +1,155 @@
+"""Explaining a stored rating change (:meth:`StoreExplain.explain`, mixed into
+:class:`~podium.store.Store`).
+
+In one read transaction: the stored contest and the player's row in its standings; a
+Rater just before the contest (the newest snapshot at or before it, then the stored
+standings replayed up to it -- the write layer's ``_rater_from_snapshot`` and
+``_stored_contests``); the system's explanation (:meth:`podium.rater.Rater.explain`);
+and a check that it agrees with the stored event, bit for bit.
+
+The Rater before the contest is cached (the last two, keyed by the store's id, epoch,
+revision and the contest's position), so explaining several players of one contest
+replays the history once; any write (a new revision) makes the cache miss.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy import select
+
+import podium.store.schema as S
+from podium.core.explain import ExplainError, Explanation
+from podium.core.guards import HandleError, handle_key, normalize_handle
+from podium.rater import Rater
+from podium.store.engine import read_txn
+from podium.store.models import StoreError
+from podium.store.rating import replay
+from podium.store.writes import StoreWrites
+
+__all__ = ["StoreExplain", "ExplainNotFound", "EXPLAIN_CACHE_SIZE"]
+
+#: How many Raters-before-a-contest :meth:`StoreExplain.explain` keeps.
+EXPLAIN_CACHE_SIZE = 2
+
+
+class ExplainNotFound(StoreError):
+    """The contest is unknown or not rated, or the player is not in it (HTTP 404)."""
+
+
+class StoreExplain(StoreWrites):
+    """:meth:`explain`; see :mod:`podium.store.explain`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._explain_cache: OrderedDict[tuple[str, int, int, int], Rater] = OrderedDict()
+        self._explain_lock = threading.Lock()
+
+    def _release(self) -> None:
+        super()._release()
+        self._explain_cache = OrderedDict()
+
+    def explain(self, contest_id: str, handle: str) -> Explanation:
+        """Why ``handle``'s rating changed as it did in contest ``contest_id``.
+
+        The handle is looked up under the store's handle rules (NFC, trimmed; any case
+        in a case-insensitive store), then as given.  The explanation's ``mu_after``
+        and ``sigma_after`` equal the stored event's, bit for bit (checked), and its
+        ``contest_id`` is the stored id.
+
+        Raises
+        ------
+        ExplainNotFound
+            The contest is unknown, was not rated (everybody tied), or the player is
+            not in its standings.
+        StoreError
+            When the explanation disagrees with the stored event (the store's
+            history was rated with other parameters or code; re-rate it).
+        """
+        if not isinstance(contest_id, str) or not isinstance(handle, str):
+            raise TypeError("contest_id and handle must be strings")
+        c, p, e = S.contests, S.players, S.events
+        with read_txn(self.engine) as conn:
+            row = conn.execute(
+                select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.url, c.c.time_seconds,
+                       c.c.weight, c.c.perf_ceiling, c.c.rated)
+                .where(c.c.cid == contest_id)).first() if _storable(contest_id) else None
+            if row is None:
+                raise ExplainNotFound(f"unknown contest {contest_id!r}")
+            contest = self._stored_contest(conn, row)
+            stored = self._find_handle(contest.handles, handle)
+            if stored is None:
+                raise ExplainNotFound(f"player {handle!r} is not in contest {contest_id!r}")
+            if not row.rated:
+                raise ExplainNotFound(f"contest {contest_id!r} was not rated (everybody tied):"
+                                      " no rating changed")
+            event = conn.execute(
+                select(e.c.mu, e.c.sigma, e.c.perf)
+                .select_from(e.join(p, p.c.pk == e.c.player_pk))
+                .where(e.c.contest_pk == row.pk, p.c.handle == stored)).first()
+            if event is None:  # pragma: no cover - a rated contest has every event
+                raise StoreError(f"contest {contest_id!r} has no stored event for {stored!r}")
+            m = self._read_meta(conn)
+            rater = self._rater_before(conn, (m.store_id, m.epoch, m.revision, int(row.seq)))
+        try:
+            out = rater.explain(contest, stored)
+        except ExplainError as exc:
+            raise ExplainNotFound(str(exc)) from None
+        if (out.mu_after, out.sigma_after) != (float(event.mu), float(event.sigma)):
+            raise StoreError(
+                f"the explanation of {stored!r} in contest {contest_id!r} gives mu, sigma = "
+                f"{out.mu_after!r}, {out.sigma_after!r} but the store holds {float(event.mu)!r},"
+                f" {float(event.sigma)!r}: its history was rated differently; re-rate it")
+        return replace(out, contest_id=str(row.cid))
+
+    def _find_handle(self, handles: tuple[str, ...] | list[str], handle: str) -> str | None:
+        """The stored spelling in ``handles`` of ``handle`` (exact, under the handle
+        rules, or by :func:`handle_key` in a case-insensitive store)."""
+        wanted = [handle]
+        try:
+            wanted.insert(0, normalize_handle(handle))
+        except HandleError:
+            pass
+        present = set(handles)
+        for w in wanted:
+            if w in present:
+                return w
+        if self.case_insensitive_handles:
+            keys = {handle_key(h): h for h in handles}
+            for w in wanted:
+                hit = keys.get(handle_key(w))
+                if hit is not None:
+                    return hit
+        return None
+
+    def _rater_before(self, conn: Any, key: tuple[str, int, int, int]) -> Rater:
+        """A Rater that has rated exactly the first ``key[3]`` stored contests (cached)."""
+        with self._explain_lock:
+            hit = self._explain_cache.get(key)
+            if hit is not None:
+                self._explain_cache.move_to_end(key)
+                return hit
+        pos = key[3]
+        rater, start = self._rater_from_snapshot(conn, pos)
+        replay(rater, list(self._stored_contests(conn, start, pos)))
+        if len(rater.contests) != pos:  # pragma: no cover - defensive
+            raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
+                             f"expected {pos}")
+        with self._explain_lock:
+            self._explain_cache[key] = rater
+            while len(self._explain_cache) > EXPLAIN_CACHE_SIZE:
+                self._explain_cache.popitem(last=False)
+        return rater
+
+
+def _storable(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
