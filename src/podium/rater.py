@@ -289,7 +289,6 @@ class Rater:
             n_rated += 1
         if n_rated:  # one chunk of events for the rated rounds of the batch
             m = offsets[n_rated]
-            sizes = np.diff(np.array(offsets[: n_rated + 1], dtype=np.int64))
             teams: list[str | None] | None = None
             if any(c.teams is not None for c in rated[:n_rated]):
                 teams = []
@@ -297,7 +296,8 @@ class Rater:
                     names = c.team_names
                     teams.extend([None] * len(c) if names is None else names)
             events.append_rounds(
-                np.repeat(np.array(rated_pos[:n_rated], dtype=np.int64) + first, sizes),
+                np.repeat(np.array(rated_pos[:n_rated], dtype=np.int64) + first,
+                          np.diff(offsets_arr[: n_rated + 1])),
                 players[:m], mu_ev[:m], sig_ev[:m], perf_ev[:m],
                 lo_all[:m], teams)
         rated_pos.append(-1)
