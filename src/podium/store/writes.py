@@ -46,6 +46,7 @@ import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.errors import CheckpointError, ContestError
 from podium.rater import Rater
+from podium.store.audit import StoreAudit
 from podium.store.bulk import insert_rows
 from podium.store.checks import (
     check_case_insensitive,
@@ -115,7 +116,7 @@ class _Head:
     latest_name: str | None
 
 
-class StoreWrites(StoreRows):
+class StoreWrites(StoreRows, StoreAudit):
     """Ingestion and snapshots; see :class:`~podium.store.Store`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -465,6 +466,9 @@ class StoreWrites(StoreRows):
                 for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
             start = stop
         conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
+        self._record_audits(conn, "ingest", [
+            (it.cid, it.chash, {"index": r.index, "players": r.players})
+            for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
         self._hook("commit")
         self._keep_handles(all_new)
         self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
@@ -534,6 +538,10 @@ class StoreWrites(StoreRows):
         epoch = m.epoch + 1
         set_meta(conn, "revision", str(m.revision + 1))
         set_meta(conn, "epoch", str(epoch))
+        self._record_audit(conn, "recompute", revision=m.revision + 1, contest_id=item.cid,
+                           content_hash=item.chash,
+                           detail={"index": pos, "players": len(item.contest),
+                                   "rerated": len(later)})
         self._maybe_snapshot(conn, rater, head.count + 1, epoch)
         self._hook("commit")
         self._keep_handles(new_handles)
