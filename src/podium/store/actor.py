@@ -8,8 +8,10 @@ caller says.  It is resolved at each write, first match wins:
    :class:`contextvars.ContextVar`: the service sets it per request, and it follows the
    request into the thread pool that runs the write);
 2. the store's ``actor=`` option (``Store.open(url, actor="nightly-import")``);
-3. the process default, :func:`set_default_actor` (``podium`` sets ``cli:USER``),
-   else ``python:USER``.
+3. the process default, :func:`set_default_actor`, else ``python:USER``.
+
+The ``podium`` command line runs each command inside ``acting_as(cli_actor())``
+(``cli:USER``, or ``$PODIUM_ACTOR`` when set: a deployment script may name itself).
 
 This module needs nothing beyond the standard library, so that the command line can
 set its default before the store (and SQLAlchemy) is imported.
@@ -18,11 +20,12 @@ set its default before the store (and SQLAlchemy) is imported.
 from __future__ import annotations
 
 import getpass
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["MAX_ACTOR_CHARS", "acting_as", "check_actor", "current_actor",
+__all__ = ["MAX_ACTOR_CHARS", "acting_as", "check_actor", "cli_actor", "current_actor",
            "set_default_actor"]
 
 #: The longest actor text accepted.
@@ -65,6 +68,19 @@ def acting_as(actor: str) -> Iterator[str]:
         yield actor
     finally:
         _ACTOR.reset(token)
+
+
+def cli_actor() -> str:
+    """The actor of a ``podium`` command: ``$PODIUM_ACTOR`` if set, else ``cli:USER``."""
+    given = os.environ.get("PODIUM_ACTOR", "").strip()
+    if not given:
+        return f"cli:{_user()}"
+    try:
+        return check_actor(given)
+    except ValueError as exc:
+        from podium.errors import PodiumError
+
+        raise PodiumError(f"PODIUM_ACTOR: {exc}") from None
 
 
 def set_default_actor(actor: str | None) -> None:

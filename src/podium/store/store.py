@@ -57,6 +57,7 @@ from podium.store.common import (
     prefix_upper_bound,
     resolve_system,
 )
+from podium.store.export import StoreExport
 from podium.store.lifecycle import StoreLifecycle
 from podium.store.queries import StoreQueries
 from podium.store.tokens import StoreTokens
@@ -66,7 +67,7 @@ __all__ = ["Store", "StoreHooks", "default_contest_id", "content_hash", "prefix_
            "fmt_time", "resolve_system"]
 
 
-class Store(StoreLifecycle, StoreWrites, StoreQueries, StoreTokens):
+class Store(StoreLifecycle, StoreWrites, StoreQueries, StoreTokens, StoreExport):
     """A persistent, concurrently usable rating store (SQLAlchemy 2; SQLite or PostgreSQL).
 
     Use :meth:`create`, :meth:`open` or :meth:`open_or_create`; close with

@@ -582,13 +582,17 @@ class StoreWrites(StoreRows, StoreAudit):
 
     def _rater_from_snapshot(self, conn: Connection, pos: int) -> tuple[Rater, int]:
         sn = S.snapshots
+        # The newest snapshot's key first, then its bytes by key: selecting the bytes
+        # in the ordered query made SQLite sort every snapshot's blob (150 MB each for
+        # the Codeforces history: 1.7 s warm, 4 s cold, against 0.3 s by key).
         row = conn.execute(
-            select(sn.c.head_count, sn.c.data).where(sn.c.head_count <= pos)
-            .order_by(sn.c.head_count.desc()).limit(1)
+            select(sn.c.pk, sn.c.head_count).where(sn.c.head_count <= pos)
+            .order_by(sn.c.head_count.desc(), sn.c.pk.desc()).limit(1)
         ).first()
         if row is not None:
+            data = conn.execute(select(sn.c.data).where(sn.c.pk == row.pk)).scalar_one()
             try:
-                rater = rater_from_bytes(bytes(row.data),
+                rater = rater_from_bytes(bytes(data),
                                          where=f"snapshot at {row.head_count} contests")
                 if (rater.system_name == self.system_name
                         and same_params(json_params(rater.system.params()), self.params)
