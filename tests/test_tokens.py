@@ -376,3 +376,33 @@ def test_cors_configuration(store_url: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("PODIUM_CORS_ORIGINS", "https://a.org/path")
     with pytest.raises(PodiumError, match="CORS origin"):
         create_app_from_env()
+
+
+# ---------------------------------------------------------------------- podium serve
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_private_with_cors(tmp_path: Any, workers: str) -> None:
+    """``podium serve --private --cors-origin`` (one worker, and several: the options
+    travel to the workers through the environment)."""
+    import httpx
+    from _service import running_server
+
+    db = f"sqlite:///{tmp_path / 'served.db'}"
+    with Store.create(db, "mmr") as s:
+        s.ingest(Contest([("ann", 0, 0), ("bob", 1, 1)], name="r0", time_seconds=T0))
+        reader = s.create_token("viewer", "read")
+    origin = "https://app.example.org"
+    with running_server(db, tmp_path, token="server-secret", extra=[
+            "--private", "--cors-origin", origin, "--workers", workers]) as server:
+        r = httpx.get(server.url + "/api/leaderboard")
+        assert r.status_code == 401
+        for secret in (reader, "server-secret"):
+            r = httpx.get(server.url + "/api/leaderboard", headers=bearer(secret))
+            assert r.status_code == 200 and r.json()["rows"][0]["handle"] == "ann"
+        pre = httpx.options(server.url + "/api/contests", headers={
+            "Origin": origin, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization"})
+        assert pre.status_code == 200
+        assert pre.headers["access-control-allow-origin"] == origin
+        r = httpx.post(server.url + "/api/contests", headers=bearer(reader),
+                       json=contest_json("r1", T0 + 5, ["ann", "bob"]))
+        assert r.status_code == 403 and "role 'write'" in r.json()["detail"]

@@ -12,8 +12,9 @@ with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
 * 400 -- a body that is not JSON (or holds an integer of more than 4,300 digits);
-* 401 -- a write without the right bearer token, answered before its body is read
-  (:class:`podium.service.guard.RequestGuard`);
+* 401 -- a request that needs a token (a write; any read on a private server) without
+  a valid one, and 403 -- a token whose role is too weak; both answered before the
+  body is read (:class:`podium.service.guard.RequestGuard`);
 * 404 -- unknown player, contest or path; 409 -- the store refuses the contest
   (older than the latest one, or the same id with other standings);
 * 413 -- a body over ``max_body_bytes`` (an authenticated write) or

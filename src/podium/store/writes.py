@@ -17,7 +17,7 @@ store's write lock:
 5. insert the contests, their standings and events, insert new players and
    update the others (one ``executemany`` or ``COPY`` per table, see
    :mod:`podium.store.bulk`); bump ``meta.revision`` (and ``meta.epoch`` after a
-   recompute);
+   recompute) and add the audit rows (:mod:`podium.store.audit`);
 6. write a new snapshot when ``snapshot_every`` contests or ``snapshot_events``
    player-rounds have been applied since the newest one (keeping the newest
    ``keep_snapshots``), then commit.
