@@ -167,9 +167,9 @@ class Authenticator:
 
     A valid named token is remembered for ``cache_s`` seconds (default 5): within that
     time the store is not asked again, so a revocation takes effect after at most
-    ``cache_s`` seconds in every worker (at once in the worker that revoked it through
-    :meth:`forget`).  Unknown and revoked tokens are not remembered (each costs one
-    indexed lookup, in a worker thread).
+    ``cache_s`` seconds in every worker (:meth:`forget` drops what is remembered at
+    once).  Unknown and revoked tokens are not remembered (each costs one indexed
+    lookup, in a worker thread).
 
     Parameters
     ----------
