@@ -590,10 +590,9 @@ class StoreWrites(StoreRows, StoreAudit):
             .order_by(sn.c.head_count.desc(), sn.c.pk.desc()).limit(1)
         ).first()
         if row is not None:
-            data = conn.execute(select(sn.c.data).where(sn.c.pk == row.pk)).scalar_one()
+            data = self._snapshot_bytes(conn, int(row.pk))
             try:
-                rater = rater_from_bytes(bytes(data),
-                                         where=f"snapshot at {row.head_count} contests")
+                rater = rater_from_bytes(data, where=f"snapshot at {row.head_count} contests")
                 if (rater.system_name == self.system_name
                         and same_params(json_params(rater.system.params()), self.params)
                         and len(rater.contests) == row.head_count):
@@ -603,6 +602,22 @@ class StoreWrites(StoreRows, StoreAudit):
             except CheckpointError as exc:
                 log.warning("%s; replaying from the start", exc)
         return new_rater(self.system_name, self.params), 0
+
+    @staticmethod
+    def _snapshot_bytes(conn: Connection, pk: int) -> bytes:
+        """The bytes of snapshot ``pk``; on PostgreSQL in the binary protocol (the text
+        protocol sends ``bytea`` as hex: 1.8 s instead of 0.5 s for 159 MB)."""
+        if conn.dialect.name == "postgresql":
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            with raw.cursor(binary=True) as cur:
+                cur.execute("SELECT data FROM snapshots WHERE pk = %s", (pk,))
+                found = cur.fetchone()
+            if found is None:  # pragma: no cover - the row was just selected
+                raise StoreError(f"snapshot {pk} vanished")
+            return bytes(found[0])
+        return bytes(conn.execute(select(S.snapshots.c.data)
+                                  .where(S.snapshots.c.pk == pk)).scalar_one())
 
     # ------------------------------------------------------------------ reading inside a write
     @staticmethod
