@@ -286,6 +286,7 @@ def test_route_table() -> None:
     assert required_role("PUT", "/api/contests/r1") == "admin"
     assert required_role("PUT", "/api/contests") is None  # no such route: the app's 405
     assert required_role("GET", "/api/audit") == "admin"
+    assert required_role("HEAD", "/api/audit") == "admin"
     assert required_role("GET", "/api/leaderboard") is None
     assert required_role("GET", "/api/leaderboard", private=True) == "read"
     assert required_role("POST", "/api/predict", private=True) == "read"

@@ -131,7 +131,9 @@ def _matches(pattern: str, path: str) -> bool:
 def required_role(method: str, path: str, *, private: bool = False) -> str | None:
     """The role a request needs (``None``: none), from :data:`ROUTE_ROLES`; ``path``
     without a trailing slash.  On a private server every route not in
-    :data:`PUBLIC_ROUTES` needs at least ``read``."""
+    :data:`PUBLIC_ROUTES` needs at least ``read``.  ``HEAD`` needs what ``GET`` needs."""
+    if method == "HEAD":
+        method = "GET"
     for m, pattern, role in ROUTE_ROLES:
         if m == method and _matches(pattern, path):
             return role
