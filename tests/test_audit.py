@@ -136,6 +136,8 @@ def test_paging_and_filters(store_url: str) -> None:
         assert one.total == 1 and one.entries[0].detail == {"index": 1, "players": 5}
         assert store.audit(action="delete").total == 0
         assert store.audit(offset=10).entries == []
+        for odd in ("\x00", "a\ud800"):  # text no database holds: nothing matches
+            assert store.audit(contest_id=odd).total == 0 == store.audit(action=odd).total
         for kw in ({"offset": -1}, {"limit": 1001}, {"limit": -1}, {"action": ""},
                    {"contest_id": ""}):
             with pytest.raises(StoreError):

@@ -43,6 +43,7 @@ from podium.store.actor import check_actor, current_actor
 from podium.store.common import StoreBase
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
+from podium.store.queries import _unstorable
 
 __all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditPage", "StoreAudit"]
 
@@ -181,6 +182,8 @@ class StoreAudit(StoreBase):
             if not contest_id:
                 raise StoreError("contest filter must not be empty")
             conds.append(a.c.contest_id == contest_id)
+        if any(f is not None and _unstorable(f) for f in (action, contest_id)):
+            return AuditPage(offset, limit, 0, [])  # no stored text equals it
         q = select(a).where(*conds).order_by(a.c.pk.desc()).offset(offset).limit(limit)
         with read_txn(self.engine) as conn:
             total = int(conn.execute(select(func.count()).select_from(a).where(*conds))

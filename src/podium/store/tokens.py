@@ -175,8 +175,8 @@ class StoreTokens(StoreAudit):
                                detail={"name": name, "role": row.role})
             return TokenInfo(name, row.role, int(row.created_at), row.created_by, now)
 
-        if not isinstance(name, str) or not name:
-            raise StoreError(f"no token named {name!r}")
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+            raise StoreError(f"no token named {name!r} (podium token list shows them)")
         with db_errors(self.url, f"cannot revoke token {name!r}"), \
                 write_txn(self.engine) as conn:
             return body(conn)
