@@ -358,9 +358,9 @@ def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[
     wall-clock times (``contests.ingested_at``, ``snapshots.created_at``, the ``meta``
     row ``created_at``), the store's random id (``meta`` ``store_id``) and the bytes of
     the snapshots -- a snapshot is compared by its other columns and by what the Rater
-    it restores holds: its number of contests and its ratings.  ``revision=False`` also
-    drops ``meta`` ``revision`` (one per transaction), for stores written in different
-    transactions."""
+    it restores holds: its number of contests and its ratings --, the time and actor of
+    each audit row.  ``revision=False`` also drops ``meta`` ``revision`` (one per transaction) and
+    the audit rows' revision, for stores written in different transactions."""
     from podium.store.snapshot import rater_from_bytes
 
     out = dump(url)
@@ -377,6 +377,13 @@ def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[
         snaps.append((pk, head, epoch, size, len(rater.contests),
                       [tuple(r) for r in rater.ratings().itertuples()]))
     out["snapshots"] = snaps
+    # the audit log: its rows without the wall-clock time and the actor (the clean run
+    # is made by another process: python:USER, not cli:USER), and the revision with
+    # revision=False
+    acols = [c.name for c in S.audit.columns]
+    skip = {acols.index("time"), acols.index("actor")} | (
+        set() if revision else {acols.index("revision")})
+    out["audit"] = [tuple(v for k, v in enumerate(r) if k not in skip) for r in out["audit"]]
     return out
 
 

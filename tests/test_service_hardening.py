@@ -536,10 +536,11 @@ ROUTES = [
     "/api/health", "/api/stats", "/api/leaderboard", "/api/leaderboard/count", "/api/search",
     "/api/players/{}", "/api/player", "/api/contests", "/api/contests/{}", "/api/predict",
     "/openapi.json", "/", "/contests", "/contests/{}", "/players/{}", "/player", "/contest",
-    "/search",
+    "/search", "/api/audit", "/api/export/ratings", "/api/export/history",
 ]
 QUERY = ["offset", "limit", "active_days", "min_contests", "min_rating", "max_rating",
-         "prefix", "handle", "id", "q", "page", "contest_id", "recompute_from", "token"]
+         "prefix", "handle", "id", "q", "page", "contest_id", "recompute_from", "token",
+         "format", "action", "contest"]
 
 
 def test_every_route_is_covered(client: TestClient) -> None:

@@ -238,7 +238,7 @@ def test_content_hash_sees_team_structure() -> None:
 @pytest.fixture()
 def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A store of schema version 3 holding individual contests (written by this Podium,
-    then the version-4 columns dropped, as version 3 wrote it)."""
+    then the version-4 and version-5 additions dropped, as version 3 wrote it)."""
     name = _team_system.register(monkeypatch)
     with Store.create(store_url, name) as store:
         store.ingest_many([c for c in HISTORY if c.teams is None])
@@ -247,6 +247,9 @@ def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         for table, col in (("standings", "team"), ("standings", "member_weight"),
                            ("events", "team")):
             conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {col}"))
+        # ... and what version 5 added
+        for drop in ("DROP TABLE audit", "DROP TABLE tokens", "DROP INDEX ix_players_active"):
+            conn.execute(text(drop))
         set_meta(conn, "schema_version", "3")
     eng.dispose()
     yield store_url

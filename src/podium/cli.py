@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
     "podium.store.cli",
     "podium.store.explain_cli",
+    "podium.store.admin_cli",
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",
@@ -519,8 +520,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     plog.addHandler(handler)
     plog.setLevel(logging.INFO)
     plog.propagate = False
+    from podium.store.actor import acting_as, cli_actor
+
     try:
-        return int(args.func(args))
+        with acting_as(cli_actor()):  # the audit log's "who" of this command's writes
+            return int(args.func(args))
     except PodiumError as exc:
         print(f"podium: error: {exc}", file=sys.stderr)
         return 1

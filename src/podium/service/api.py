@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S, HandleError, normalize_handle
 from podium.errors import ContestError, DataFormatError
 from podium.service.explain_api import add_explain_routes
-from podium.service.guard import token_problem
+from podium.service.guard import identity_problem
 from podium.service.models import (
     CountOut,
     ErrorOut,
@@ -140,14 +140,17 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _check_token(request: Request) -> None:
-    """401 unless the request carries the server's bearer token (the app's
-    :class:`~podium.service.guard.RequestGuard` already refused such a write before
-    reading its body; this keeps the route safe without it)."""
-    problem = token_problem(request.app.state.token, request.headers.get("authorization"))
+def _check_token(request: Request, role: str = "write") -> None:
+    """401 or 403 unless the guard found a token of at least ``role`` (the app's
+    :class:`~podium.service.guard.RequestGuard` already refused such a request before
+    reading its body, by the role its table names; this keeps the route safe without
+    it)."""
+    problem = identity_problem(request.scope, role)
     if problem is not None:
-        raise HTTPException(status_code=401, detail=problem,
-                            headers={"WWW-Authenticate": 'Bearer realm="podium"'})
+        status, detail = problem
+        raise HTTPException(status_code=status, detail=detail,
+                            headers={"WWW-Authenticate": 'Bearer realm="podium"'}
+                            if status == 401 else None)
 
 
 def _parse_json_body(raw: bytes) -> Any:
@@ -368,7 +371,7 @@ def build_router() -> APIRouter:
             "contests": 0 if latest is None else int(latest.index) + 1,
             "last_contest_time": None if latest is None else int(latest.time_seconds),
             "schema_version": getattr(store, "schema_version", None),
-            "writes_enabled": request.app.state.token is not None,
+            "writes_enabled": request.app.state.auth.has_tokens(writers=True),
         })
 
     @router.get("/stats", response_model=StatsOut, summary="Counts and settings of the store")

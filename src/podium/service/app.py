@@ -12,8 +12,9 @@ with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
 * 400 -- a body that is not JSON (or holds an integer of more than 4,300 digits);
-* 401 -- a write without the right bearer token, answered before its body is read
-  (:class:`podium.service.guard.RequestGuard`);
+* 401 -- a request that needs a token (a write; any read on a private server) without
+  a valid one, and 403 -- a token whose role is too weak; both answered before the
+  body is read (:class:`podium.service.guard.RequestGuard`);
 * 404 -- unknown player, contest or path; 409 -- the store refuses the contest
   (older than the latest one, or the same id with other standings);
 * 413 -- a body over ``max_body_bytes`` (an authenticated write) or
@@ -37,13 +38,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -58,6 +60,7 @@ from podium.service import (
 )
 from podium.service.api import format_validation_errors
 from podium.service.guard import (
+    Authenticator,
     RequestGuard,
     SecurityHeaders,
     csp_hash,
@@ -164,6 +167,10 @@ def create_app(
     max_predict_players: int = DEFAULT_MAX_PREDICT_PLAYERS,
     allow_future: bool = False,
     case_insensitive_handles: bool | None = None,
+    private: bool = False,
+    cors_origins: Sequence[str] | None = None,
+    token_cache_s: float = 5.0,
+    export_chunk_rows: int | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -173,8 +180,10 @@ def create_app(
         SQLAlchemy URL of the store (``sqlite:///path.db``,
         ``postgresql+psycopg://user@host/db``).
     token:
-        Bearer token that ``POST /api/contests`` must present; ``None`` or ``""``
-        disables writes (every write answers 401).
+        The server's own bearer token, acting with role ``admin`` (the one key of
+        servers before named tokens); ``None`` or ``""``: none.  Named tokens with roles
+        (``podium token create``) are read from the store whatever this is; without
+        either, every write answers 401.
     max_body_bytes:
         Largest body of a write (413 above it); checked only once the bearer token
         is (401 without reading the body otherwise).
@@ -201,6 +210,19 @@ def create_app(
         The handle policy of a store created here (with ``system``): ``True`` makes
         handles that differ only by case one player; for an existing store ``None``
         accepts its policy and a boolean must equal it.
+    private:
+        Every route and page but ``/api/health`` and ``/static/`` needs a token (role
+        ``read`` or more); default False: reads are open.
+    cors_origins:
+        Origins (``https://app.example.org``, or ``*``) whose pages may call the API
+        from a browser (CORS, with preflights answered before the token check);
+        default none.
+    token_cache_s:
+        Seconds a valid named token is remembered by a worker (a revocation takes
+        effect within this time; see :class:`~podium.service.guard.Authenticator`).
+    export_chunk_rows:
+        Rows per chunk of the export routes (default
+        :data:`podium.store.export.EXPORT_CHUNK_ROWS`; tests make it small).
 
     Returns
     -------
@@ -219,6 +241,9 @@ def create_app(
     if max_predict_players > MAX_PREDICT_PLAYERS_LIMIT:
         raise PodiumError(f"max_predict_players must be at most {MAX_PREDICT_PLAYERS_LIMIT} "
                           f"(the answer holds an n x n matrix), got {max_predict_players}")
+    origins = check_cors_origins(cors_origins or ())
+    if not (isinstance(token_cache_s, int | float) and 0 <= token_cache_s <= 3600):
+        raise PodiumError(f"token_cache_s must be in 0..3600 seconds, got {token_cache_s!r}")
     owned = store is None
     if store is None:
         options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow,
@@ -237,7 +262,7 @@ def create_app(
                 store.close()
 
     from podium import __version__ as version
-    from podium.service import api, web
+    from podium.service import admin, api, web
 
     assets = swagger_ui_dir()
     if assets is None:
@@ -249,7 +274,9 @@ def create_app(
         version=str(version),
         description=(
             "Ratings of players from ranked multiplayer contests (Elo-MMR and friends). "
-            "Reads are open; `POST /api/contests` needs `Authorization: Bearer TOKEN`. "
+            "Reads are open unless the server is private; `POST /api/contests` needs "
+            "`Authorization: Bearer TOKEN` with a token of role write or admin, corrections "
+            "and the audit log one of role admin. "
             "Errors are `{\"detail\": \"...\"}`."
         ),
         lifespan=lifespan,
@@ -261,6 +288,9 @@ def create_app(
     _add_docs(app, assets)
     app.state.store = store
     app.state.token = token or None
+    app.state.auth = Authenticator(store, token or None, cache_s=token_cache_s)
+    app.state.private = bool(private)
+    app.state.export_chunk_rows = export_chunk_rows
     app.state.max_body_bytes = max_body_bytes
     app.state.max_predict_bytes = max_predict_bytes
     app.state.max_predict_players = max_predict_players
@@ -304,6 +334,7 @@ def create_app(
                             status_code=500)
 
     app.include_router(api.build_router())
+    app.include_router(admin.build_router())
     app.include_router(web.build_router())
     app.mount("/static", StaticFiles(directory=str(web.STATIC_DIR)), name="static")
     # the last added is the outermost: the security headers go on every answer, the
@@ -311,7 +342,40 @@ def create_app(
     app.add_middleware(RequestGuard, max_body_bytes=max_body_bytes,
                        max_predict_bytes=max_predict_bytes)
     app.add_middleware(SecurityHeaders)
+    if origins:
+        # outermost: a preflight (OPTIONS, no token) is answered here, and every answer,
+        # the guard's 401 and 403 included, carries the CORS headers a browser needs to
+        # read it
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(origins), allow_credentials=False,
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+            expose_headers=["Content-Disposition", "WWW-Authenticate", "Retry-After"],
+            max_age=600)
     return app
+
+
+_ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
+
+
+def check_cors_origins(origins: Sequence[str] | str) -> tuple[str, ...]:
+    """``origins`` checked: each ``*`` or ``scheme://host[:port]`` (no path, no slash at
+    the end), as browsers send them in ``Origin``.
+
+    Raises
+    ------
+    PodiumError
+        Naming the first origin that is not one.
+    """
+    if isinstance(origins, str):
+        origins = [o.strip() for o in origins.split(",") if o.strip()]
+    out: list[str] = []
+    for o in origins:
+        if not isinstance(o, str) or not (o == "*" or _ORIGIN_RE.fullmatch(o)):
+            raise PodiumError(f"CORS origin {o!r}: give '*' or scheme://host[:port] without "
+                              "a path, e.g. https://app.example.org")
+        out.append(o)
+    return tuple(out)
 
 
 def create_app_from_env() -> FastAPI:
@@ -320,7 +384,9 @@ def create_app_from_env() -> FastAPI:
     Reads ``PODIUM_DB`` (required), ``PODIUM_TOKEN`` (optional: writes disabled
     without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_MAX_PREDICT_BYTES``,
     ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW`` and
-    ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional).
+    ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional),
+    ``PODIUM_PRIVATE`` (the same: every route needs a token) and ``PODIUM_CORS_ORIGINS``
+    (comma-separated origins).
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
@@ -336,7 +402,10 @@ def create_app_from_env() -> FastAPI:
                                          else predict_bytes),
                       max_predict_players=(DEFAULT_MAX_PREDICT_PLAYERS
                                            if predict_players is None else predict_players),
-                      allow_future=_env_bool("PODIUM_ALLOW_FUTURE"))
+                      allow_future=_env_bool("PODIUM_ALLOW_FUTURE"),
+                      private=_env_bool("PODIUM_PRIVATE"),
+                      cors_origins=check_cors_origins(os.environ.get("PODIUM_CORS_ORIGINS",
+                                                                     "")))
 
 
 def _env_bool(name: str) -> bool:

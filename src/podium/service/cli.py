@@ -72,6 +72,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.max_overflow is not None and args.max_overflow < 0:
         raise PodiumError(f"--max-overflow must be >= 0, got {args.max_overflow}")
     token = _read_token(args)
+    from podium.service.app import check_cors_origins
+
+    origins = check_cors_origins(args.cors_origin or ())
     params: dict[str, Any] | None = None
     system = args.system
     if args.params:
@@ -87,13 +90,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                      max_predict_bytes=args.max_predict_bytes,
                      max_predict_players=args.max_predict_players,
                      allow_future=args.allow_future,
-                     case_insensitive_handles=True if args.case_insensitive_handles else None)
+                     case_insensitive_handles=True if args.case_insensitive_handles else None,
+                     private=args.private, cors_origins=origins)
     store = app.state.store
     st = store.stats()
+    named = store.count_tokens()
+    writers = store.count_tokens(roles=("write", "admin"))
+    access = (f"writes {'enabled' if token or writers else 'disabled (no --token, no token)'}"
+              f"; {named} named token(s) in the store"
+              + ("; private: every read needs a token" if args.private else "")
+              + (f"; CORS for {', '.join(origins)}" if origins else ""))
     print(
         f"podium: serving {display_url(args.db)} ({st['system']}, {st['players']:,} players, "
         f"{st['contests']:,} contests) on http://{args.host}:{args.port}/ with "
-        f"{args.workers} worker(s); writes {'enabled' if token else 'disabled (no --token)'}",
+        f"{args.workers} worker(s); {access}",
         file=sys.stderr, flush=True,
     )
     common: dict[str, Any] = dict(
@@ -111,6 +121,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     os.environ["PODIUM_MAX_PREDICT_BYTES"] = str(args.max_predict_bytes)
     os.environ["PODIUM_MAX_PREDICT_PLAYERS"] = str(args.max_predict_players)
     os.environ["PODIUM_ALLOW_FUTURE"] = "1" if args.allow_future else "0"
+    os.environ["PODIUM_PRIVATE"] = "1" if args.private else "0"
+    os.environ["PODIUM_CORS_ORIGINS"] = ",".join(origins)
     if token:
         os.environ["PODIUM_TOKEN"] = token
     else:
@@ -148,8 +160,8 @@ def add_parsers(subparsers: Any) -> None:
         "serve", help="run the rating service: HTTP API under /api/ and web pages",
         description="Serve the store at --db: the JSON API under /api/ (OpenAPI docs at /docs), "
         "the leaderboard, player and contest pages.  POST /api/contests needs "
-        "'Authorization: Bearer TOKEN' with the --token given here (writes are disabled "
-        "without one).",
+        "'Authorization: Bearer TOKEN' with a token of role write or admin (podium token "
+        "create) or the --token given here; corrections and the audit log need role admin.",
     )
     s.add_argument("--db", default=None, metavar="URL",
                    help="store URL: sqlite:///FILE, a path, or postgresql://USER@HOST/DB "
@@ -158,9 +170,17 @@ def add_parsers(subparsers: Any) -> None:
                    help="interface to listen on (default 127.0.0.1; 0.0.0.0 for all)")
     s.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     s.add_argument("--token", default=None,
-                   help="bearer token for writes (default: $PODIUM_TOKEN; none: read-only)")
+                   help="the server's own bearer token, with role admin (default: "
+                   "$PODIUM_TOKEN); named tokens with roles come from the store (podium "
+                   "token create); with neither the server is read-only")
     s.add_argument("--token-file", default=None, metavar="FILE",
                    help="read the bearer token from FILE (keeps it out of the process list)")
+    s.add_argument("--private", action="store_true",
+                   help="every route and page (but /api/health and /static/) needs a token "
+                   "of role read or more")
+    s.add_argument("--cors-origin", action="append", default=None, metavar="URL",
+                   help="let pages of this origin (https://app.example.org, or *) call the "
+                   "API from a browser (CORS); repeatable")
     s.add_argument("--workers", type=int, default=1,
                    help="worker processes (default 1); see docs/service.md for PostgreSQL")
     s.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",

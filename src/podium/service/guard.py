@@ -1,11 +1,18 @@
 """The service's outer defences, as ASGI middleware and a logging filter.
 
-* :class:`RequestGuard` -- authentication first, then body limits.  A write route
-  (:data:`WRITE_ROUTES`) is refused with 401 from its headers alone, before one byte of
-  its body is read; a body over the route's limit (``max_body_bytes`` for writes,
-  ``max_predict_bytes`` for ``POST /api/predict`` and for any other request) is refused
-  with 413 on its ``Content-Length`` or as soon as the bytes read pass the limit.  Only
-  then is the body buffered (at most the limit) and handed to the app.
+* :class:`RequestGuard` -- access first, then body limits.  Each route needs a *role*
+  (:func:`required_role`, from the table :data:`ROUTE_ROLES`: ``write`` for ingestion,
+  ``admin`` for corrections and the audit log; ``read`` for every other route when the
+  server is private, else none).  A request to a route that needs one is answered from
+  its headers alone, before one byte of its body is read: 401 (with
+  ``WWW-Authenticate: Bearer``) without a valid bearer token -- none, unknown, revoked --
+  and 403 with a valid token whose role is too weak (the message names the role
+  needed).  Tokens are resolved by :class:`Authenticator`.  A body over the route's
+  limit (``max_body_bytes`` for writes, ``max_predict_bytes`` for ``POST /api/predict``
+  and for any other request) is refused with 413 on its ``Content-Length`` or as soon
+  as the bytes read pass the limit.  Only then is the body buffered (at most the limit)
+  and handed to the app, with the caller recorded as the actor of its writes
+  (:func:`podium.store.actor.acting_as`: ``token:NAME (ROLE)``).
 * :class:`SecurityHeaders` -- ``X-Content-Type-Options: nosniff``, ``X-Frame-Options:
   DENY`` and ``Referrer-Policy: same-origin`` on every answer; a Content-Security-Policy
   on HTML pages (:data:`PAGE_CSP`: scripts, styles and images from the service itself
@@ -20,24 +27,38 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import logging
 import re
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
 from fastapi.responses import JSONResponse
 
+from podium.store.actor import acting_as
+
 __all__ = [
+    "Authenticator",
+    "Identity",
+    "LEGACY_TOKEN_NAME",
+    "PUBLIC_ROUTES",
+    "ROUTE_ROLES",
     "PAGE_CSP",
     "RedactSecrets",
     "RequestGuard",
     "SecurityHeaders",
     "WRITE_ROUTES",
     "csp_hash",
+    "identity_problem",
     "install_log_redaction",
     "redact",
+    "required_role",
     "token_problem",
 ]
 
@@ -47,8 +68,29 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: ``(method, path)`` of the routes that need the bearer token.
-WRITE_ROUTES = frozenset({("POST", "/api/contests")})
+#: The roles, weakest first; each allows what the ones before it allow (the same as
+#: :data:`podium.store.tokens.ROLES`).
+ROLES = ("read", "write", "admin")
+
+#: ``(method, path, role)``: the role a route needs, first match wins.  A path ending in
+#: ``/*`` matches every path below it (``/api/contests/*``: ``/api/contests/X``, any
+#: ``X``).  Adding a protected route means adding its line here.  Routes not listed need
+#: ``read`` on a private server and nothing otherwise (:func:`required_role`).
+ROUTE_ROLES: tuple[tuple[str, str, str], ...] = (
+    ("POST", "/api/contests", "write"),
+    ("DELETE", "/api/contests/*", "admin"),
+    ("PUT", "/api/contests/*", "admin"),
+    ("GET", "/api/audit", "admin"),
+)
+#: ``(method, path)`` of the routes that need a ``write`` or ``admin`` token (the
+#: routes of :data:`ROUTE_ROLES` with an exact path).
+WRITE_ROUTES = frozenset((m, p) for m, p, _r in ROUTE_ROLES if not p.endswith("/*"))
+#: Paths open even on a private server: liveness for load balancers, and the style
+#: sheet and script of the pages (``/static/*``).
+PUBLIC_ROUTES: tuple[str, ...] = ("/api/health", "/static/*")
+#: The name under which the server's own token (``--token``, ``PODIUM_TOKEN``) acts;
+#: its role is ``admin`` (it was the one key of servers before named tokens).
+LEGACY_TOKEN_NAME = "server-token"
 #: The route whose body may be up to ``max_predict_bytes`` (public).
 PREDICT_ROUTE = ("POST", "/api/predict")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -78,6 +120,158 @@ PAGE_CSP = (
 DATA_CSP = "default-src 'none'; frame-ancestors 'none'"
 _COMMON = ((b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
            (b"referrer-policy", b"same-origin"))
+
+
+def _matches(pattern: str, path: str) -> bool:
+    if pattern.endswith("/*"):
+        return path.startswith(pattern[:-1]) and len(path) > len(pattern) - 1
+    return path == pattern
+
+
+def required_role(method: str, path: str, *, private: bool = False) -> str | None:
+    """The role a request needs (``None``: none), from :data:`ROUTE_ROLES`; ``path``
+    without a trailing slash.  On a private server every route not in
+    :data:`PUBLIC_ROUTES` needs at least ``read``.  ``HEAD`` needs what ``GET`` needs."""
+    if method == "HEAD":
+        method = "GET"
+    for m, pattern, role in ROUTE_ROLES:
+        if m == method and _matches(pattern, path):
+            return role
+    if private and not any(_matches(p, path) for p in PUBLIC_ROUTES):
+        return "read"
+    return None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a request's bearer token belongs to: the token's ``name`` and ``role``."""
+
+    name: str
+    role: str
+
+    @property
+    def actor(self) -> str:
+        """The actor of this caller's writes in the audit log."""
+        return f"token:{self.name} ({self.role})"
+
+    def allows(self, needed: str) -> bool:
+        """Whether this identity's role includes ``needed``."""
+        return ROLES.index(self.role) >= ROLES.index(needed)
+
+
+#: ``scope["state"]`` key of the request's :class:`Identity` (set by the guard).
+IDENTITY_KEY = "podium_identity"
+
+
+class Authenticator:
+    """Resolve a bearer token: the server's own token (``admin``), else a named token
+    of the store (:meth:`podium.store.Store.check_token`).
+
+    A valid named token is remembered for ``cache_s`` seconds (default 5): within that
+    time the store is not asked again, so a revocation takes effect after at most
+    ``cache_s`` seconds in every worker (:meth:`forget` drops what is remembered at
+    once).  Unknown and revoked tokens are not remembered (each costs one indexed
+    lookup, in a worker thread).
+
+    Parameters
+    ----------
+    store:
+        The store holding the tokens (anything with ``check_token`` and
+        ``count_tokens``), or ``None``: the server's token only.
+    token:
+        The server's own token (``--token``), or ``None``.
+    cache_s:
+        How long a valid named token is remembered.
+    """
+
+    def __init__(self, store: Any, token: str | None, *, cache_s: float = 5.0) -> None:
+        self.store = store
+        self.token = token or None
+        self.cache_s = float(cache_s)
+        self._valid: dict[str, tuple[Identity, float]] = {}
+        self._any: dict[bool, tuple[bool, float]] = {}
+        self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Drop what is remembered (after a token is revoked or created here)."""
+        with self._lock:
+            self._valid.clear()
+            self._any.clear()
+
+    def _lookup(self, secret: str) -> Identity | None:
+        from podium.store.tokens import hash_secret
+
+        key = hash_secret(secret)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._valid.get(key)
+            if hit is not None and hit[1] > now:
+                return hit[0]
+        found = self.store.check_token(secret)
+        if found is None:
+            return None
+        ident = Identity(found.name, found.role)
+        with self._lock:
+            if len(self._valid) > 10_000:
+                self._valid.clear()
+            self._valid[key] = (ident, now + self.cache_s)
+        return ident
+
+    def has_tokens(self, *, writers: bool = False) -> bool:
+        """Whether any token could authenticate -- the server's, or a valid named one
+        (with ``writers``: of role ``write`` or ``admin``); the store's answer is
+        remembered for ``cache_s`` seconds."""
+        if self.token is not None:
+            return True
+        if self.store is None:
+            return False
+        now = time.monotonic()
+        with self._lock:
+            hit = self._any.get(writers)
+            if hit is not None and hit[1] > now:
+                return hit[0]
+        roles = ("write", "admin") if writers else ROLES
+        found = self.store.count_tokens(roles=roles) > 0
+        with self._lock:
+            self._any[writers] = (found, now + self.cache_s)
+        return found
+
+    def resolve(self, header: str | None) -> tuple[Identity | None, str]:
+        """``(identity, "")`` for a valid ``Authorization`` header, else ``(None, why)``
+        (blocking: it may query the store; the guard calls it in a worker thread)."""
+        if not header:
+            return None, "missing Authorization header: send 'Authorization: Bearer TOKEN'"
+        scheme, _, given = header.partition(" ")
+        given = given.strip()
+        if scheme.lower() != "bearer" or not given:
+            return None, "Authorization header must be 'Bearer TOKEN'"
+        if self.token is not None and hmac.compare_digest(
+                given.encode("utf-8", "surrogateescape"),
+                self.token.encode("utf-8", "surrogateescape")):
+            return Identity(LEGACY_TOKEN_NAME, "admin"), ""
+        if self.store is not None:
+            ident = self._lookup(given)
+            if ident is not None:
+                return ident, ""
+        return None, "wrong bearer token: no valid token has this secret (unknown or revoked)"
+
+
+def identity_problem(scope: Scope, needed: str) -> tuple[int, str] | None:
+    """``(status, message)`` when the request of ``scope`` may not do what needs
+    ``needed`` (per the :class:`Identity` the guard found), else ``None``; for routes'
+    own checks behind the guard."""
+    state = scope.get("state") or {}
+    ident = state.get(IDENTITY_KEY) if isinstance(state, dict) else None
+    if not isinstance(ident, Identity):
+        return 401, "missing Authorization header: send 'Authorization: Bearer TOKEN'"
+    if not ident.allows(needed):
+        return 403, _forbidden(ident, needed, str(scope.get("method")), route_path(scope))
+    return None
+
+
+def _forbidden(ident: Identity, needed: str, method: str, path: str) -> str:
+    return (f"forbidden: {method} {path} needs a token with role {needed!r}; the token "
+            f"{ident.name!r} has role {ident.role!r}")
 
 
 def token_problem(expected: str | None, header: str | None) -> str | None:
@@ -124,44 +318,76 @@ async def _answer(scope: Scope, send: Send, status: int, detail: str,
 
 
 class RequestGuard:
-    """Authentication first, then the body limits (see the module notes).
+    """Access first, then the body limits (see the module notes).
 
     Parameters
     ----------
     app:
         The ASGI app.
     max_body_bytes:
-        Largest body of a write (``POST /api/contests``).
+        Largest body of a request that needs ``write`` or ``admin``.
     max_predict_bytes:
         Largest body of ``POST /api/predict`` and of any other request with a body (at
         most ``max_body_bytes``: the smaller of the two applies).
-    token:
-        A callable giving the server's bearer token (``None``: writes disabled); by
-        default ``app.state.token`` of the Starlette app serving the request.
+    auth:
+        A callable giving the :class:`Authenticator` of a request (``None``: no token
+        is valid); by default ``app.state.auth`` of the Starlette app serving it.
+    private:
+        A callable telling whether the server is private (every route but
+        :data:`PUBLIC_ROUTES` needs ``read``); by default ``app.state.private``.
     """
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, max_predict_bytes: int,
-                 token: Callable[[Scope], str | None] | None = None) -> None:
+                 auth: Callable[[Scope], Authenticator | None] | None = None,
+                 private: Callable[[Scope], bool] | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.max_predict_bytes = min(max_predict_bytes, max_body_bytes)
-        self.token = token or _app_token
+        self.auth = auth or _app_auth
+        self.private = private or _app_private
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method = scope.get("method")
-        if scope["type"] != "http" or method not in _BODY_METHODS:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        method = str(scope.get("method"))
         path = route_path(scope).rstrip("/") or "/"
-        route = (str(method), path)
-        if route in WRITE_ROUTES:
-            auth = _header(scope, b"authorization")
-            problem = token_problem(self.token(scope),
-                                    None if auth is None else auth.decode("latin-1"))
-            if problem is not None:
-                await _answer(scope, send, 401, problem,
+        needed = required_role(method, path, private=self.private(scope))
+        ident: Identity | None = None
+        if needed is not None:
+            auth = self.auth(scope)
+            raw = _header(scope, b"authorization")
+            header = None if raw is None else raw.decode("latin-1")
+            if auth is None:
+                ident, why = None, ""
+            elif header and header.partition(" ")[2].strip().startswith("podium_"):
+                # a named token: the store may be asked, off the event loop
+                ident, why = await anyio.to_thread.run_sync(auth.resolve, header)
+            else:
+                ident, why = auth.resolve(header)
+            if ident is None:
+                writers = needed != "read"
+                disabled = auth is None or not await anyio.to_thread.run_sync(
+                    functools.partial(auth.has_tokens, writers=writers))
+                if disabled:
+                    why = ("writes are disabled: this server was started without --token and "
+                           "its store holds no valid write or admin token (podium token "
+                           "create)" if writers else
+                           "this server is private and has no valid token (podium token "
+                           "create --role read)")
+                await _answer(scope, send, 401, why,
                               {"WWW-Authenticate": 'Bearer realm="podium"'})
                 return
+            if not ident.allows(needed):
+                await _answer(scope, send, 403, _forbidden(ident, needed, method, path))
+                return
+            state = scope.setdefault("state", {})
+            if isinstance(state, dict):
+                state[IDENTITY_KEY] = ident
+        if method not in _BODY_METHODS:
+            await self._call(scope, receive, send, ident)
+            return
+        if needed in ("write", "admin"):
             limit, what = self.max_body_bytes, "max_body_bytes"
         else:
             limit, what = self.max_predict_bytes, "max_predict_bytes"
@@ -200,14 +426,26 @@ class RequestGuard:
                 return {"type": "http.request", "body": whole, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        await self._call(scope, replay, send, ident)
+
+    async def _call(self, scope: Scope, receive: Receive, send: Send,
+                    ident: Identity | None) -> None:
+        if ident is None:
+            await self.app(scope, receive, send)
+            return
+        with acting_as(ident.actor):
+            await self.app(scope, receive, send)
 
 
-def _app_token(scope: Scope) -> str | None:
+def _app_auth(scope: Scope) -> Authenticator | None:
     app = scope.get("app")
-    state = getattr(app, "state", None)
-    token = getattr(state, "token", None)
-    return token if isinstance(token, str) and token else None
+    auth = getattr(getattr(app, "state", None), "auth", None)
+    return auth if isinstance(auth, Authenticator) else None
+
+
+def _app_private(scope: Scope) -> bool:
+    app = scope.get("app")
+    return bool(getattr(getattr(app, "state", None), "private", False))
 
 
 class SecurityHeaders:

@@ -50,7 +50,7 @@ class StoreLifecycle(StoreBase):
     def _options(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split ``opts`` into the Store's own options and :func:`make_engine`'s."""
         allowed = {"snapshot_every", "snapshot_events", "keep_snapshots", "cache", "hooks",
-                   "allow_future", "future_margin_s"}
+                   "allow_future", "future_margin_s", "actor"}
         engine_opts = {
             "busy_timeout": float(opts.pop("busy_timeout", 600.0)),
             "pool_size": opts.pop("pool_size", None),

@@ -18,6 +18,11 @@ failed or killed migration leaves the previous version intact) and records
   member's team name and weight) and ``events.team`` (the player's team), all
   nullable and ``NULL`` in the existing rows: every stored contest is an
   individual one.  Adding a nullable column rewrites no row on either database.
+* **5** -- access and audit: the tables ``tokens`` (named bearer tokens with a role,
+  stored as the SHA-256 of the secret) and ``audit`` (one row per write), and the
+  index ``ix_players_active`` on ``players (last_contest_time, display_rating)`` for
+  the leaderboard's activity window.  Nothing existing is rewritten; building the
+  index reads the players once.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -192,12 +197,50 @@ def _v4(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE events ADD COLUMN team TEXT"))
 
 
+def _v5(conn: Connection) -> None:
+    md = MetaData()
+    players = Table(
+        "players", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("display_rating", Double, nullable=True),
+        Column("last_contest_time", BigInteger, nullable=True),
+    )
+    tokens = Table(
+        "tokens", md,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("name", handle_type(), nullable=False, unique=True),
+        Column("role", Text, nullable=False),
+        Column("secret_hash", Text, nullable=False, unique=True),
+        Column("created_at", BigInteger, nullable=False),
+        Column("created_by", Text, nullable=False),
+        Column("revoked_at", BigInteger, nullable=True),
+    )
+    audit = Table(
+        "audit", md,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("time", Double, nullable=False),
+        Column("actor", Text, nullable=False),
+        Column("action", Text, nullable=False),
+        Column("contest_id", handle_type(), nullable=True),
+        Column("content_hash", Text, nullable=True),
+        Column("revision", BigInteger, nullable=True),
+        Column("detail", Text, nullable=True),
+    )
+    Index("ix_audit_contest", audit.c.contest_id, audit.c.pk)
+    Index("ix_audit_action", audit.c.action, audit.c.pk)
+    tokens.create(conn)
+    audit.create(conn)
+    Index("ix_players_active", players.c.last_contest_time,
+          players.c.display_rating).create(conn)
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
     (4, _v4),
+    (5, _v5),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

@@ -40,6 +40,21 @@ The tables, one code path for SQLite and PostgreSQL:
     Derived data: the complete rating state (a :class:`~podium.rater.Rater`
     without its event log, see :mod:`podium.store.snapshot`) after the first
     ``head_count`` contests, so that a process need not replay the whole history.
+``tokens`` (version 5)
+    The service's bearer tokens (:mod:`podium.store.tokens`): a unique ``name``, a
+    ``role`` (``read``, ``write`` or ``admin``), the SHA-256 of the secret (never the
+    secret itself; unique, so that a request's token is found by one index lookup),
+    who created it and when, and when it was revoked (``NULL`` while it is valid).
+``audit`` (version 5)
+    One row per write (:mod:`podium.store.audit`): when, who (``actor``), what
+    (``action``: ``ingest``, ``recompute``, ``token-create``, ...), the contest's id
+    and content hash when the write concerns a contest, the store's ``revision``
+    after the write and a JSON ``detail``.  Written in the transaction of the write
+    itself, so a write and its audit row are committed together or not at all.
+
+Version 5 also indexes ``players.last_contest_time`` together with
+``display_rating`` (``ix_players_active``): the activity window of the leaderboard
+(``active_days``) is a range of that index.
 
 The database is the source of truth for contests, standings, players and
 events; snapshots can always be rebuilt by replaying the stored standings.
@@ -76,11 +91,13 @@ __all__ = [
     "standings",
     "events",
     "snapshots",
+    "tokens",
+    "audit",
     "handle_type",
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def handle_type() -> TypeEngine[str]:
@@ -121,6 +138,9 @@ players = Table(
 )
 Index("ix_players_display", players.c.display_rating.desc(), players.c.handle)
 Index("ix_players_handle_key", players.c.handle_key)
+# version 5: the activity window (last contest at or after a time) as an index range,
+# with the rating in the index so that counts of active rated players read it alone
+Index("ix_players_active", players.c.last_contest_time, players.c.display_rating)
 
 contests = Table(
     "contests",
@@ -186,3 +206,31 @@ snapshots = Table(
     Column("size", BigInteger, nullable=False),
     Column("data", LargeBinary, nullable=False),
 )
+
+# version 5: access tokens and the audit log
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("name", handle_type(), nullable=False, unique=True),
+    Column("role", Text, nullable=False),
+    Column("secret_hash", Text, nullable=False, unique=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("created_by", Text, nullable=False),
+    Column("revoked_at", BigInteger, nullable=True),
+)
+
+audit = Table(
+    "audit",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("time", Double, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("contest_id", handle_type(), nullable=True),
+    Column("content_hash", Text, nullable=True),
+    Column("revision", BigInteger, nullable=True),
+    Column("detail", Text, nullable=True),
+)
+Index("ix_audit_contest", audit.c.contest_id, audit.c.pk)
+Index("ix_audit_action", audit.c.action, audit.c.pk)

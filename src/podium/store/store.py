@@ -59,15 +59,17 @@ from podium.store.common import (
     resolve_system,
 )
 from podium.store.explain import StoreExplain
+from podium.store.export import StoreExport
 from podium.store.lifecycle import StoreLifecycle
 from podium.store.queries import StoreQueries
+from podium.store.tokens import StoreTokens
 from podium.store.writes import StoreWrites
 
 __all__ = ["Store", "StoreHooks", "default_contest_id", "content_hash", "prefix_upper_bound",
            "fmt_time", "resolve_system"]
 
 
-class Store(StoreLifecycle, StoreExplain, StoreWrites, StoreQueries):
+class Store(StoreLifecycle, StoreExplain, StoreWrites, StoreQueries, StoreTokens, StoreExport):
     """A persistent, concurrently usable rating store (SQLAlchemy 2; SQLite or PostgreSQL).
 
     Use :meth:`create`, :meth:`open` or :meth:`open_or_create`; close with
@@ -95,4 +97,8 @@ class Store(StoreLifecycle, StoreExplain, StoreWrites, StoreQueries):
         The connection pool of the store's engine (PostgreSQL, SQLite files): connections
         kept open, and how many more may be opened under load (default ``None``:
         SQLAlchemy's 5 and 10).  See :func:`podium.store.engine.make_engine`.
+    actor:
+        Who this object's writes are recorded as in the audit log
+        (:mod:`podium.store.audit`) outside an :func:`~podium.store.actor.acting_as`
+        block (default: the process's, ``cli:USER`` or ``python:USER``).
     """

@@ -17,7 +17,7 @@ store's write lock:
 5. insert the contests, their standings and events, insert new players and
    update the others (one ``executemany`` or ``COPY`` per table, see
    :mod:`podium.store.bulk`); bump ``meta.revision`` (and ``meta.epoch`` after a
-   recompute);
+   recompute) and add the audit rows (:mod:`podium.store.audit`);
 6. write a new snapshot when ``snapshot_every`` contests or ``snapshot_events``
    player-rounds have been applied since the newest one (keeping the newest
    ``keep_snapshots``), then commit.
@@ -46,6 +46,7 @@ import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.errors import CheckpointError, ContestError
 from podium.rater import Rater
+from podium.store.audit import StoreAudit
 from podium.store.bulk import insert_rows
 from podium.store.checks import (
     check_case_insensitive,
@@ -115,7 +116,7 @@ class _Head:
     latest_name: str | None
 
 
-class StoreWrites(StoreRows):
+class StoreWrites(StoreRows, StoreAudit):
     """Ingestion and snapshots; see :class:`~podium.store.Store`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -465,6 +466,9 @@ class StoreWrites(StoreRows):
                 for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
             start = stop
         conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
+        self._record_audits(conn, "ingest", [
+            (it.cid, it.chash, {"index": r.index, "players": r.players})
+            for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
         self._hook("commit")
         self._keep_handles(all_new)
         self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
@@ -534,6 +538,10 @@ class StoreWrites(StoreRows):
         epoch = m.epoch + 1
         set_meta(conn, "revision", str(m.revision + 1))
         set_meta(conn, "epoch", str(epoch))
+        self._record_audit(conn, "recompute", revision=m.revision + 1, contest_id=item.cid,
+                           content_hash=item.chash,
+                           detail={"index": pos, "players": len(item.contest),
+                                   "rerated": len(later)})
         self._maybe_snapshot(conn, rater, head.count + 1, epoch)
         self._hook("commit")
         self._keep_handles(new_handles)
@@ -574,14 +582,17 @@ class StoreWrites(StoreRows):
 
     def _rater_from_snapshot(self, conn: Connection, pos: int) -> tuple[Rater, int]:
         sn = S.snapshots
+        # The newest snapshot's key first, then its bytes by key: selecting the bytes
+        # in the ordered query made SQLite sort every snapshot's blob (150 MB each for
+        # the Codeforces history: 1.7 s warm, 4 s cold, against 0.3 s by key).
         row = conn.execute(
-            select(sn.c.head_count, sn.c.data).where(sn.c.head_count <= pos)
-            .order_by(sn.c.head_count.desc()).limit(1)
+            select(sn.c.pk, sn.c.head_count).where(sn.c.head_count <= pos)
+            .order_by(sn.c.head_count.desc(), sn.c.pk.desc()).limit(1)
         ).first()
         if row is not None:
+            data = self._snapshot_bytes(conn, int(row.pk))
             try:
-                rater = rater_from_bytes(bytes(row.data),
-                                         where=f"snapshot at {row.head_count} contests")
+                rater = rater_from_bytes(data, where=f"snapshot at {row.head_count} contests")
                 if (rater.system_name == self.system_name
                         and same_params(json_params(rater.system.params()), self.params)
                         and len(rater.contests) == row.head_count):
@@ -591,6 +602,22 @@ class StoreWrites(StoreRows):
             except CheckpointError as exc:
                 log.warning("%s; replaying from the start", exc)
         return new_rater(self.system_name, self.params), 0
+
+    @staticmethod
+    def _snapshot_bytes(conn: Connection, pk: int) -> bytes:
+        """The bytes of snapshot ``pk``; on PostgreSQL in the binary protocol (the text
+        protocol sends ``bytea`` as hex: 1.8 s instead of 0.5 s for 159 MB)."""
+        if conn.dialect.name == "postgresql":
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            with raw.cursor(binary=True) as cur:
+                cur.execute("SELECT data FROM snapshots WHERE pk = %s", (pk,))
+                found = cur.fetchone()
+            if found is None:  # pragma: no cover - the row was just selected
+                raise StoreError(f"snapshot {pk} vanished")
+            return bytes(found[0])
+        return bytes(conn.execute(select(S.snapshots.c.data)
+                                  .where(S.snapshots.c.pk == pk)).scalar_one())
 
     # ------------------------------------------------------------------ reading inside a write
     @staticmethod

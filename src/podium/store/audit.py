@@ -1,0 +1,196 @@
+"""The audit log of a store: one row per write, in the write's own transaction.
+
+Every write of a :class:`~podium.store.Store` records who made it (the *actor*, see
+:mod:`podium.store.actor`), what (the ``action``), when (unix seconds, fractional), the
+contest it concerns (its id and the SHA-256 of its content, :func:`content_hash`), the
+store's ``revision`` after the write and a JSON ``detail``:
+
+=================  ==========================================================
+action             written by
+=================  ==========================================================
+``ingest``         :meth:`Store.ingest` / :meth:`Store.ingest_many` (and so
+                   ``podium ingest`` and ``POST /api/contests``): one row per
+                   applied contest (a duplicate changes nothing and is not
+                   recorded); ``detail``: ``index`` (its chronological
+                   position) and ``players``
+``recompute``      an older contest inserted with ``recompute_from``; ``detail``:
+                   ``index``, ``players``, ``rerated`` (later contests re-rated)
+``token-create``   :meth:`Store.create_token`; ``detail``: ``name``, ``role``
+``token-revoke``   :meth:`Store.revoke_token`; ``detail``: ``name``, ``role``
+=================  ==========================================================
+
+The row is inserted by the same connection, inside the same transaction, as the write:
+both are committed or neither (a crash at any point leaves neither).  A write path
+adds its row with :meth:`StoreAudit._record_audit` (one row) or
+:meth:`StoreAudit._record_audits` (one per contest of a batch).
+
+:meth:`StoreAudit.audit` reads the log newest first, paged and filtered by action or
+contest.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select
+
+import podium.store.schema as S
+from podium.store.actor import check_actor, current_actor
+from podium.store.common import StoreBase
+from podium.store.engine import read_txn
+from podium.store.models import StoreError
+from podium.store.queries import _unstorable
+
+__all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditPage", "StoreAudit"]
+
+#: The actions a store records (a later version may add more).
+AUDIT_ACTIONS = ("ingest", "recompute", "token-create", "token-revoke")
+
+#: Most rows one :meth:`StoreAudit.audit` call returns.
+MAX_AUDIT_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audit row.
+
+    Attributes
+    ----------
+    id:
+        The row's key: increasing with every write (newest largest).
+    time:
+        Unix time of the write (seconds, fractional).
+    actor:
+        Who wrote (``token:NAME (ROLE)``, ``cli:USER``, ...).
+    action:
+        What (see :data:`AUDIT_ACTIONS`).
+    contest_id, content_hash:
+        The contest concerned, and the SHA-256 of its content; ``None`` for a write
+        that concerns no contest (token management).
+    revision:
+        The store's ``meta.revision`` after the write.
+    detail:
+        Further facts (a JSON object), or ``None``.
+    """
+
+    id: int
+    time: float
+    actor: str
+    action: str
+    contest_id: str | None
+    content_hash: str | None
+    revision: int | None
+    detail: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """A page of the audit log, newest first: ``entries`` from ``offset``, of ``total``
+    rows matching the filters."""
+
+    offset: int
+    limit: int
+    total: int
+    entries: list[AuditEntry]
+
+
+class StoreAudit(StoreBase):
+    """Recording and reading the audit log; see :class:`~podium.store.Store`.
+
+    ``actor`` (a store option): the actor of this store object's writes outside an
+    :func:`~podium.store.actor.acting_as` block (default: the process's, see
+    :mod:`podium.store.actor`).
+    """
+
+    def __init__(self, *args: Any, actor: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.actor = None if actor is None else check_actor(actor)
+
+    # ------------------------------------------------------------------ writing
+    def _record_audit(self, conn: Connection, action: str, *, revision: int | None,
+                      contest_id: str | None = None, content_hash: str | None = None,
+                      detail: dict[str, Any] | None = None) -> None:
+        """Add one audit row inside the write transaction of ``conn``.
+
+        Parameters
+        ----------
+        conn:
+            The connection of the write transaction (the row commits with the write).
+        action:
+            What was done (``"ingest"``, ``"delete"``, ...).
+        revision:
+            The store's ``meta.revision`` after the write.
+        contest_id, content_hash:
+            The contest concerned and the SHA-256 of its content (``None``: none).
+        detail:
+            JSON-serialisable facts about the write.
+        """
+        self._record_audits(conn, action, [(contest_id, content_hash, detail)],
+                            revision=revision)
+
+    def _record_audits(self, conn: Connection, action: str,
+                       entries: Sequence[tuple[str | None, str | None,
+                                               dict[str, Any] | None]],
+                       *, revision: int | None) -> None:
+        """One audit row per ``(contest_id, content_hash, detail)`` of ``entries``, all
+        with the same actor, time, action and revision (one statement)."""
+        if not entries:
+            return
+        actor = current_actor(self.actor)
+        now = time.time()
+        conn.execute(insert(S.audit), [
+            {"time": now, "actor": actor, "action": action, "contest_id": cid,
+             "content_hash": chash, "revision": revision,
+             "detail": None if detail is None else json.dumps(detail, sort_keys=True,
+                                                              allow_nan=False)}
+            for cid, chash, detail in entries
+        ])
+
+    # ------------------------------------------------------------------ reading
+    def audit(self, *, offset: int = 0, limit: int = 50, action: str | None = None,
+              contest_id: str | None = None) -> AuditPage:
+        """The audit log, newest first.
+
+        Parameters
+        ----------
+        offset, limit:
+            The page (``limit`` at most 1000).
+        action:
+            Only rows of this action (see :data:`AUDIT_ACTIONS`).
+        contest_id:
+            Only rows about this contest.
+
+        Raises
+        ------
+        StoreError
+            For a negative offset, a limit outside 0..1000, or an empty filter.
+        """
+        if offset < 0 or not 0 <= limit <= MAX_AUDIT_LIMIT:
+            raise StoreError(f"offset must be >= 0 and limit in 0..{MAX_AUDIT_LIMIT} (got "
+                             f"offset={offset}, limit={limit})")
+        a = S.audit
+        conds = []
+        if action is not None:
+            if not action:
+                raise StoreError("action filter must not be empty")
+            conds.append(a.c.action == action)
+        if contest_id is not None:
+            if not contest_id:
+                raise StoreError("contest filter must not be empty")
+            conds.append(a.c.contest_id == contest_id)
+        if any(f is not None and _unstorable(f) for f in (action, contest_id)):
+            return AuditPage(offset, limit, 0, [])  # no stored text equals it
+        q = select(a).where(*conds).order_by(a.c.pk.desc()).offset(offset).limit(limit)
+        with read_txn(self.engine) as conn:
+            total = int(conn.execute(select(func.count()).select_from(a).where(*conds))
+                        .scalar_one())
+            rows = conn.execute(q).all()
+        return AuditPage(offset, limit, total, [
+            AuditEntry(int(r.pk), float(r.time), r.actor, r.action, r.contest_id,
+                       r.content_hash, None if r.revision is None else int(r.revision),
+                       None if r.detail is None else json.loads(r.detail))
+            for r in rows])
