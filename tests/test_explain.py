@@ -328,3 +328,19 @@ def test_rater_explain_newcomers_get_the_prior() -> None:
     e = r.explain(c, "new2")
     assert e.debut and (e.mu_before, e.sigma_before) == r.system.newcomer(c)
     assert np.isfinite(e.performance)
+
+
+def test_trueskill_rating_is_prior_times_contest_message() -> None:
+    """TrueSkill: the two weighted shares add up to the new mu, the precisions to the new
+    precision, and the contest's message points above the prior for a winner."""
+    rater = Rater("trueskill")
+    rater.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name="r1", time_seconds=1))
+    e = rater.explain(Contest([("c", 0, 0), ("a", 1, 1), ("b", 2, 2)], name="r2",
+                              time_seconds=2), "c")
+    assert [eq.name for eq in e.equations] == ["rating", "precision"]
+    assert all(eq.holds for eq in e.equations)
+    rating = [t for t in e.terms if t.equation == "rating"]
+    assert sum(t.value for t in rating) == pytest.approx(e.mu_after, rel=1e-13)
+    assert sum(t.detail["weight"] for t in rating) == pytest.approx(1.0, rel=1e-12)
+    assert e.quantities["message_mean"] > e.mu_before  # c won: the contest pulls up
+    assert 0.0 < e.quantities["evidence_share"] < 1.0

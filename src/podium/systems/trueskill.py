@@ -99,6 +99,7 @@ import numpy.typing as npt
 
 import podium.systems._trueskill_kernels as K
 import podium.systems._trueskill_team_kernels as TK
+from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
     PerformanceModel,
@@ -228,6 +229,13 @@ class TrueSkillSPb(RatingSystem):
                 f"contest {rnd.contest.label!r}: message passing produced non-finite ratings"
             )
         return RoundOutput(mu=new_mu, sigma=new_sig, perf=perf, warnings=tuple(warnings))
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The new rating as the precision-weighted mean of the drift-widened prior and
+        the contest's message to the skill (:mod:`podium.systems._explain_skill`)."""
+        from podium.systems._explain_skill import explain_trueskill
+
+        return explain_trueskill(self, state, rnd, position)
 
     def _team_round_update(self, rnd: RoundInput) -> RoundOutput:
         """A team round: the factor graph of [Herbrich2006, Fig. 1] (module docstring,
