@@ -24,10 +24,11 @@ from podium.systems import SYSTEMS, get_system
 from podium.systems.mmr_plus import PRESETS, TREND_EDGES, MMRPlus, MMRPlusState, trend_bucket
 
 #: Every ingredient off: Elo-MMR itself.
-OFF: dict[str, Any] = {"noob_memory": 0.0, "trend_rate": 0.0, "size_ref": None,
-                       "clip_below": None, "clip_above": None}
+OFF: dict[str, Any] = {"reliability_ref": None, "trend_rate": 0.0, "noob_memory": 0.0,
+                       "size_ref": None, "clip_below": None, "clip_above": None}
 #: Every ingredient on, with values large enough to matter on small histories.
-ON: dict[str, Any] = {"noob_memory": 50.0, "trend_rate": 0.5, "trend_prior": 5.0,
+ON: dict[str, Any] = {"reliability_ref": 0.7, "reliability_memory": 20.0,
+                      "noob_memory": 50.0, "trend_rate": 0.5, "trend_prior": 5.0,
                       "size_ref": 40.0, "size_power": 0.5, "clip_below": 1.5,
                       "clip_above": 2.5}
 #: The ingredients whose updates Theorem 5.5's proof still covers (docs/mmr-plus.md).
@@ -64,7 +65,10 @@ def test_registered_with_its_own_parameters() -> None:
     assert "mmr-plus" in SYSTEMS and SYSTEMS["mmr-plus"][0] is MMRPlus
     system = get_system("mmr-plus")
     assert isinstance(system, MMRPlus)
-    assert system.params() == {**MMRPlus().params(), **PRESETS["mmr-plus"][1]}
+    assert PRESETS["mmr-plus"][1] == {}  # the dataclass defaults are the chosen values
+    assert system.params() == MMRPlus().params()
+    assert system.reliability_ref == 0.5 and system.trend_rate == 0.05  # on by default
+    assert system.noob_memory == 0.0 and system.size_ref is None  # measured, rejected
     r = Rater(system)
     assert r.system_name == "mmr-plus"
     assert isinstance(r.state, MMRPlusState)
@@ -72,7 +76,9 @@ def test_registered_with_its_own_parameters() -> None:
 
 @pytest.mark.parametrize(("name", "value"), [
     ("trend_rate", -0.1), ("noob_memory", math.nan), ("trend_prior", 0.0),
-    ("trend_limit", -1.0), ("size_ref", 0.0), ("size_ref", math.inf), ("size_power", -1.0),
+    ("trend_limit", -1.0), ("reliability_ref", -0.5), ("reliability_memory", 0.0),
+    ("reliability_power", -1.0), ("reliability_floor", 0.0), ("size_ref", 0.0),
+    ("size_ref", math.inf), ("size_power", -1.0),
     ("clip_below", -2.0), ("clip_above", 0.0),
 ])
 def test_bad_parameters_are_refused(name: str, value: float) -> None:
@@ -129,7 +135,9 @@ def test_checkpoint_resumes_bit_for_bit(tmp_path) -> None:
     for k in ea:
         assert np.array_equal(ea[k], eb[k]), k
     assert np.array_equal(whole.state.learned, resumed.state.learned)
-    assert whole.state.trend.any() and whole.state.noob_mu != 1500.0  # they did learn
+    # they did learn
+    assert whole.state.trend.any() and whole.state.noob_mu != 1500.0
+    assert whole.state.reliability != 1.0
 
 
 def test_damaged_learned_state_is_a_checkpoint_error() -> None:
@@ -217,6 +225,31 @@ def test_learned_newcomer_prior_follows_the_debuts() -> None:
         assert r.state.noob_mu < prior
         prior = r.state.noob_mu
     assert prior < 1400.0
+
+
+def test_reliability_learns_that_random_results_say_little() -> None:
+    """R: results drawn at random correlate with nothing, so the learned reliability
+    falls and the rounds lose weight (down to the floor); results that always follow
+    the ratings keep the full weight (the numbers are those with R off)."""
+    rng = np.random.default_rng(3)
+    names = [f"p{k}" for k in range(20)]
+    noise = [Contest.from_places(names, rng.permutation(20) + 1, name=f"n{t}")
+             for t in range(30)]
+    on = Rater("mmr-plus", **{**OFF, "reliability_ref": 0.5})
+    on.extend(noise)
+    assert on.state.reliability < 0.25
+    system = on.system
+    assert system._reliability_factor(on.state.reliability) < 0.25
+    assert system._reliability_factor(-0.3) == system.reliability_floor == 0.05
+    assert system._reliability_factor(0.25) == pytest.approx(0.25)  # (0.25 / 0.5)^2
+    assert system._reliability_factor(0.9) == 1.0
+    order = [Contest.from_places(names, list(range(1, 21)), name=f"o{t}") for t in range(8)]
+    on = Rater("mmr-plus", **{**OFF, "reliability_ref": 0.5})
+    off = Rater("mmr-plus", **OFF)
+    for r in (on, off):
+        r.extend(order)
+    assert on.state.reliability == 1.0
+    assert np.array_equal(on.events_frame()["mu"], off.events_frame()["mu"])
 
 
 def test_small_rounds_move_ratings_less() -> None:

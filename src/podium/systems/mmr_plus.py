@@ -1,32 +1,40 @@
-"""MMR-plus: Elo-MMR ([EbtekarLiu2021]) with skill trends and a newcomer prior learned online.
+"""MMR-plus: Elo-MMR ([EbtekarLiu2021]) with round weights and skill trends learned online.
 
-Elo-MMR models every player's skill as a random walk with no drift in its mean and
-gives every newcomer the same prior ``N(mu_noob, sig_noob^2)``.  On real histories
-neither holds: newcomers debut far below the players already rated (on Codeforces
-their first performance averages about 360 points below 1500, whatever the scale),
-and players with a few dozen contests still improve while veterans do not.  MMR-plus
-keeps Elo-MMR's round (Algorithm 1: pseudodiffusion, Theorem 3.2's performances,
-Eq. 6-8's posterior) and adds, each switched on by its own parameter
-(docs/mmr-plus.md has the equations, the ablation and the measurements):
+MMR-plus keeps Elo-MMR's round (Algorithm 1: pseudodiffusion, Theorem 3.2's
+performances, Eq. 6-8's posterior, the same kernels) and adds what Elo-MMR fixes by
+hand and the data can tell (docs/mmr-plus.md has the equations, the measurements and
+the ablation).  Two ingredients are on by default, chosen on the training parts of
+the data sets and then fixed:
 
-1. **a newcomer prior learned from debuts** (``noob_memory``): a newcomer's prior
-   mean is the exponentially weighted mean of the performances of earlier
-   debutants, ``m <- m + d / (d + K) (mean p_debut - m)`` after a round with ``d``
-   debutants (``K = noob_memory``); the prior's spread stays ``sig_noob``;
-2. **skill trends by experience** (``trend_rate``): after each round every
-   participant's whole posterior is translated by ``t[b(n)]``, the learned mean
-   change of skill between a player's ``n``-th and next contest (``b``: buckets of
-   ``n``, :data:`TREND_EDGES`).  ``t`` is learned online by an integral controller on
-   the round's residuals ``r_i = p_i - mu_i`` centred on their mean over the
-   returning participants: ``t[b] += trend_rate * sum_{i in b} r_i / (|b| +
-   trend_prior)``; at a fixed point the ratings of every experience bucket predict
-   their performances without bias.
+R. **round weights from the reliability of the results** (``reliability_ref``): the
+   rank correlation ``s`` (Spearman) of the ratings before a round with its result,
+   over the returning participants, is averaged online (``s <- s + m / (m + M) (s_round
+   - s)`` for a round of ``m`` returning players, ``M = reliability_memory``); every
+   round's weight is multiplied by ``min(1, s / reliability_ref) ^ reliability_power``
+   (at least ``reliability_floor``).
+   Where results say little about skill (Reddit threads: s ~ 0.2), each round moves
+   ratings less; where they say much (Codeforces, s ~ 0.7) nothing changes.
+T. **skill trends by experience** (``trend_rate``): after each round every
+   participant's whole posterior is translated by ``t[b(n)]``, the learned mean change
+   of skill between a player's ``n``-th and next contest (``b``: buckets of ``n``,
+   :data:`TREND_EDGES`).  ``t`` is learned by an integral controller on the round's
+   residuals ``r_i = p_i - mu_i`` centred on their mean over the returning
+   participants: ``t[b] += trend_rate * sum_{i in b} r_i / (|b| + trend_prior)``.
 
-Everything else is Elo-MMR's, with Elo-MMR's parameters (the ``mmr-plus`` preset
-fixes the values chosen on the data; docs/mmr-plus.md).  A translation is
-implemented lazily: each player carries an ``offset`` and its normal and logistic
-factors are stored relative to it, so Elo-MMR's kernels run unchanged on the local
-coordinates (a shift costs O(1) per participant).
+Measured and off by default (each only where the data did not support it):
+
+N. a newcomer prior learned from debuts (``noob_memory``): ``m <- m + d / (d + K)
+   (mean p_debut - m)`` after a round with ``d`` debutants;
+F. round weights by the size of the field (``size_ref``): ``min(1, (n / size_ref) ^
+   size_power)`` for a round of ``n`` players;
+C. a clip of the performance entering the posterior (``clip_below``/``clip_above``):
+   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``).
+
+Elo-MMR's own parameters keep their meaning and multi-skill's defaults.  A
+translation is implemented lazily: each player carries an ``offset`` and its normal
+and logistic factors are stored relative to it, so that Elo-MMR's kernels run
+unchanged in local coordinates (a shift costs O(1) per participant).  With every
+ingredient off the numbers are Elo-MMR's, bit for bit.
 """
 
 from __future__ import annotations
@@ -63,7 +71,8 @@ TREND_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 7, 10, 15, 22, 33, 50, 75, 110, 1
 
 #: Entries of :attr:`MMRPlusState.learned` before the trend table.
 _NOOB_MU = 0
-_LEARNED_HEAD = 1
+_RELIABILITY = 1
+_LEARNED_HEAD = 2
 
 
 def trend_bucket(played: npt.ArrayLike) -> IntArray:
@@ -96,11 +105,17 @@ class MMRPlusState(EloMMRState):
         super().__init__(mu_noob, sig_noob)
         self.learned: FloatArray = np.zeros(_LEARNED_HEAD + len(TREND_EDGES))
         self.learned[_NOOB_MU] = mu_noob
+        self.learned[_RELIABILITY] = 1.0
 
     @property
     def noob_mu(self) -> float:
         """The newcomer prior's mean learned so far (``mu_noob`` before any debut)."""
         return float(self.learned[_NOOB_MU])
+
+    @property
+    def reliability(self) -> float:
+        """The learned rank correlation of ratings and results (1 before any round)."""
+        return float(self.learned[_RELIABILITY])
 
     @property
     def trend(self) -> FloatArray:
@@ -143,36 +158,59 @@ class MMRPlusState(EloMMRState):
 
 @dataclass(frozen=True)
 class MMRPlus(EloMMR):
-    """Elo-MMR with a newcomer prior learned from debuts and skill trends by experience.
+    """Elo-MMR with round weights from the learned reliability of results and skill
+    trends learned by experience (module docstring; docs/mmr-plus.md).
 
-    Every parameter of :class:`~podium.systems.elo_mmr.EloMMR` keeps its meaning; the
-    ``mmr-plus`` preset sets the values chosen on the data (docs/mmr-plus.md).  Team
-    rounds are rated as Elo-MMR rates them (in each player's local coordinates); the
-    subsampled performance (``subsample_size``) and history compression work as in
-    Elo-MMR.
+    Every parameter of :class:`~podium.systems.elo_mmr.EloMMR` keeps its meaning and
+    default.  The defaults of the parameters below are the values chosen on the
+    training parts of the data sets (docs/mmr-plus.md) -- fixed, not re-tuned per data
+    set; ``None`` or ``0`` switches an ingredient off.  Team rounds are rated as
+    Elo-MMR rates them (in each player's local coordinates); subsampling
+    (``subsample_size``) and history compression (``max_history``) work as in Elo-MMR.
 
     Parameters
     ----------
-    noob_memory:
-        ``K`` of the learned newcomer prior: after a round with ``d`` debutants of
-        mean performance ``p``, the prior mean moves by ``d / (d + K) (p - m)``.
-        ``0``: off (every newcomer starts at ``mu_noob``, as Elo-MMR).
+    reliability_ref:
+        R: the learned rank correlation ``s`` at and above which a round has its full
+        weight; below it the weight is multiplied by ``(s / reliability_ref) ^
+        reliability_power`` (default 0.5; ``None``: off).
+    reliability_power:
+        R: the exponent (default 2).
+    reliability_memory:
+        R: ``M``, in returning player-rounds, of the running mean of ``s``
+        (default 300); ``s`` starts at 1 (full weight).
+    reliability_floor:
+        R: the smallest multiplier (default 0.05), so that a history of pure noise
+        still has finite performance spreads (``beta`` grows as ``w^-1/2``).
     trend_rate:
-        Step of the trend controller (``0``: off, no trend).
+        T: step of the trend controller (default 0.05; ``0``: off).
     trend_prior:
-        Pseudo-count of the trend controller: a bucket seen by ``c`` participants of
-        a round moves by ``trend_rate * sum(r) / (c + trend_prior)``, so that small
-        rounds move the table little.
+        T: pseudo-count: a bucket seen by ``c`` participants of a round moves by
+        ``trend_rate * sum(r) / (c + trend_prior)`` (default 1000).
     trend_limit:
-        Bound on ``|t[b]|`` (rating points per contest).
+        T: bound on ``|t[b]|``, rating points per contest (default 50).
+    noob_memory:
+        N: ``K`` of the learned newcomer prior (default ``0``: off; every newcomer
+        starts at ``mu_noob``).
+    size_ref, size_power:
+        F: a round of ``n < size_ref`` players has its weight multiplied by
+        ``(n / size_ref) ^ size_power`` (default ``None``: off).
+    clip_below, clip_above:
+        C: the performance entering the posterior is clamped to ``[mu - clip_below
+        delta, mu + clip_above delta]``, ``delta = sqrt(sigma^2 + beta^2)`` (default
+        ``None``: no clamp).
     """
 
     name: ClassVar[str] = "mmr-plus"
 
-    noob_memory: float = param(0.0, "nonnegative")
-    trend_rate: float = param(0.0, "nonnegative")
-    trend_prior: float = param(50.0, "positive")
+    reliability_ref: float | None = param(0.5, "number_or_none")
+    reliability_power: float = param(2.0, "nonnegative")
+    reliability_memory: float = param(300.0, "positive")
+    reliability_floor: float = param(0.05, "open_unit")
+    trend_rate: float = param(0.05, "nonnegative")
+    trend_prior: float = param(1000.0, "positive")
     trend_limit: float = param(50.0, "positive")
+    noob_memory: float = param(0.0, "nonnegative")
     size_ref: float | None = param(None, "number_or_none")
     size_power: float = param(0.5, "nonnegative")
     clip_below: float | None = param(None, "number_or_none")
@@ -180,7 +218,7 @@ class MMRPlus(EloMMR):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("size_ref", "clip_below", "clip_above"):
+        for name in ("size_ref", "clip_below", "clip_above", "reliability_ref"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v > 0):
                 raise ConfigError(f"{name} must be a finite positive number or None, got {v!r}")
@@ -219,6 +257,14 @@ class MMRPlus(EloMMR):
             p = float(perf[new].mean())
             if math.isfinite(p):
                 state.learned[_NOOB_MU] += d / (d + self.noob_memory) * (p - state.noob_mu)
+        if self.reliability_ref is not None:
+            ret = np.flatnonzero(~new)
+            if ret.size >= 3:
+                r = _rank_correlation(rnd.mu[ret], rnd.lo[ret] + rnd.hi[ret])
+                if math.isfinite(r):
+                    m = ret.size
+                    state.learned[_RELIABILITY] += m / (m + self.reliability_memory) * (
+                        r - state.reliability)
         if self.trend_rate > 0.0:
             ret = ~new
             if int(np.count_nonzero(ret)) >= 2:
@@ -237,6 +283,7 @@ class MMRPlus(EloMMR):
         """Elo-MMR's step 1 (:meth:`EloMMR._diffuse`) in each player's local coordinates."""
         assert isinstance(state, MMRPlusState)
         weight = rnd.contest.weight * self._size_factor(rnd.players.size)
+        weight *= self._reliability_factor(state.reliability)
         beta, gamma = K.round_weights(
             rnd.played, weight, self.weight_limit,
             np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
@@ -249,6 +296,13 @@ class MMRPlus(EloMMR):
             state.pool_view(),
         )
         return beta, sig
+
+    def _reliability_factor(self, s: float) -> float:
+        """R: the weight multiplier for the learned rank correlation ``s``."""
+        if self.reliability_ref is None:
+            return 1.0
+        return max(self.reliability_floor,
+                   min(1.0, max(s, 0.0) / self.reliability_ref) ** self.reliability_power)
 
     def _size_factor(self, n: int) -> float:
         """The weight multiplier of a round of ``n`` participants."""
@@ -290,10 +344,35 @@ class MMRPlus(EloMMR):
         return RoundOutput(mu=mu + off, sigma=sigma, perf=perf, warnings=tuple(warnings))
 
 
+def _rank_correlation(mu: FloatArray, place2: IntArray) -> float:
+    """Spearman's rho between the order of ``mu`` (higher first) and the result
+    (``place2 = lo + hi``, smaller first; ties share their mean rank); NaN when either
+    side is constant."""
+    a = _mean_ranks(-mu)
+    b = _mean_ranks(place2.astype(np.float64))
+    a -= a.mean()
+    b -= b.mean()
+    den = math.sqrt(float(a @ a) * float(b @ b))
+    return float(a @ b) / den if den > 0.0 else math.nan
+
+
+def _mean_ranks(x: FloatArray) -> FloatArray:
+    """Ranks 0..n-1 of ``x`` (ascending), ties sharing their mean rank."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    ends = np.r_[starts[1:], xs.size]
+    mean_rank = (starts + ends - 1) / 2.0
+    out = np.empty(x.size)
+    out[order] = np.repeat(mean_rank, ends - starts)
+    return out
+
+
 #: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
 PRESETS: dict[str, Preset] = {
     "mmr-plus": (
         MMRPlus, {},
-        "Elo-MMR with a newcomer prior learned from debuts and skill trends by experience",
+        "Elo-MMR with round weights from the learned reliability of results and skill "
+        "trends by experience",
     ),
 }
