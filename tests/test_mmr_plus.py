@@ -4,6 +4,7 @@ ingredient does, and which of the paper's properties still hold."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -16,9 +17,10 @@ from hypothesis import strategies as st
 from test_properties import incentive_cases
 
 from podium import CheckpointError, Contest, Rater
+from podium.cli import main
 from podium.errors import ConfigError
 from podium.evaluation.runner import evaluate
-from podium.io import synthetic_contests
+from podium.io import synthetic_contests, write_contest_dir
 from podium.store import Store
 from podium.systems import SYSTEMS, get_system
 from podium.systems.mmr_plus import PRESETS, TREND_EDGES, MMRPlus, MMRPlusState, trend_bucket
@@ -164,6 +166,23 @@ def test_store_ingestion_equals_rater(store_url: str) -> None:
     with Store.open(store_url) as store:
         assert store.system_name == "mmr-plus"
         cases.assert_store_equals_rater(store, ref)
+
+
+def test_cli_eval_compare_and_rate(tmp_path, capsys) -> None:
+    """`podium eval/compare/rate` take the system and its ingredient switches."""
+    data = tmp_path / "hist"
+    write_contest_dir(mixed_history(), data)
+    assert main(["eval", str(data), "--system", "mmr-plus", "--set", "reliability_ref=null",
+                 "--set", "trend_rate=0", "--json", "--no-progress"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert main(["compare", str(data), "--systems", "mmr,mmr-plus", "--json",
+                 "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["mmr", "mmr-plus"]
+    assert off["pair_inv"] == rows[0]["pair_inv"]  # ingredients off: Elo-MMR
+    out = tmp_path / "ratings.csv"
+    assert main(["rate", str(data), "--system", "mmr-plus", "--out", str(out)]) == 0
+    assert out.exists()
 
 
 # ---------------------------------------------------------------------- the ingredients
