@@ -92,8 +92,9 @@ class MMRPlusState(EloMMRState):
 
     Per player: ``offset``, the translation of its posterior (its normal factor's
     mean and its logistic factors' locations are stored relative to it).  Shared:
-    ``learned`` = ``[newcomer prior mean, t[0], ..., t[B-1]]`` (the trend table,
-    :data:`TREND_EDGES`).  Both are checkpointed with the rest.
+    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1]]`` (N's
+    prior, R's running rank correlation, T's table over :data:`TREND_EDGES`).  Both
+    are checkpointed with the rest (checkpoint key ``state.learned``).
     """
 
     _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
