@@ -62,6 +62,8 @@ SEARCH_SPACES: dict[str, dict[str, Param]] = {
     "mmr-fast": _MMR_RHO,
     "mmr-inf": _MMR,
     "mmr-simple": _MMR_RHO,
+    # Elo-MMR's own three; MMR-plus's ingredients stay at the preset (docs/mmr-plus.md)
+    "mmr-plus": _MMR_RHO,
     "mmx": _MMR,
     "mmx-fast": _MMR,
     "cfsys": {"beta": Param(80.0, 800.0, log=True), "weight": Param(0.05, 5.0, log=True)},

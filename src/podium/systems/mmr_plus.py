@@ -1,0 +1,379 @@
+"""MMR-plus: Elo-MMR ([EbtekarLiu2021]) with round weights and skill trends learned online.
+
+MMR-plus keeps Elo-MMR's round (Algorithm 1: pseudodiffusion, Theorem 3.2's
+performances, Eq. 6-8's posterior, the same kernels) and adds what Elo-MMR fixes by
+hand and the data can tell (docs/mmr-plus.md has the equations, the measurements and
+the ablation).  Two ingredients are on by default, chosen on the training parts of
+the data sets and then fixed:
+
+R. **round weights from the reliability of the results** (``reliability_ref``): the
+   rank correlation ``s`` (Spearman) of the ratings before a round with its result,
+   over the returning participants, is averaged online (``s <- s + m / (m + M) (s_round
+   - s)`` for a round of ``m`` returning players, ``M = reliability_memory``); every
+   round's weight is multiplied by ``min(1, s / reliability_ref) ^ reliability_power``
+   (at least ``reliability_floor``).
+   Where results say little about skill (Reddit threads: s ~ 0.2), each round moves
+   ratings less; where they say much (Codeforces, s ~ 0.7) nothing changes.
+T. **skill trends by experience** (``trend_rate``): after each round every
+   participant's whole posterior is translated by ``t[b(n)]``, the learned mean change
+   of skill between a player's ``n``-th and next contest (``b``: buckets of ``n``,
+   :data:`TREND_EDGES`).  ``t`` is learned by an integral controller on the round's
+   residuals ``r_i = p_i - mu_i`` centred on their mean over the returning
+   participants: ``t[b] += trend_rate * sum_{i in b} r_i / (|b| + trend_prior)``.
+
+Measured and off by default (each only where the data did not support it):
+
+N. a newcomer prior learned from debuts (``noob_memory``): ``m <- m + d / (d + K)
+   (mean p_debut - m)`` after a round with ``d`` debutants;
+F. round weights by the size of the field (``size_ref``): ``min(1, (n / size_ref) ^
+   size_power)`` for a round of ``n`` players;
+C. a clip of the performance entering the posterior (``clip_below``/``clip_above``):
+   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``).
+
+Elo-MMR's own parameters keep their meaning and multi-skill's defaults.  A
+translation is implemented lazily: each player carries an ``offset`` and its normal
+and logistic factors are stored relative to it, so that Elo-MMR's kernels run
+unchanged in local coordinates (a shift costs O(1) per participant).  With every
+ingredient off the numbers are Elo-MMR's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+import podium.systems._elo_mmr_kernels as K
+from podium.core.numerics import GAUSSIAN, LOGISTIC
+from podium.errors import ConfigError
+from podium.systems.base import (
+    Preset,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+)
+from podium.systems.elo_mmr import EloMMR, EloMMRState, _status_warnings
+
+__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "PRESETS"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Lower edges of the experience buckets of the trend table: bucket ``b`` holds the
+#: players with ``TREND_EDGES[b] <= n < TREND_EDGES[b + 1]`` contests rated (about
+#: geometric, so that every bucket sees many player-rounds on a long history).
+TREND_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 7, 10, 15, 22, 33, 50, 75, 110, 160, 240)
+
+#: Entries of :attr:`MMRPlusState.learned` before the trend table.
+_NOOB_MU = 0
+_RELIABILITY = 1
+_LEARNED_HEAD = 2
+
+
+def trend_bucket(played: npt.ArrayLike) -> IntArray:
+    """The trend bucket of players with ``played`` (>= 1) rated contests.
+
+    >>> trend_bucket([1, 4, 5, 6, 7, 1000]).tolist()
+    [0, 3, 4, 4, 5, 14]
+    """
+    edges = np.asarray(TREND_EDGES, dtype=np.int64)
+    out: IntArray = np.searchsorted(edges, np.asarray(played, dtype=np.int64),
+                                    side="right").astype(np.int64) - 1
+    return np.maximum(out, 0)
+
+
+class MMRPlusState(EloMMRState):
+    """:class:`~podium.systems.elo_mmr.EloMMRState` plus what MMR-plus learns.
+
+    Per player: ``offset``, the translation of its posterior (its normal factor's
+    mean and its logistic factors' locations are stored relative to it).  Shared:
+    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1]]`` (N's
+    prior, R's running rank correlation, T's table over :data:`TREND_EDGES`).  Both
+    are checkpointed with the rest (checkpoint key ``state.learned``).
+    """
+
+    _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
+        *EloMMRState._EXTRA_FIELDS, ("offset", 0.0),
+    )
+    offset: FloatArray
+
+    def __init__(self, mu_noob: float, sig_noob: float) -> None:
+        super().__init__(mu_noob, sig_noob)
+        self.learned: FloatArray = np.zeros(_LEARNED_HEAD + len(TREND_EDGES))
+        self.learned[_NOOB_MU] = mu_noob
+        self.learned[_RELIABILITY] = 1.0
+
+    @property
+    def noob_mu(self) -> float:
+        """The newcomer prior's mean learned so far (``mu_noob`` before any debut)."""
+        return float(self.learned[_NOOB_MU])
+
+    @property
+    def reliability(self) -> float:
+        """The learned rank correlation of ratings and results (1 before any round)."""
+        return float(self.learned[_RELIABILITY])
+
+    @property
+    def trend(self) -> FloatArray:
+        """The learned skill change per contest of each experience bucket (a view)."""
+        return self.learned[_LEARNED_HEAD:]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """As :meth:`EloMMRState.to_arrays`, plus ``learned``."""
+        out = super().to_arrays()
+        out["learned"] = self.learned.copy()
+        return out
+
+    @classmethod
+    def from_arrays(cls, d: dict[str, np.ndarray]) -> Self:
+        """Inverse of :meth:`to_arrays`.
+
+        Raises
+        ------
+        KeyError, ValueError
+            When an entry is missing or ``learned`` has the wrong length.
+        """
+        st = super().from_arrays(d)
+        learned = np.array(d["learned"], dtype=np.float64).reshape(-1)
+        if learned.size != _LEARNED_HEAD + len(TREND_EDGES):
+            raise ValueError(
+                f"state entry 'learned' has {learned.size} values, not "
+                f"{_LEARNED_HEAD + len(TREND_EDGES)}"
+            )
+        if not np.isfinite(learned).all():
+            raise ValueError("state entry 'learned' holds a non-finite value")
+        st.learned = learned
+        return st
+
+    def copy(self) -> Self:
+        """A deep copy (the Rater's roll-back of a failed round)."""
+        st = super().copy()
+        st.learned = self.learned.copy()
+        return st
+
+
+@dataclass(frozen=True)
+class MMRPlus(EloMMR):
+    """Elo-MMR with round weights from the learned reliability of results and skill
+    trends learned by experience (module docstring; docs/mmr-plus.md).
+
+    Every parameter of :class:`~podium.systems.elo_mmr.EloMMR` keeps its meaning and
+    default.  The defaults of the parameters below are the values chosen on the
+    training parts of the data sets (docs/mmr-plus.md) -- fixed, not re-tuned per data
+    set; ``None`` or ``0`` switches an ingredient off.  Team rounds are rated as
+    Elo-MMR rates them (in each player's local coordinates); subsampling
+    (``subsample_size``) and history compression (``max_history``) work as in Elo-MMR.
+
+    Parameters
+    ----------
+    reliability_ref:
+        R: the learned rank correlation ``s`` at and above which a round has its full
+        weight; below it the weight is multiplied by ``(s / reliability_ref) ^
+        reliability_power`` (default 0.5; ``None``: off).
+    reliability_power:
+        R: the exponent (default 2).
+    reliability_memory:
+        R: ``M``, in returning player-rounds, of the running mean of ``s``
+        (default 300); ``s`` starts at 1 (full weight).
+    reliability_floor:
+        R: the smallest multiplier (default 0.05), so that a history of pure noise
+        still has finite performance spreads (``beta`` grows as ``w^-1/2``).
+    trend_rate:
+        T: step of the trend controller (default 0.05; ``0``: off).
+    trend_prior:
+        T: pseudo-count: a bucket seen by ``c`` participants of a round moves by
+        ``trend_rate * sum(r) / (c + trend_prior)`` (default 1000).
+    trend_limit:
+        T: bound on ``|t[b]|``, rating points per contest (default 50).
+    noob_memory:
+        N: ``K`` of the learned newcomer prior (default ``0``: off; every newcomer
+        starts at ``mu_noob``).
+    size_ref, size_power:
+        F: a round of ``n < size_ref`` players has its weight multiplied by
+        ``(n / size_ref) ^ size_power`` (default ``None``: off).
+    clip_below, clip_above:
+        C: the performance entering the posterior is clamped to ``[mu - clip_below
+        delta, mu + clip_above delta]``, ``delta = sqrt(sigma^2 + beta^2)`` (default
+        ``None``: no clamp).
+    """
+
+    name: ClassVar[str] = "mmr-plus"
+
+    reliability_ref: float | None = param(0.5, "number_or_none")
+    reliability_power: float = param(2.0, "nonnegative")
+    reliability_memory: float = param(300.0, "positive")
+    reliability_floor: float = param(0.05, "open_unit")
+    trend_rate: float = param(0.05, "nonnegative")
+    trend_prior: float = param(1000.0, "positive")
+    trend_limit: float = param(50.0, "positive")
+    noob_memory: float = param(0.0, "nonnegative")
+    size_ref: float | None = param(None, "number_or_none")
+    size_power: float = param(0.5, "nonnegative")
+    clip_below: float | None = param(None, "number_or_none")
+    clip_above: float | None = param(None, "number_or_none")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("size_ref", "clip_below", "clip_above", "reliability_ref"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise ConfigError(f"{name} must be a finite positive number or None, got {v!r}")
+
+    # ------------------------------------------------------------------ interface
+    def make_state(self) -> MMRPlusState:
+        return MMRPlusState(self.mu_noob, self.sig_noob)
+
+    def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        """One round: Elo-MMR's (:meth:`EloMMR.round_update` or, for a team round,
+        :meth:`EloMMR.team_update`) with the newcomers at the learned prior and each
+        player's posterior in its local coordinates; then the learned prior and the
+        trend table take the round in, and every participant's posterior is translated
+        by its bucket's trend."""
+        assert isinstance(state, MMRPlusState)
+        new = rnd.played == 0
+        mu_in = rnd.mu
+        if self.noob_memory > 0.0 and new.any():
+            mu_in = np.where(new, state.noob_mu, rnd.mu)
+            state.nf_mu[rnd.players[new]] = state.noob_mu
+            rnd = dataclasses.replace(rnd, mu=mu_in)
+        out = super().round_update(state, rnd)
+        self._learn(state, rnd, out.perf)
+        if self.trend_rate > 0.0:
+            shift = state.trend[trend_bucket(rnd.played + 1)]
+            state.offset[rnd.players] += shift
+            out = dataclasses.replace(out, mu=out.mu + shift)
+        return out
+
+    # ------------------------------------------------------------------ learning
+    def _learn(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray) -> None:
+        """Update the learned newcomer prior and the trend table from one round."""
+        new = rnd.played == 0
+        if self.noob_memory > 0.0 and new.any():
+            d = int(np.count_nonzero(new))
+            p = float(perf[new].mean())
+            if math.isfinite(p):
+                state.learned[_NOOB_MU] += d / (d + self.noob_memory) * (p - state.noob_mu)
+        if self.reliability_ref is not None:
+            ret = np.flatnonzero(~new)
+            if ret.size >= 3:
+                r = _rank_correlation(rnd.mu[ret], rnd.lo[ret] + rnd.hi[ret])
+                if math.isfinite(r):
+                    m = ret.size
+                    state.learned[_RELIABILITY] += m / (m + self.reliability_memory) * (
+                        r - state.reliability)
+        if self.trend_rate > 0.0:
+            ret = ~new
+            if int(np.count_nonzero(ret)) >= 2:
+                resid = perf[ret] - rnd.mu[ret]
+                resid = resid - resid.mean()
+                b = trend_bucket(rnd.played[ret])
+                sums = np.bincount(b, weights=resid, minlength=len(TREND_EDGES))
+                counts = np.bincount(b, minlength=len(TREND_EDGES))
+                step = self.trend_rate * sums / (counts + self.trend_prior)
+                if np.isfinite(step).all():
+                    np.clip(state.trend + step, -self.trend_limit, self.trend_limit,
+                            out=state.trend)
+
+    # ------------------------------------------------------------------ local coordinates
+    def _diffuse(self, state: EloMMRState, rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
+        """Elo-MMR's step 1 (:meth:`EloMMR._diffuse`) in each player's local coordinates."""
+        assert isinstance(state, MMRPlusState)
+        weight = rnd.contest.weight * self._size_factor(rnd.players.size)
+        weight *= self._reliability_factor(state.reliability)
+        beta, gamma = K.round_weights(
+            rnd.played, weight, self.weight_limit,
+            np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
+            rnd.delta_seconds,
+        )
+        sig = K.diffuse(
+            rnd.players, rnd.mu - state.offset[rnd.players], rnd.sigma, gamma, float(self.rho),
+            self.collapses, state.normal_view(),
+            K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
+            state.pool_view(),
+        )
+        return beta, sig
+
+    def _reliability_factor(self, s: float) -> float:
+        """R: the weight multiplier for the learned rank correlation ``s``."""
+        if self.reliability_ref is None:
+            return 1.0
+        return max(self.reliability_floor,
+                   min(1.0, max(s, 0.0) / self.reliability_ref) ** self.reliability_power)
+
+    def _size_factor(self, n: int) -> float:
+        """The weight multiplier of a round of ``n`` participants."""
+        if self.size_ref is None:
+            return 1.0
+        return min(1.0, (n / self.size_ref) ** self.size_power)
+
+    def _absorb(self, state: EloMMRState, rnd: RoundInput, kind: int, perf: FloatArray,
+                noise: FloatArray, sig: FloatArray, warnings: list[str]) -> RoundOutput:
+        """Elo-MMR's step 4 (Eq. 6-8): the performances capped at the round's ceiling in
+        rating coordinates, then added to each posterior in its local coordinates."""
+        assert isinstance(state, MMRPlusState)
+        c = rnd.contest
+        players = rnd.players
+        if kind == LOGISTIC:
+            ceiling = c.perf_ceiling if c.perf_ceiling is not None else self.perf_ceiling
+            if ceiling is not None:
+                perf = np.minimum(perf, ceiling)
+        off = state.offset[players]
+        perf_in = perf
+        if self.clip_below is not None or self.clip_above is not None:
+            spread = np.hypot(sig, noise)
+            lo = (-np.inf if self.clip_below is None else rnd.mu - self.clip_below * spread)
+            hi = (np.inf if self.clip_above is None else rnd.mu + self.clip_above * spread)
+            perf_in = np.clip(perf, lo, hi)
+        if kind == GAUSSIAN:
+            mu, sigma = K.update_gaussian(players, perf_in - off, noise, state.normal_view())
+        else:
+            state.reserve(players)
+            max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
+            tol = self.history_tolerance if self.max_history is None else 0.0
+            mu, sigma, st2 = K.update_logistic(
+                players, perf_in - off, noise, rnd.mu - off, sig, max_hist, tol,
+                state.normal_view(), K.LazyWeights(state.scale, state.sum_aw, state.sum_w),
+                state.blocks_view(), state.pool_view(),
+            )
+            warnings = warnings + _status_warnings(st2, c, "rating")
+            state.maybe_compact()
+        return RoundOutput(mu=mu + off, sigma=sigma, perf=perf, warnings=tuple(warnings))
+
+
+def _rank_correlation(mu: FloatArray, place2: IntArray) -> float:
+    """Spearman's rho between the order of ``mu`` (higher first) and the result
+    (``place2 = lo + hi``, smaller first; ties share their mean rank); NaN when either
+    side is constant."""
+    a = _mean_ranks(-mu)
+    b = _mean_ranks(place2.astype(np.float64))
+    a -= a.mean()
+    b -= b.mean()
+    den = math.sqrt(float(a @ a) * float(b @ b))
+    return float(a @ b) / den if den > 0.0 else math.nan
+
+
+def _mean_ranks(x: FloatArray) -> FloatArray:
+    """Ranks 0..n-1 of ``x`` (ascending), ties sharing their mean rank."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    ends = np.r_[starts[1:], xs.size]
+    mean_rank = (starts + ends - 1) / 2.0
+    out = np.empty(x.size)
+    out[order] = np.repeat(mean_rank, ends - starts)
+    return out
+
+
+#: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
+PRESETS: dict[str, Preset] = {
+    "mmr-plus": (
+        MMRPlus, {},
+        "Elo-MMR with round weights from the learned reliability of results and skill "
+        "trends by experience",
+    ),
+}
