@@ -426,3 +426,26 @@ def test_synthetic_everyone_plays_every_round_trend_is_neutral() -> None:
                  train_frac=0.25, extended=False).metrics
     assert a["pair_inv"] == pytest.approx(b["pair_inv"], abs=1e-9)
 
+
+
+def test_explain_reports_round_weight_and_trend_shift() -> None:
+    """``Rater.explain`` of mmr-plus reproduces the update and names the trend shift it
+    applied: the player's offset moves by exactly that much in the real round."""
+    from podium import Contest, Rater
+    from podium.io import synthetic_contests
+
+    hist = synthetic_contests(30, 25, participation=0.8, seed=4)
+    rater = Rater("mmr-plus")
+    rater.extend(hist[:-1])
+    last = hist[-1]
+    handle = last.handles[0]
+    e = rater.explain(last, handle)
+    i = rater.players.index.get(handle)
+    before = float(rater.state.offset[i]) if i is not None else 0.0
+    rater.add(Contest(last.standings, name=last.name, time_seconds=last.time_seconds))
+    j = rater.players.index[handle]
+    assert e.mu_after == float(rater.players.mu[j])
+    assert e.quantities["trend_shift"] == float(rater.state.offset[j]) - before != 0.0
+    assert e.quantities["round_weight"] == pytest.approx(
+        e.quantities["contest_weight"] * e.quantities["size_factor"]
+        * e.quantities["reliability_factor"], rel=1e-15)

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems._elo_mmr_kernels as K
+from podium.core.explain import Explanation
 from podium.core.numerics import GAUSSIAN, LOGISTIC
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -248,6 +249,34 @@ class MMRPlus(EloMMR):
             state.offset[rnd.players] += shift
             out = dataclasses.replace(out, mu=out.mu + shift)
         return out
+
+    def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
+        """The rating before and after, with what ``mmr-plus`` adds to Elo-MMR: the
+        round's weight after R (reliability) and the size factor, and the trend shift
+        T applied after the update.  Elo-MMR's term-by-term explanation is not given
+        here: the update runs in each player's local coordinates (docs/mmr-plus.md), so
+        its terms would not be the numbers the round used."""
+        from podium.systems._explain import check_position, explanation, prepared_copy
+
+        check_position(rnd, position)
+        assert isinstance(state, MMRPlusState)
+        k = int(position)
+        size = self._size_factor(int(rnd.players.size))
+        rel = self._reliability_factor(state.reliability)
+        copy = prepared_copy(state, rnd)
+        out = self.round_update(copy, rnd)
+        i = int(rnd.players[k])
+        before = float(state.offset[i]) if i < state.n else 0.0
+        shift = float(copy.offset[i]) - before
+        q = {"contest_weight": float(rnd.contest.weight), "size_factor": size,
+             "reliability": float(state.reliability), "reliability_factor": rel,
+             "round_weight": float(rnd.contest.weight) * size * rel, "trend_shift": shift}
+        return explanation(self, rnd, k, out, quantities=q, notes=(
+            f"Elo-MMR's update with the round weight {q['round_weight']:.6g} (contest "
+            f"weight x size factor {size:.6g} x reliability factor {rel:.6g}), then the "
+            f"experience trend moved mu by {shift:+.6g}",
+            "MMRPlus does not break its update into terms (the Elo-MMR update runs in the "
+            "player's local coordinates)"))
 
     # ------------------------------------------------------------------ learning
     def _learn(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray) -> None:
