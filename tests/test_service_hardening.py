@@ -537,10 +537,11 @@ ROUTES = [
     "/api/players/{}", "/api/player", "/api/contests", "/api/contests/{}", "/api/predict",
     "/openapi.json", "/", "/contests", "/contests/{}", "/players/{}", "/player", "/contest",
     "/search", "/api/audit", "/api/export/ratings", "/api/export/history",
+    "/api/contests/{}/players/{}/explain", "/api/explain",
 ]
 QUERY = ["offset", "limit", "active_days", "min_contests", "min_rating", "max_rating",
          "prefix", "handle", "id", "q", "page", "contest_id", "recompute_from", "token",
-         "format", "action", "contest"]
+         "format", "action", "contest", "top", "all"]
 
 
 def test_every_route_is_covered(client: TestClient) -> None:
@@ -562,8 +563,8 @@ def test_any_request_is_answered_below_500(client: TestClient, route: str, segme
                                            query: dict[str, str]) -> None:
     """Every route and method, authenticated or not, with any JSON body (lone
     surrogates, huge integers, infinities included) and any query: never a 500."""
-    path = route.format(quote(segment, safe="", errors="surrogatepass")
-                        if "%" not in segment else segment)
+    path = route.replace("{}", quote(segment, safe="", errors="surrogatepass")
+                         if "%" not in segment else segment)
     content = json.dumps(body).encode("utf-8", "surrogatepass")
     r = client.request(method, path, content=content, params=query,
                        headers={**(AUTH if auth else {}), "content-type": "application/json"})
