@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -217,29 +217,39 @@ class Rater:
         # ---- the players of the rated contests, looked up in one pass; newcomers get
         # the indices after the known players, in order of first appearance
         n_rounds = len(rated)
-        sizes = [len(c.handles) for c in rated]
-        offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets_arr[1:])
-        offsets: list[int] = offsets_arr.tolist()
-        all_handles = rated[0].handles if n_rounds == 1 else \
-            list(chain.from_iterable(c.handles for c in rated))
-        players = np.fromiter(map(index_get, all_handles, repeat(-1)), dtype=np.int64,
-                              count=offsets[-1])
         new_counts = [0] * n_rounds
         fresh: dict[str, int] = {}
         new_handles: list[str] = []
-        unknown = np.flatnonzero(players < 0)
-        if unknown.size:  # a Python loop over the newcomers only
-            owner = np.searchsorted(offsets_arr, unknown, side="right") - 1
-            for k, r in zip(unknown.tolist(), owner.tolist(), strict=True):
-                h = all_handles[k]
-                j = fresh.get(h)
-                if j is None:
-                    j = fresh[h] = n_before + len(new_handles)
-                    new_handles.append(h)
-                    new_counts[r] += 1
-                players[k] = j
-        players_after = (n_before + np.cumsum(new_counts, dtype=np.int64)).tolist()
+        unknown: list[int]
+        owner: Iterable[int]
+        all_handles: Sequence[str]
+        if n_rounds == 1:  # Rater.add: for one small round, lists cost less than NumPy calls
+            all_handles = rated[0].handles
+            looked_up = list(map(index_get, all_handles, repeat(-1)))
+            players = np.array(looked_up, dtype=np.int64)
+            offsets = [0, len(looked_up)]
+            offsets_arr = np.array(offsets, dtype=np.int64)
+            unknown = [k for k, i in enumerate(looked_up) if i < 0] if -1 in looked_up else []
+            owner = repeat(0, len(unknown))
+        else:
+            offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
+            np.cumsum([len(c.handles) for c in rated], out=offsets_arr[1:])
+            offsets = offsets_arr.tolist()
+            all_handles = list(chain.from_iterable(c.handles for c in rated))
+            players = np.fromiter(map(index_get, all_handles, repeat(-1)), dtype=np.int64,
+                                  count=offsets[-1])
+            where = np.flatnonzero(players < 0)
+            unknown = where.tolist()
+            owner = (np.searchsorted(offsets_arr, where, side="right") - 1).tolist()
+        for k, r in zip(unknown, owner, strict=True):  # a Python loop over the newcomers only
+            h = all_handles[k]
+            j = fresh.get(h)
+            if j is None:
+                j = fresh[h] = n_before + len(new_handles)
+                new_handles.append(h)
+                new_counts[r] += 1
+            players[k] = j
+        players_after = list(accumulate(new_counts, initial=n_before))[1:]
         new_rows = [  # (mu, sigma, time, count) of the contests with debuts
             (*(prior if prior is not None else priors[r]), rated[r].time_seconds, n_new)
             for r, n_new in enumerate(new_counts) if n_new
@@ -287,7 +297,11 @@ class Rater:
         n_rated = 0
         while n_rated < len(rated_pos) and rated_pos[n_rated] < n_ok:
             n_rated += 1
-        if n_rated:  # one chunk of events for the rated rounds of the batch
+        if n_rated == 1:
+            m = offsets[1]
+            events.append(first + rated_pos[0], players[:m], mu_ev[:m], sig_ev[:m], perf_ev[:m],
+                          rated[0].lo, rated[0].team_names)
+        elif n_rated:  # one chunk of events for the rated rounds of the batch
             m = offsets[n_rated]
             teams: list[str | None] | None = None
             if any(c.teams is not None for c in rated[:n_rated]):
