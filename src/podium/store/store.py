@@ -57,6 +57,7 @@ from podium.store.common import (
     prefix_upper_bound,
     resolve_system,
 )
+from podium.store.corrections import StoreCorrections
 from podium.store.lifecycle import StoreLifecycle
 from podium.store.queries import StoreQueries
 from podium.store.writes import StoreWrites
@@ -65,7 +66,7 @@ __all__ = ["Store", "StoreHooks", "default_contest_id", "content_hash", "prefix_
            "fmt_time", "resolve_system"]
 
 
-class Store(StoreLifecycle, StoreWrites, StoreQueries):
+class Store(StoreLifecycle, StoreCorrections, StoreWrites, StoreQueries):
     """A persistent, concurrently usable rating store (SQLAlchemy 2; SQLite or PostgreSQL).
 
     Use :meth:`create`, :meth:`open` or :meth:`open_or_create`; close with
