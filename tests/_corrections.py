@@ -219,3 +219,57 @@ def read_during(url: str, correct: Callable[[], Any], handles: Sequence[str],
     t.join(60)
     assert not errors, errors
     return seen, during
+
+
+#: The hook stages of a deletion that writes a snapshot, in order.
+DELETE_STAGES = ("locked", "correction-cleared", "rated", "events", "players", "snapshot",
+                 "commit")
+#: The hook stages of a replacement that writes a snapshot, in order.
+REPLACE_STAGES = ("locked", "correction-cleared", "rated", "standings", "events", "players",
+                  "snapshot", "commit")
+
+
+def case_kill_mid_correction(url: str, tmp: Path, replace: bool) -> None:
+    """kill -9 at each stage of a correction (the 3rd of 8 contests deleted, or replaced
+    by its standings with one player disqualified and one newcomer) leaves the database
+    exactly as before (every row of every table, timestamps included); the correction
+    then done without interruption equals the corrected history from scratch."""
+    import _store_cases as cases
+
+    from podium.io import write_contest_json
+
+    history = cases.tied_history()
+    with Store.create(url, "mmr", snapshot_every=2) as store:
+        for c in history:
+            store.ingest(c)
+    before = cases.dump(url)
+    k = 2
+    old = history[k]
+    cid = old.url or old.name
+    path = None
+    corrected = history[:k] + history[k + 1:]
+    if replace:
+        new = Contest.from_places([*old.handles[1:], "newcomer"],
+                                  [*(old.lo[1:] + 1).tolist(), len(old) + 1], name=old.name,
+                                  time_seconds=old.time_seconds)
+        path = tmp / "replacement.json"
+        write_contest_json(new, path)
+        corrected = [*history[:k], new, *history[k + 1:]]
+    stages = REPLACE_STAGES if replace else DELETE_STAGES
+    for stage in stages:
+        seen = run_killed_correction(url, cid, path, stage, tmp)
+        assert seen == list(stages[:stages.index(stage) + 1]), (stage, seen)
+        assert cases.dump(url) == before, stage
+        cases.check_integrity(url)
+    with Store.open(url, snapshot_every=2) as store:
+        if replace:
+            from podium.io import load_contests
+
+            res = store.replace(load_contests(str(path)).contests[0])
+        else:
+            res = store.delete(cid)
+        assert res.status == ("replaced" if replace else "deleted")
+        # the snapshots after the point are gone, a new one holds the corrected state
+        assert [s["head_count"] for s in store.stats()["snapshots"]] == [len(corrected)]
+        assert_same_logical(logical_dump(url), fresh_dump(corrected))
+        cases.assert_store_equals_rater(store, cases._reference(corrected, "mmr"))
