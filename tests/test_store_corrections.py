@@ -27,12 +27,15 @@ from podium.io import synthetic_contests
 from podium.store import CorrectionResult, Store, StoreError, UnknownContestError
 
 
-def _check(store: Store, history: list[Contest], system: str = "mmr", **options: Any) -> None:
-    """The store equals a fresh one of ``history``, a Rater of it, and caches its Rater."""
+def _check(store: Store, history: list[Contest], system: str = "mmr", *, cached: bool = True,
+           **options: Any) -> None:
+    """The store equals a fresh one of ``history``, a Rater of it, and (``cached``: it
+    made the last correction) caches that Rater."""
     corr.assert_same_logical(corr.logical_dump(store), corr.fresh_dump(history, system,
                                                                        **options))
     cases.assert_store_equals_rater(store, cases._reference(history, system))
-    corr.assert_cached_rater_is_fresh(store, history, system)
+    if cached:
+        corr.assert_cached_rater_is_fresh(store, history, system)
 
 
 def _without(c: Contest, handle: str) -> Contest:
@@ -400,3 +403,58 @@ def test_readers_see_old_or_new_state_during_a_correction(store_url):
         n_old += got == old
         n_new += got == new
     assert n_old >= 1 and n_new >= 1
+
+
+# ---------------------------------------------------------------------- command line
+
+def test_cli_delete_and_replace(store_url, tmp_path, capsys):
+    """``podium store delete`` and ``podium store replace`` (the file's id names the
+    contest; ``--contest-id`` another one), each printing what was re-rated; errors are
+    one ``podium: error:`` line naming the id or the file, and change nothing."""
+    from podium.cli import main
+    from podium.io import write_contest_json
+
+    history = _history()
+    _ingest(store_url, history).close()
+    capsys.readouterr()
+    assert main(["store", "delete", "loners", "--db", store_url]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith("deleted #5 'loners': re-rated 3 later contest(s), 2 player(s) "
+                          "removed, in ")
+    rest = [c for c in history if c.name != "loners"]
+    fixed = _without(rest[5], rest[5].handles[0])  # the contest with a URL id
+    path = tmp_path / "fixed.json"
+    write_contest_json(fixed, path)
+    assert main(["store", "replace", str(path), "--db", store_url]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith(f"replaced #5 {fixed.name!r} (https://codeforces.com/contest/1): "
+                          f"{len(fixed)} players (were {len(fixed) + 1}); re-rated 2 later "
+                          "contest(s), 0 player(s) removed, 0 added, in ")
+    assert main(["store", "replace", str(path), "--db", store_url]) == 0
+    assert capsys.readouterr().out.startswith("unchanged #5 ")
+    corrected = [*rest[:5], fixed, *rest[6:]]
+    before = cases.dump(store_url)
+    assert main(["store", "delete", "https://codeforces.com/contest/2", "--db",
+                 store_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("podium: error: no contest with id "
+                          "'https://codeforces.com/contest/2' in ")
+    assert err.count("\n") == 1
+    assert main(["store", "replace", str(path), "--contest-id", "other", "--db",
+                 store_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"podium: error: {path}: no contest with id 'other'")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "x", "time_seconds": 1, "standings": [["a", 0, 0], ["a", 1, 1]]}')
+    assert main(["store", "replace", str(bad), "--db", store_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("podium: error:") and "bad.json" in err
+    two = tmp_path / "two"
+    from podium.io import write_contest_dir
+
+    write_contest_dir(history[:2], two)
+    assert main(["store", "replace", str(two), "--db", store_url]) == 1
+    assert "holds 2 contests" in capsys.readouterr().err
+    assert cases.dump(store_url) == before
+    with Store.open(store_url) as store:
+        _check(store, corrected, cached=False)

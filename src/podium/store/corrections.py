@@ -195,8 +195,8 @@ class StoreCorrections(StoreWrites):
         row = conn.execute(_TARGET_Q, {"cid": cid}).first()
         if row is None:
             raise UnknownContestError(
-                f"no contest with id {cid!r} in {display_url(self.url)} (nothing was "
-                "changed); list the ids with GET /api/contests or Store.contest_ids()", cid)
+                f"no contest with id {cid!r} in {display_url(self.url)}; nothing was changed",
+                cid)
         target = _Target(int(row.pk), int(row.seq), row.cid, row.name, int(row.players),
                          row.content_hash)
         if item is not None and self.case_insensitive_handles:
