@@ -34,6 +34,7 @@ __all__ = [
     "RedactSecrets",
     "RequestGuard",
     "SecurityHeaders",
+    "WRITE_PREFIXES",
     "WRITE_ROUTES",
     "csp_hash",
     "install_log_redaction",
@@ -49,6 +50,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: ``(method, path)`` of the routes that need the bearer token.
 WRITE_ROUTES = frozenset({("POST", "/api/contests")})
+#: ``(method, path prefix)`` of the routes under a prefix that need it: deleting and
+#: replacing a contest (``/api/contests/{id}``, the id being the rest of the path).
+WRITE_PREFIXES = (("DELETE", "/api/contests/"), ("PUT", "/api/contests/"))
 #: The route whose body may be up to ``max_predict_bytes`` (public).
 PREDICT_ROUTE = ("POST", "/api/predict")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -154,7 +158,8 @@ class RequestGuard:
             return
         path = route_path(scope).rstrip("/") or "/"
         route = (str(method), path)
-        if route in WRITE_ROUTES:
+        if route in WRITE_ROUTES or any(method == m and path.startswith(p)
+                                        for m, p in WRITE_PREFIXES):
             auth = _header(scope, b"authorization")
             problem = token_problem(self.token(scope),
                                     None if auth is None else auth.decode("latin-1"))
