@@ -458,3 +458,10 @@ def test_cli_delete_and_replace(store_url, tmp_path, capsys):
     assert cases.dump(store_url) == before
     with Store.open(store_url) as store:
         _check(store, corrected, cached=False)
+
+
+def test_ids_no_database_can_hold_are_unknown(store_url):
+    with _ingest(store_url, _history()[:2]) as store:
+        for cid in ("a\x00b", "\ud800"):
+            with pytest.raises(UnknownContestError):
+                store.delete(cid)

@@ -66,6 +66,15 @@ from podium.store.writes import StoreWrites, _Cache
 __all__ = ["StoreCorrections"]
 
 _C, _ST, _P = S.contests, S.standings, S.players
+
+
+def _unstorable(text: str) -> bool:
+    """Whether ``text`` cannot be sent to a database (a lone surrogate is not Unicode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 _TARGET_Q = select(_C.c.pk, _C.c.seq, _C.c.cid, _C.c.name, _C.c.url, _C.c.time_seconds,
                    _C.c.players, _C.c.content_hash).where(_C.c.cid == bindparam("cid"))
 _COUNT_Q = select(func.count()).select_from(_C)
@@ -140,6 +149,9 @@ class StoreCorrections(StoreWrites):
         if not isinstance(contest_id, str) or not contest_id:
             raise UnknownContestError(f"no contest with id {contest_id!r}: a contest id is a "
                                       "non-empty string", str(contest_id))
+        if "\x00" in contest_id or not contest_id.isprintable() and _unstorable(contest_id):
+            raise UnknownContestError(f"no contest with id {ascii(contest_id)}: no stored id "
+                                      "holds a NUL or a lone surrogate", contest_id)
         return self._run_write(
             f"cannot delete contest {contest_id!r}",
             lambda conn: self._correct_locked(conn, contest_id, None))
@@ -239,7 +251,8 @@ class StoreCorrections(StoreWrites):
         conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > start))
         self._hook("correction-cleared")
 
-        contests = [item.contest if s is None else s.contest for s in run_list]
+        contests = [s.contest if s is not None else cast(Item, item).contest
+                    for s in run_list]
         try:
             run = rate_run(rater, contests)
         except StoreError:
