@@ -222,11 +222,11 @@ def read_during(url: str, correct: Callable[[], Any], handles: Sequence[str],
 
 
 #: The hook stages of a deletion that writes a snapshot, in order.
-DELETE_STAGES = ("locked", "correction-cleared", "rated", "events", "players", "snapshot",
-                 "commit")
+DELETE_STAGES = ("locked", "replayed", "correction-cleared", "rated", "events", "players",
+                 "snapshot", "commit")
 #: The hook stages of a replacement that writes a snapshot, in order.
-REPLACE_STAGES = ("locked", "correction-cleared", "rated", "standings", "events", "players",
-                  "snapshot", "commit")
+REPLACE_STAGES = ("locked", "replayed", "correction-cleared", "rated", "standings", "events",
+                  "players", "snapshot", "commit")
 
 
 def case_kill_mid_correction(url: str, tmp: Path, replace: bool) -> None:

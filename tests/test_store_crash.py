@@ -26,9 +26,10 @@ transaction, or marks a point after which the test lets it run a random while.
   snapshot bytes; snapshots compared by the ratings they restore).  It then takes the
   rest of the history and ends equal to a Rater over all of it.
 * Every stage of a correction: kill -9 at each stage of ``Store.delete`` and
-  ``Store.replace`` -- ``locked``, ``correction-cleared``, ``rated``, ``standings`` (a
-  replacement), ``events``, ``players``, ``snapshot``, ``commit`` -- leaves the database
-  exactly as before; the correction then equals the corrected history from scratch.
+  ``Store.replace`` -- ``locked``, ``replayed``, ``correction-cleared``, ``rated``,
+  ``standings`` (a replacement), ``events``, ``players``, ``snapshot``, ``commit`` --
+  leaves the database exactly as before; the correction then equals the corrected
+  history from scratch.
 * A writer killed while holding the lock does not block the next one (SQLite).
 * Two processes ingesting distinct contests at once lose nothing.
 """

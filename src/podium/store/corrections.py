@@ -38,8 +38,8 @@ Readers see the old state until the commit; an error or a killed process (at any
 stage; the crash tests stop the process at each hook) leaves the old state.
 
 The test hooks (:data:`podium.store.common.StoreHooks`) of a correction are
-``"locked"``, ``"correction-cleared"``, ``"rated"``, ``"standings"`` (a replacement),
-``"events"``, ``"players"``, ``"snapshot"`` (when one is written) and ``"commit"``.
+``"locked"``, ``"replayed"``, ``"correction-cleared"``, ``"rated"``, ``"standings"``
+(a replacement), ``"events"``, ``"players"``, ``"snapshot"`` (when one is written) and ``"commit"``.
 """
 
 from __future__ import annotations
@@ -229,6 +229,7 @@ class StoreCorrections(StoreWrites):
         if len(rater.contests) != start:  # pragma: no cover - defensive
             raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
                              f"expected {start}")
+        self._hook("replayed")
         old = next(s for s in stored if s.pk == target.pk)
         run_list: list[_Stored | None] = [s for s in stored[start - snap:] if s.pk != target.pk]
         if item is not None:
