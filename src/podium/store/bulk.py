@@ -106,10 +106,8 @@ def update_rows(conn: Connection, table: Table, key: str | Sequence[str], column
         with raw.cursor() as cur:
             cur.execute(f'UPDATE "{table.name}" AS t SET {sets} FROM "{tmp}" AS v WHERE {on}')
             return int(cur.rowcount)
-    sets = ", ".join(f'"{c}" = ?' for c in columns)
-    where = " AND ".join(f'"{k}" = ?' for k in keys)
-    res = conn.exec_driver_sql(
-        f'UPDATE "{table.name}" SET {sets} WHERE {where}',
-        [(*r[nk:], *r[:nk]) for r in rows],
-    )
+    # numbered parameters (?1 is the tuple's first item): the tuples are bound as they are
+    sets = ", ".join(f'"{c}" = ?{nk + i + 1}' for i, c in enumerate(columns))
+    where = " AND ".join(f'"{k}" = ?{i + 1}' for i, k in enumerate(keys))
+    res = conn.exec_driver_sql(f'UPDATE "{table.name}" SET {sets} WHERE {where}', rows)
     return int(res.rowcount)

@@ -60,7 +60,7 @@ from podium.store.engine import display_url
 from podium.store.migrations import set_meta
 from podium.store.models import CorrectionResult, StoreError, UnknownContestError
 from podium.store.rating import PLAYER_COLS, RatedRun, rate_run, rated_indices, replay
-from podium.store.rows import EVENT_COLS, Item
+from podium.store.rows import Item
 from podium.store.writes import StoreWrites, _Cache
 
 __all__ = ["StoreCorrections"]
@@ -79,6 +79,9 @@ _TARGET_Q = select(_C.c.pk, _C.c.seq, _C.c.cid, _C.c.name, _C.c.url, _C.c.time_s
                    _C.c.players, _C.c.content_hash).where(_C.c.cid == bindparam("cid"))
 _COUNT_Q = select(func.count()).select_from(_C)
 _EMPTY_PLAYER = (None, None, None, 0, None, None, None)
+#: The columns of an event that a re-rating changes (``place`` and ``team`` come from the
+#: standings, which stay).
+_EVENT_VALUES = ("mu", "sigma", "display_rating", "perf", "prev_display", "change", "debut")
 # The standings of the contests from a position on, in key order (the table's primary
 # key): read through the driver's cursor, since they may be millions of rows.
 _STANDINGS_SQL = ('SELECT "contest_pk", "player_pk", "lo", "hi", "team", "member_weight" '
@@ -321,12 +324,12 @@ class StoreCorrections(StoreWrites):
             keep[int(run.offsets[new]):int(run.offsets[new + 1])] = False
             self._insert_events(conn, run, [new], cpks, pks)
         sel = np.flatnonzero(keep) if new is not None else slice(None)
+        # a stored contest's event keeps its place and team (its standings are unchanged)
         rows = list(zip(ev_cpk[sel].tolist(), ev_ppk[sel].tolist(), run.mu[sel].tolist(),
                         run.sigma[sel].tolist(), run.display[sel].tolist(),
-                        run.perf[sel].tolist(), run.place[sel].tolist(),
-                        run.prev_display[sel].tolist(), run.change[sel].tolist(),
-                        run.debut[sel].tolist(), run.team[sel].tolist(), strict=True))
-        done = update_rows(conn, S.events, ("contest_pk", "player_pk"), EVENT_COLS[2:], rows)
+                        run.perf[sel].tolist(), run.prev_display[sel].tolist(),
+                        run.change[sel].tolist(), run.debut[sel].tolist(), strict=True))
+        done = update_rows(conn, S.events, ("contest_pk", "player_pk"), _EVENT_VALUES, rows)
         if done != len(rows):
             raise StoreError(f"internal error: {done} stored rating events rewritten, "
                              f"expected {len(rows)}")
