@@ -13,8 +13,9 @@ store's write lock, in which every later contest is rated again:
    earlier of its old and new positions (a moved contest goes after the stored contests
    of the same or an earlier time, as ``recompute_from`` inserts one);
 3. read every stored contest from the newest snapshot at or before the point to the
-   end in one query per table (contests, standings) and replay those before the point
-   into a fresh :class:`~podium.rater.Rater` restored from the snapshot;
+   end in one query per table (contests; standings' four integer columns, plus the
+   team columns of team contests) and replay those before the point into a
+   :class:`~podium.rater.Rater` restored from the snapshot;
 4. delete the events of every contest from the point on (one statement), the
    snapshots after the point and the old standings (and, for a deletion, the contest's
    row); shift the positions of the contests in between;
@@ -84,9 +85,13 @@ _EMPTY_PLAYER = (None, None, None, 0, None, None, None)
 _EVENT_VALUES = ("mu", "sigma", "display_rating", "perf", "prev_display", "change", "debut")
 # The standings of the contests from a position on, in key order (the table's primary
 # key): read through the driver's cursor, since they may be millions of rows.
-_STANDINGS_SQL = ('SELECT "contest_pk", "player_pk", "lo", "hi", "team", "member_weight" '
-                  'FROM "standings" WHERE "contest_pk" IN (SELECT "pk" FROM "contests" '
-                  'WHERE "seq" >= {}) ORDER BY "contest_pk", "pos"')
+_STANDINGS_SQL = ('SELECT "contest_pk", "player_pk", "lo", "hi" FROM "standings" '
+                  'WHERE "contest_pk" IN (SELECT "pk" FROM "contests" WHERE "seq" >= {}) '
+                  'ORDER BY "contest_pk", "pos"')
+# The team contests among them: those whose first standings row names a team.
+_TEAM_CONTESTS_Q = select(_ST.c.contest_pk).where(
+    _ST.c.pos == 0, _ST.c.team.is_not(None),
+    _ST.c.contest_pk.in_(select(_C.c.pk).where(_C.c.seq >= bindparam("start"))))
 
 
 @dataclass
@@ -367,19 +372,24 @@ class StoreCorrections(StoreWrites):
             st = cur.fetchall()
         finally:
             cur.close()
-        cols: list[Sequence[Any]] = list(zip(*st, strict=True)) if st else [()] * 6
-        cpk = np.asarray(cols[0], dtype=np.int64)
-        ppk: list[int] = list(cols[1])
-        lo = np.asarray(cols[2], dtype=np.int64)
-        hi = np.asarray(cols[3], dtype=np.int64)
-        team, weight = cols[4], cols[5]
-        handle_of = {pk: h for h, pk in self._handles.items()}
-        handles = [handle_of[k] for k in ppk]
+        # four integer columns: straight into one array (no tuple per row kept)
+        arr = np.array(st, dtype=np.int64).reshape(-1, 4)
+        del st
+        cpk, ppk, lo, hi = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+        names = np.empty(self._max_player_pk + 1, dtype=object)
+        for h, pk in self._handles.items():
+            names[pk] = h
+        handles = names[ppk]
         cut = np.flatnonzero(np.diff(cpk)) + 1
-        bounds = dict(zip(cpk[np.concatenate(([0], cut))].tolist() if len(cpk) else [],
-                          zip(np.concatenate(([0], cut)).tolist(),
-                              np.concatenate((cut, [len(cpk)])).tolist(), strict=True),
-                          strict=True))
+        starts = np.concatenate(([0], cut)).astype(np.int64)
+        bounds = dict(zip(cpk[starts].tolist(), zip(
+            starts.tolist(), np.concatenate((cut, [len(cpk)])).tolist(), strict=True),
+            strict=True))
+        teams: dict[int, tuple[list[str | None], list[float | None]]] = {}
+        for (tpk,) in conn.execute(_TEAM_CONTESTS_Q, {"start": start}).all():
+            trows = conn.execute(select(_ST.c.team, _ST.c.member_weight)
+                                 .where(_ST.c.contest_pk == tpk).order_by(_ST.c.pos)).all()
+            teams[int(tpk)] = ([r[0] for r in trows], [r[1] for r in trows])
         out: list[_Stored] = []
         for r in rows:
             a, b = bounds.get(int(r.pk), (0, 0))
@@ -387,9 +397,10 @@ class StoreCorrections(StoreWrites):
                     "weight": float(r.weight),
                     "perf_ceiling": None if r.perf_ceiling is None else float(r.perf_ceiling),
                     "url": r.url}
-            contest = _build_contest(meta, handles[a:b], lo[a:b], hi[a:b], team[a:b],
-                                     weight[a:b])
-            out.append(_Stored(int(r.pk), int(r.seq), r.cid, contest, ppk[a:b],
+            team, weight = teams.get(int(r.pk), ([None], [None]))
+            contest = _build_contest(meta, handles[a:b].tolist(), lo[a:b], hi[a:b], team,
+                                     weight)
+            out.append(_Stored(int(r.pk), int(r.seq), r.cid, contest, ppk[a:b].tolist(),
                                int(r.new_players)))
         return out
 
