@@ -144,3 +144,32 @@ def test_openapi_documents_the_routes(app):
     ops = paths["/api/contests/{contest_id}"]
     assert {"get", "delete", "put"} <= set(ops)
     assert "404" in ops["delete"]["responses"] and "422" in ops["put"]["responses"]
+
+
+@pytest.mark.parametrize("method", ["DELETE", "PUT"])
+def test_unauthenticated_correction_is_refused_before_its_body(app, method):
+    """The guard answers 401 from the headers: not one byte of the body is read."""
+    import asyncio
+
+    client, url = app
+    pulled = []
+
+    async def receive() -> dict[str, object]:
+        pulled.append(1)
+        return {"type": "http.request", "body": b"x" * 65_536, "more_body": True}
+
+    path = "/api/contests/" + URL_ID
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": method, "scheme": "http", "path": path,
+             "raw_path": quote(path).encode("ascii"), "root_path": "", "query_string": b"",
+             "headers": [(b"content-length", str(16 * 2**20).encode())],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    out: dict[str, object] = {}
+
+    async def send(message: dict[str, object]) -> None:
+        if message["type"] == "http.response.start":
+            out["status"] = message["status"]
+
+    asyncio.run(asyncio.wait_for(client.app(scope, receive, send), 30))
+    assert out["status"] == 401 and not pulled
+    assert client.get(path).status_code == 200  # still there
