@@ -83,8 +83,8 @@ PODIUM_REPORT = re.compile(
 
 #: The stages of a correction's transaction (its hooks), with what each one covers.
 STAGES = [
-    ("replayed", "read the contests from the newest snapshot on (two queries), replay "
-                 "those before the point"),
+    ("replayed", "read the contests from the newest snapshot on (one query per table), "
+                 "replay those before the point"),
     ("correction-cleared", "delete the contest's events and standings, shift positions, "
                            "drop later snapshots"),
     ("rated", "rate the later contests (one `Rater.extend`)"),
