@@ -423,11 +423,15 @@ class StoreCorrections(StoreWrites):
         unrated = [(h, pk) for (h, pk), i in zip(olds, idx.tolist(), strict=True) if i < 0]
         kept = {pk for h, pk in unrated if h in keep}
         ask = [pk for h, pk in unrated if h not in keep]
-        tied = select(_C.c.pk).where(_C.c.rated.is_(False), _C.c.pk != target_pk)
-        for part in chunks(ask):
-            kept.update(int(r[0]) for r in conn.execute(
-                select(_ST.c.player_pk).distinct()
-                .where(_ST.c.contest_pk.in_(tied), _ST.c.player_pk.in_(list(part)))).all())
+        # the contests in which everybody tied (few), then their standings by key range
+        tied = [int(r[0]) for r in conn.execute(
+            select(_C.c.pk).where(_C.c.rated.is_(False), _C.c.pk != target_pk)).all()]
+        if ask and tied:
+            want = set(ask)
+            for part in chunks(tied):
+                kept.update(int(r[0]) for r in conn.execute(
+                    select(_ST.c.player_pk).where(_ST.c.contest_pk.in_(list(part)))).all()
+                    if int(r[0]) in want)
         update_rows(conn, _P, "pk", PLAYER_COLS, [(pk, *_EMPTY_PLAYER) for pk in sorted(kept)])
         dead = [pk for pk in ask if pk not in kept]
         for part in chunks(dead):

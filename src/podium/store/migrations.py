@@ -192,12 +192,21 @@ def _v4(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE events ADD COLUMN team TEXT"))
 
 
+def _v5(conn: Connection) -> None:
+    md = MetaData()
+    standings = Table("standings", md, Column("player_pk", Integer),
+                      Column("contest_pk", Integer))
+    Index("ix_standings_player", standings.c.player_pk, standings.c.contest_pk).create(
+        conn, checkfirst=True)
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
     (4, _v4),
+    (5, _v5),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
