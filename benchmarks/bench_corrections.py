@@ -130,6 +130,9 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=1087, help="Codeforces contests (default 1087)")
     ap.add_argument("--position", type=int, default=99,
                     help="0-based position of the contest to correct (default 99: the 100th)")
+    ap.add_argument("--late", type=int, default=1080,
+                    help="also time deleting the contest at this position (default 1080: few "
+                    "later contests, many players seen only there; -1: not)")
     ap.add_argument("--store", type=Path, default=None,
                     help="the SQLite store of the N contests: built when missing, else reused "
                     "(default: podium-bench-corrections-N.db in the temporary directory)")
@@ -185,6 +188,17 @@ def main() -> int:
                 times.setdefault(f"Store.{what}", []).append(out["seconds"])
                 stages.setdefault(what, []).append(out["stages"])
                 print(f"    {out['seconds']:.2f} s", file=sys.stderr, flush=True)
+            if 0 <= args.late < args.n:
+                db = work / "late.db"
+                copy_db(store, db)
+                print(f"[{rnd + 1}] Store.delete of #{args.late} ...", file=sys.stderr,
+                      flush=True)
+                _, err = run([py, "-c", CHILD, f"sqlite:///{db}", "delete", str(args.late),
+                              "-"], args.timeout)
+                out = last_json(err)
+                info["late"] = out
+                times.setdefault("late", []).append(out["seconds"])
+                print(f"    {out['seconds']:.2f} s", file=sys.stderr, flush=True)
             for what in ("delete", "replace"):
                 name = f"podium rate, {what}-corrected"
                 print(f"[{rnd + 1}] {name} ...", file=sys.stderr, flush=True)
@@ -218,6 +232,11 @@ def main() -> int:
                      f"({len(corrected[what])} contests, {rounds[what]:,} player-rounds; "
                      f"load {ld:.2f} + rate {rt:.2f} + write {wr:.2f} s) | "
                      f"{med[rate_name]:.2f} | 1.00× | |")
+    if "late" in med:
+        late = info["late"]
+        lines.append(f"| `Store.delete` of #{args.late} ({late['rerated']} later contests "
+                     f"re-rated, {late['removed']:,} players removed) | {med['late']:.2f} | "
+                     "| |")
     stage_lines = ["| stage | what | delete s | replace s |", "|---|---|---:|---:|"]
     for stage, what in STAGES:
         vals = []
