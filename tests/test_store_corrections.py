@@ -20,6 +20,8 @@ import _store_cases as cases
 import _team_system
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from podium import Contest
 from podium.errors import ContestError
@@ -364,6 +366,57 @@ def test_random_corrections_equal_fresh_history(store_url, seed):
                 current = [*rest[:q], new, *rest[q:]]
             if not current:
                 break
+            _check(store, current)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_players=st.integers(4, 14), rounds=st.integers(2, 7), seed=st.integers(0, 2**16),
+       ops=st.lists(st.tuples(st.sampled_from(["delete", "dq", "move", "new", "tie"]),
+                              st.floats(0, 1, exclude_max=True),
+                              st.floats(0, 1, exclude_max=True)), min_size=1, max_size=4),
+       every=st.integers(1, 4))
+def test_any_correction_sequence_equals_fresh_history(n_players, rounds, seed, ops, every):
+    """Hypothesis: any history, any sequence of deletions and replacements (a player
+    disqualified, the contest moved in time, new standings, everybody tied), any
+    snapshot interval: after each correction an in-memory store equals the corrected
+    history from scratch."""
+    history = synthetic_contests(n_players, rounds, seed=seed, participation=0.7,
+                                 tie_resolution=30.0)
+    history = [c for c in history if len(c) >= 2]
+    with Store.create("sqlite://", "mmr", snapshot_every=every) as store:
+        for c in history:
+            store.ingest(c)
+        current = list(history)
+        for kind, u, v in ops:
+            if not current:
+                break
+            k = int(u * len(current))
+            c = current[k]
+            if kind == "delete" or len(c) < 3:
+                store.delete(c.name)
+                current.pop(k)
+                _check(store, current)
+                continue
+            if kind == "dq":
+                new = _without(c, c.handles[int(v * len(c))])
+            elif kind == "move":
+                t = current[int(v * len(current))].time_seconds + int(v * 3) - 1
+                new = Contest.from_arrays(c.handles, c.lo, c.hi, name=c.name, time_seconds=t)
+            elif kind == "tie":
+                new = Contest.from_places(list(c.handles), [1] * len(c), name=c.name,
+                                          time_seconds=c.time_seconds)
+            else:
+                hs = list(dict.fromkeys([f"q{i}" for i in range(2 + int(v * 4))]
+                                        + list(c.handles[:2])))
+                new = Contest.from_places(hs, list(range(1, len(hs) + 1)), name=c.name,
+                                          time_seconds=c.time_seconds)
+            res = store.replace(new)
+            rest = current[:k] + current[k + 1:]
+            q = k if new.time_seconds == c.time_seconds else sum(
+                x.time_seconds <= new.time_seconds for x in rest)
+            assert res.new_index == q
+            current = [*rest[:q], new, *rest[q:]]
             _check(store, current)
 
 
