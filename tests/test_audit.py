@@ -63,6 +63,37 @@ def test_every_write_is_recorded(store_url: str) -> None:
     assert rev["contests"] == 6
 
 
+def test_corrections_are_recorded(store_url: str) -> None:
+    """A delete and a replace are audited with the write (actor, ids, hashes, what was
+    re-rated); an unchanged replacement and an unknown id record nothing."""
+    from podium.store import UnknownContestError
+
+    cs = rounds(5)
+    fixed = Contest([("p2", 0, 0), ("p1", 1, 1), ("p4", 2, 2)], name="round 2",
+                    time_seconds=cs[2].time_seconds)
+    with Store.create(store_url, "mmr") as store:
+        store.ingest_many(cs)
+        with acting_as("admin:alice"):
+            store.delete("round 1")
+            store.replace(fixed)
+            store.replace(fixed)  # unchanged: nothing written
+            with pytest.raises(UnknownContestError):
+                store.delete("round 1")
+        page = store.audit(action="delete")
+        both = store.audit(limit=2).entries
+    assert page.total == 1
+    d = page.entries[0]
+    assert (d.actor, d.contest_id, d.content_hash) == ("admin:alice", "round 1",
+                                                       content_hash(cs[1]))
+    assert d.detail is not None and d.detail["index"] == 1 and d.detail["rerated"] == 3
+    r = both[0]
+    assert (r.action, r.actor, r.contest_id, r.content_hash) == (
+        "replace", "admin:alice", "round 2", content_hash(fixed))
+    assert r.detail is not None and r.detail["content_hash_before"] == content_hash(cs[2])
+    assert r.detail["players"] == 3 and r.detail["rerated"] == 2
+    assert r.revision == d.revision + 1
+
+
 def test_a_refused_write_records_nothing(store_url: str) -> None:
     cs = rounds(3)
     with Store.create(store_url, "mmr") as store:

@@ -25,12 +25,18 @@ transaction, or marks a point after which the test lets it run a random while.
   interruption in the same transactions (all but timestamps, the random store id and
   snapshot bytes; snapshots compared by the ratings they restore).  It then takes the
   rest of the history and ends equal to a Rater over all of it.
+* Every stage of a correction: kill -9 at each stage of ``Store.delete`` and
+  ``Store.replace`` -- ``locked``, ``replayed``, ``correction-cleared``, ``rated``,
+  ``standings`` (a replacement), ``events``, ``players``, ``snapshot``, ``commit`` --
+  leaves the database exactly as before; the correction then equals the corrected
+  history from scratch.
 * A writer killed while holding the lock does not block the next one (SQLite).
 * Two processes ingesting distinct contests at once lose nothing.
 """
 
 from __future__ import annotations
 
+import _corrections as corr
 import _store_cases as cases
 import _team_system
 import pytest
@@ -74,6 +80,13 @@ def test_kill_at_every_stage_of_a_recomputation_keeps_previous_state(store_url, 
 @pytest.mark.parametrize("kill", RANDOM_KILLS, ids=str)
 def test_kill_at_random_point_equals_clean_run(store_url, tmp_path, kill):
     print(cases.case_kill_at_random_point(store_url, tmp_path, kill))
+
+
+@pytest.mark.parametrize("kind", ["delete", "replace"])
+def test_kill_at_every_stage_of_a_correction_keeps_previous_state(store_url, tmp_path, kind):
+    """Store.delete / Store.replace re-rate every later contest in one transaction:
+    kill -9 at each of its stages leaves the old state (tests/_corrections.py)."""
+    corr.case_kill_mid_correction(store_url, tmp_path, kind == "replace")
 
 
 def test_two_processes_lose_nothing(store_url, tmp_path):

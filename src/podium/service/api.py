@@ -1,7 +1,8 @@
 """The JSON routes of the rating service, under ``/api/``.
 
-Reads need nothing; ``POST /api/contests`` needs ``Authorization: Bearer TOKEN``
-with the token the server was started with.  Every error is JSON
+Reads need nothing; ``POST /api/contests`` (and the corrections ``DELETE`` and
+``PUT /api/contests/{id}``, :mod:`podium.service.api_corrections`) need
+``Authorization: Bearer TOKEN`` with the token the server was started with.  Every error is JSON
 ``{"detail": "..."}`` naming the field, player or contest at fault (see
 :mod:`podium.service.app` for the handlers and the body-size limit).
 """
@@ -664,4 +665,8 @@ def build_router() -> APIRouter:
         store = get_store(request)
         return await run_in_threadpool(_predict, store, body)
 
+    # DELETE and PUT /api/contests/{id}: corrections (bearer token)
+    from podium.service.api_corrections import add_correction_routes
+
+    add_correction_routes(router, contest_schema)
     return router

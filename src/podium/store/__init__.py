@@ -22,12 +22,14 @@ from podium.store.models import (
     ContestSummary,
     ContestTeam,
     ContestView,
+    CorrectionResult,
     HistoryRow,
     IngestResult,
     LeaderboardRow,
     PlayerView,
     StoreError,
     TeamMember,
+    UnknownContestError,
 )
 
 if TYPE_CHECKING:
@@ -38,7 +40,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Store",
     "StoreError",
+    "UnknownContestError",
     "IngestResult",
+    "CorrectionResult",
     "LeaderboardRow",
     "PlayerView",
     "HistoryRow",

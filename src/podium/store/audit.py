@@ -48,7 +48,8 @@ from podium.store.queries import _unstorable
 __all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditPage", "StoreAudit"]
 
 #: The actions a store records (a later version may add more).
-AUDIT_ACTIONS = ("ingest", "recompute", "token-create", "token-revoke")
+AUDIT_ACTIONS = ("ingest", "recompute", "delete", "replace", "token-create",
+                 "token-revoke")
 
 #: Most rows one :meth:`StoreAudit.audit` call returns.
 MAX_AUDIT_LIMIT = 1000

@@ -15,6 +15,7 @@ back with everything else.  Table and column names come from
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,20 +76,24 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str],
     conn.exec_driver_sql(f'INSERT INTO "{table.name}" ({cols}) VALUES ({marks})', list(rows))
 
 
-def update_rows(conn: Connection, table: Table, key: str, columns: Sequence[str],
-                rows: Sequence[tuple[Any, ...]]) -> None:
+def update_rows(conn: Connection, table: Table, key: str | Sequence[str], columns: Sequence[str],
+                rows: Sequence[tuple[Any, ...]]) -> int:
     """Set ``columns`` of the rows of ``table`` whose ``key`` is the first item of each tuple.
 
-    Each tuple is ``(key, value_1, ..., value_n)`` in the order of ``columns``.  On
+    Each tuple is ``(key, value_1, ..., value_n)`` in the order of ``columns``; with a
+    composite ``key`` (a sequence of column names) it starts with every key column.  On
     PostgreSQL the rows are copied into a temporary table (dropped at commit) and
-    applied with one ``UPDATE ... FROM``.
+    applied with one ``UPDATE ... FROM``.  Returns the number of rows updated.
     """
     if not rows:
-        return
-    allc = [key, *columns]
+        return 0
+    keys = [key] if isinstance(key, str) else list(key)
+    nk = len(keys)
+    allc = [*keys, *columns]
     cols = _names(table, allc)
     if conn.dialect.name == "postgresql":
-        tmp = f"_podium_update_{table.name}"
+        # one temporary table per table and column list (its columns are fixed at creation)
+        tmp = f"_podium_update_{table.name}_{zlib.crc32(cols.encode()):08x}"
         raw = conn.connection.driver_connection
         assert raw is not None
         with raw.cursor() as cur:
@@ -97,12 +102,12 @@ def update_rows(conn: Connection, table: Table, key: str, columns: Sequence[str]
             cur.execute(f'TRUNCATE "{tmp}"')
         _pg_copy(conn, tmp, cols, _pg_types(conn, table, allc), rows)
         sets = ", ".join(f'"{c}" = v."{c}"' for c in columns)
+        on = " AND ".join(f't."{k}" = v."{k}"' for k in keys)
         with raw.cursor() as cur:
-            cur.execute(f'UPDATE "{table.name}" AS t SET {sets} FROM "{tmp}" AS v '
-                        f'WHERE t."{key}" = v."{key}"')
-        return
-    sets = ", ".join(f'"{c}" = ?' for c in columns)
-    conn.exec_driver_sql(
-        f'UPDATE "{table.name}" SET {sets} WHERE "{key}" = ?',
-        [(*r[1:], r[0]) for r in rows],
-    )
+            cur.execute(f'UPDATE "{table.name}" AS t SET {sets} FROM "{tmp}" AS v WHERE {on}')
+            return int(cur.rowcount)
+    # numbered parameters (?1 is the tuple's first item): the tuples are bound as they are
+    sets = ", ".join(f'"{c}" = ?{nk + i + 1}' for i, c in enumerate(columns))
+    where = " AND ".join(f'"{k}" = ?{i + 1}' for i, k in enumerate(keys))
+    res = conn.exec_driver_sql(f'UPDATE "{table.name}" SET {sets} WHERE {where}', rows)
+    return int(res.rowcount)

@@ -1,4 +1,5 @@
-"""``podium ingest``, ``podium db-info`` and ``podium db-upgrade``.
+"""``podium ingest``, ``podium db-info``, ``podium db-upgrade`` and ``podium store
+delete|replace``.
 
 ``podium ingest PATH [--db URL]`` rates the contests of PATH into a store -- in
 batches of up to ``--batch`` contests, one transaction each
@@ -9,6 +10,10 @@ and checked -- against itself and against the store -- so that bad input (an
 unreadable file, an invalid contest, an unknown parameter, an id stored with other
 content, a contest older than the latest one without ``--recompute-from``) stops
 with ``podium: error: ...`` and changes nothing.
+
+``podium store delete CONTEST_ID`` and ``podium store replace CONTEST_FILE`` correct a
+stored contest (:meth:`Store.delete`, :meth:`Store.replace`): one transaction that
+re-rates every later contest, printing what was re-rated.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import time
 from typing import Any
 
 from podium.errors import PodiumError
-from podium.store.models import DEFAULT_DB, IngestResult, StoreError
+from podium.store.models import DEFAULT_DB, CorrectionResult, IngestResult, StoreError
 
 __all__ = ["add_parsers", "batches", "BATCH_ROUNDS"]
 
@@ -102,6 +107,41 @@ def add_parsers(subparsers: Any) -> None:
                               "lacks, in one transaction.")
     u.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
     u.set_defaults(func=_cmd_upgrade)
+
+    _add_store_parsers(subparsers)
+
+
+def _add_store_parsers(subparsers: Any) -> None:
+    """``podium store delete`` and ``podium store replace``."""
+    from podium.cli import add_input_args
+
+    s = subparsers.add_parser(
+        "store", help="correct a store: delete or replace a stored contest",
+        description="Correct the past: delete a stored contest, or replace its standings, "
+        "and re-rate every later contest -- one transaction (readers see the old state "
+        "until it commits; a failure or a kill leaves the old state).")
+    sub = s.add_subparsers(dest="store_command", metavar="COMMAND")
+    sub.required = True
+    d = sub.add_parser(
+        "delete", help="delete a contest and re-rate every later one",
+        description="Delete the contest CONTEST_ID (its url, else its name, as `podium "
+        "ingest` stored it) and re-rate every later contest; players who appear in no "
+        "remaining contest are removed.")
+    d.add_argument("contest_id", metavar="CONTEST_ID", help="the id of the stored contest")
+    d.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
+    d.set_defaults(func=_cmd_store_delete)
+    r = sub.add_parser(
+        "replace", help="replace a contest's standings and re-rate every later contest",
+        description="Replace the stored contest named by CONTEST_FILE's id (its url, else "
+        "its name; or --contest-id) by the contest of CONTEST_FILE (read as `podium ingest` "
+        "reads it: JSON, or a CSV of one contest) and re-rate every later contest.  A new "
+        "time moves the contest.  A file equal to the stored contest changes nothing.")
+    r.add_argument("path", metavar="CONTEST_FILE", help="a file holding one contest")
+    r.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
+    r.add_argument("--contest-id", metavar="ID", default=None,
+                   help="the id of the stored contest (default: the file's url, else name)")
+    add_input_args(r, raw_handles=False)
+    r.set_defaults(func=_cmd_store_replace)
 
 
 def _need_sqlalchemy() -> None:
@@ -381,4 +421,59 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
         print(f"{display_url(args.db)}: schema version {after}, nothing to do")
     else:
         print(f"{display_url(args.db)}: migrated from schema version {before} to {after}")
+    return 0
+
+
+# ---------------------------------------------------------------------- corrections
+def _correction_line(res: CorrectionResult, seconds: float) -> str:
+    head = f"#{res.index} {res.name!r}"
+    if res.contest_id != res.name:
+        head += f" ({res.contest_id})"
+    if res.status == "unchanged":
+        return (f"unchanged {head}: the stored contest has exactly this content; nothing "
+                "was re-rated")
+    removed = f"{res.players_removed} player(s) removed"
+    if res.status == "deleted":
+        return (f"deleted {head}: re-rated {res.rerated} later contest(s), {removed}, in "
+                f"{seconds:.1f} s")
+    moved = "" if res.new_index == res.index else f", moved to #{res.new_index}"
+    return (f"replaced {head}: {res.players} players (were {res.previous_players}){moved}; "
+            f"re-rated {res.rerated} later contest(s), {removed}, {res.players_added} "
+            f"added, in {seconds:.1f} s")
+
+
+def _cmd_store_delete(args: argparse.Namespace) -> int:
+    _need_sqlalchemy()
+    from podium.store.store import Store
+
+    with Store.open(args.db) as store:
+        t0 = time.perf_counter()
+        res = store.delete(args.contest_id)
+        print(_correction_line(res, time.perf_counter() - t0))
+    return 0
+
+
+def _cmd_store_replace(args: argparse.Namespace) -> int:
+    from podium.cli import load_options
+    from podium.io import load_contests
+
+    _need_sqlalchemy()
+    from podium.store.store import Store
+
+    history = load_contests(args.path, **load_options(args))
+    for line in history.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    if len(history.contests) != 1:
+        raise PodiumError(f"{args.path}: holds {len(history.contests)} contests; `podium "
+                          "store replace` takes a file of one contest")
+    contest = history.contests[0]
+    with Store.open(args.db, allow_future=args.allow_future) as store:
+        t0 = time.perf_counter()
+        try:
+            res = store.replace(contest, contest_id=args.contest_id)
+        except PodiumError as exc:
+            raise PodiumError(f"{args.path}: {exc}") from None
+        print(_correction_line(res, time.perf_counter() - t0))
+        for w in res.warnings:
+            print(f"  warning: {w}", file=sys.stderr)
     return 0

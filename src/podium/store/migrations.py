@@ -21,8 +21,11 @@ failed or killed migration leaves the previous version intact) and records
 * **5** -- access and audit: the tables ``tokens`` (named bearer tokens with a role,
   stored as the SHA-256 of the secret) and ``audit`` (one row per write), and the
   index ``ix_players_active`` on ``players (last_contest_time, display_rating)`` for
-  the leaderboard's activity window.  Nothing existing is rewritten; building the
-  index reads the players once.
+  the leaderboard's activity window; and ``ix_standings_player`` on ``standings
+  (player_pk, contest_pk)``, so that a correction deleting the players of a removed
+  contest does not scan the standings once per player (the foreign key).  Nothing
+  existing is rewritten; building the indexes reads the players and the standings
+  once.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -232,6 +235,10 @@ def _v5(conn: Connection) -> None:
     audit.create(conn)
     Index("ix_players_active", players.c.last_contest_time,
           players.c.display_rating).create(conn)
+    standings = Table("standings", md, Column("player_pk", Integer),
+                      Column("contest_pk", Integer))
+    Index("ix_standings_player", standings.c.player_pk, standings.c.contest_pk).create(
+        conn, checkfirst=True)
 
 
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.

@@ -14,7 +14,9 @@ from podium.errors import PodiumError
 __all__ = [
     "DEFAULT_DB",
     "StoreError",
+    "UnknownContestError",
     "IngestResult",
+    "CorrectionResult",
     "LeaderboardRow",
     "HistoryRow",
     "PlayerView",
@@ -32,6 +34,14 @@ DEFAULT_DB = "sqlite:///podium.db"
 
 class StoreError(PodiumError):
     """A store cannot be opened or a contest cannot be ingested; nothing was changed."""
+
+
+class UnknownContestError(StoreError):
+    """A correction names a contest id the store does not hold (nothing was changed)."""
+
+    def __init__(self, message: str, contest_id: str) -> None:
+        super().__init__(message)
+        self.contest_id = contest_id
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,58 @@ class IngestResult:
     recomputed: int = 0
     warnings: tuple[str, ...] = ()
     name: str = ""
+
+
+@dataclass(frozen=True)
+class CorrectionResult:
+    """What :meth:`Store.delete` or :meth:`Store.replace` did.
+
+    Attributes
+    ----------
+    status:
+        ``"deleted"``, ``"replaced"``, or ``"unchanged"`` (a replacement whose content
+        equals the stored contest's: nothing was written).
+    contest_id:
+        The id of the contest deleted or replaced (a replacement keeps it).
+    name:
+        The contest's name (for a replacement, the new one).
+    index:
+        Its chronological position (0-based) before the correction.
+    new_index:
+        Its position afterwards (``None`` after a deletion); a replacement that changes
+        the time moves the contest.
+    players:
+        Players in the standings deleted, or in the replacement.
+    previous_players:
+        Players in the stored standings before the correction.
+    rerated:
+        Later contests rated again (every stored contest after the earlier of the old
+        and the new position).
+    players_removed:
+        Players removed from the store: they appear in no remaining contest.
+    players_added:
+        Players new to the store (only a replacement adds any).
+    content_hash:
+        SHA-256 of the contest deleted, or of the replacement.
+    previous_hash:
+        SHA-256 of the stored contest before the correction.
+    warnings:
+        Messages of the rating system about the replacement (e.g. "everybody tied").
+    """
+
+    status: Literal["deleted", "replaced", "unchanged"]
+    contest_id: str
+    name: str
+    index: int
+    new_index: int | None
+    players: int
+    previous_players: int
+    rerated: int
+    players_removed: int
+    players_added: int
+    content_hash: str
+    previous_hash: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

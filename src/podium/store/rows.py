@@ -68,15 +68,17 @@ class StoreRows(StoreBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._handles: dict[str, int] = {}
-        self._handles_store: str | None = None
+        # the (store id, epoch) the keys were read at: a correction deletes players and
+        # bumps the epoch, so keys read before it are read again
+        self._handles_store: tuple[str, int] | None = None
         self._max_player_pk = -1
 
     # ------------------------------------------------------------------ players
     def _refresh_handles(self, conn: Connection, m: Meta) -> None:
-        if self._handles_store != m.store_id:
+        if self._handles_store != (m.store_id, m.epoch):
             self._handles = {}
             self._max_player_pk = -1
-            self._handles_store = m.store_id
+            self._handles_store = (m.store_id, m.epoch)
         rows = conn.execute(_NEW_PLAYERS_Q, {"after": self._max_player_pk}).all()
         for pk, h in rows:
             self._handles[h] = pk

@@ -28,6 +28,8 @@ The tables, one code path for SQLite and PostgreSQL:
     and ``hi`` are its team's range of team places, ``team`` the team's name and
     ``member_weight`` the member's weight in (0, 1]; the rows of a team are
     adjacent, teams best first.  Both are ``NULL`` in an individual contest.
+    Indexed by player (version 5), as the foreign key to ``players`` needs when a
+    correction deletes a player.
 ``events``
     One rating event per player and rated contest: ``mu``, ``sigma``, display
     rating, performance, place (0-based ``lo``), the display rating before the
@@ -175,6 +177,9 @@ standings = Table(
     PrimaryKeyConstraint("contest_pk", "pos", name="pk_standings"),
     sqlite_with_rowid=False,
 )
+# version 5: a player's standings rows by key, so that deleting a player (a correction
+# that leaves the player in no contest) does not scan the table for the foreign key
+Index("ix_standings_player", standings.c.player_pk, standings.c.contest_pk)
 
 events = Table(
     "events",

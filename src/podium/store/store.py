@@ -58,6 +58,7 @@ from podium.store.common import (
     prefix_upper_bound,
     resolve_system,
 )
+from podium.store.corrections import StoreCorrections
 from podium.store.explain import StoreExplain
 from podium.store.export import StoreExport
 from podium.store.lifecycle import StoreLifecycle
@@ -69,7 +70,8 @@ __all__ = ["Store", "StoreHooks", "default_contest_id", "content_hash", "prefix_
            "fmt_time", "resolve_system"]
 
 
-class Store(StoreLifecycle, StoreExplain, StoreWrites, StoreQueries, StoreTokens, StoreExport):
+class Store(StoreLifecycle, StoreExplain, StoreCorrections, StoreWrites, StoreQueries,
+            StoreTokens, StoreExport):
     """A persistent, concurrently usable rating store (SQLAlchemy 2; SQLite or PostgreSQL).
 
     Use :meth:`create`, :meth:`open` or :meth:`open_or_create`; close with
