@@ -171,29 +171,7 @@ class EventLog:
     ) -> None:
         """Log one round; ``teams`` names each player's team (``None``: an individual
         round)."""
-        team_ids: IntArray | None = None
-        if teams is not None:
-            ids = self._team_ids
-            names = self.team_names
-            team_ids = np.empty(len(teams), dtype=np.int32)
-            for k, nm in enumerate(teams):
-                j = ids.get(nm)
-                if j is None:
-                    j = ids[nm] = len(names)
-                    names.append(nm)
-                team_ids[k] = j
-        self._chunks.append(
-            (
-                contest,
-                players.astype(np.int32),
-                mu.astype(np.float64, copy=True),
-                sigma.astype(np.float64, copy=True),
-                perf.astype(np.float64, copy=True),
-                place.astype(np.int32),
-                team_ids,
-            )
-        )
-        self._cache = None
+        self._push(contest, players, mu, sigma, perf, place, teams)
 
     def append_rounds(
         self,
@@ -210,6 +188,13 @@ class EventLog:
         event's contest index).  ``teams`` names each event's team, ``None`` for the
         events of individual rounds (``teams=None``: no team round at all).  The log
         is then the same as after one :meth:`append` per round."""
+        self._push(contest.astype(np.int32), players, mu, sigma, perf, place, teams)
+
+    def _push(self, contest: int | IntArray, players: IntArray, mu: FloatArray,
+              sigma: FloatArray, perf: FloatArray, place: IntArray,
+              teams: Sequence[str | None] | None) -> None:
+        """Store one chunk (copies of the arrays; team names as indices into
+        :attr:`team_names`, -1 for ``None``)."""
         team_ids: IntArray | None = None
         if teams is not None:
             ids = self._team_ids
@@ -225,7 +210,7 @@ class EventLog:
                 team_ids[k] = j
         self._chunks.append(
             (
-                contest.astype(np.int32),
+                contest,
                 players.astype(np.int32),
                 mu.astype(np.float64, copy=True),
                 sigma.astype(np.float64, copy=True),
