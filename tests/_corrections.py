@@ -6,12 +6,6 @@ driver and the reader check.
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _store_cases import kill_at_stage
 from sqlalchemy import select
 
 from podium import Contest, Rater
@@ -134,45 +129,15 @@ with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks) as store:
 """
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def run_killed_correction(url: str, cid: str, replacement: Path | None, stage: str,
                           tmp: Path, *, snapshot_every: int = 2,
                           timeout: float = 120.0) -> list[str]:
     """Start a process correcting contest ``cid`` (a deletion, or a replacement by the
     contest file ``replacement``), kill -9 it when it reaches ``stage`` and wait for it
     to die.  Returns the stages the transaction had reached."""
-    marker = tmp / f"reached-{stage}-{random.random()}"
-    env = {**_env(), "PODIUM_STORE_TEST_HOOK": f"{stage}:{marker}"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CORRECT_SCRIPT, url, cid,
-         "-" if replacement is None else str(replacement), str(snapshot_every)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while not marker.exists():
-            if proc.poll() is not None:
-                out, err = proc.communicate()
-                raise AssertionError(f"correction ended before stage {stage!r}: {out}\n{err}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"stage {stage!r} not reached in {timeout} s")
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.communicate()
-    reached = json.loads(marker.read_text())
-    assert reached["pid"] == proc.pid
-    return list(reached["stages"])
+    return kill_at_stage(
+        [CORRECT_SCRIPT, url, cid, "-" if replacement is None else str(replacement),
+         str(snapshot_every)], stage, tmp, what="correction", timeout=timeout)
 
 
 # ---------------------------------------------------------------------- readers

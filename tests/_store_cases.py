@@ -243,10 +243,21 @@ def run_killed(url: str, path: Path, stage: str, tmp: Path, *, recompute: bool =
     """Start a process ingesting ``path``, kill -9 it when it reaches ``stage`` of its
     first transaction (the ``hooks`` the driver script gives the Store), and wait for
     it to die.  Returns the stages that transaction had reached."""
+    return kill_at_stage(
+        [INGEST_SCRIPT, url, str(path), "1" if recompute else "0", "2"], stage, tmp,
+        what="ingest", timeout=timeout, PODIUM_STORE_TEST_SLEEP="120")
+
+
+def kill_at_stage(script_args: list[str], stage: str, tmp: Path, *, what: str,
+                  timeout: float = 120.0, **env: str) -> list[str]:
+    """Run ``python -c SCRIPT ARGS...`` (``script_args``) with the store's test hook set
+    to ``stage``, kill -9 it once it reports reaching that stage of its transaction,
+    and wait for it to die.  Returns the stages the transaction had reached (read from
+    the hook's marker file; ``what`` names the job in failures)."""
     marker = tmp / f"reached-{stage}-{random.random()}"
     proc = subprocess.Popen(
-        [sys.executable, "-c", INGEST_SCRIPT, url, str(path), "1" if recompute else "0", "2"],
-        env=_env(PODIUM_STORE_TEST_HOOK=f"{stage}:{marker}", PODIUM_STORE_TEST_SLEEP="120"),
+        [sys.executable, "-c", *script_args],
+        env=_env(PODIUM_STORE_TEST_HOOK=f"{stage}:{marker}", **env),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + timeout
@@ -254,7 +265,7 @@ def run_killed(url: str, path: Path, stage: str, tmp: Path, *, recompute: bool =
         while not marker.exists():
             if proc.poll() is not None:
                 out, err = proc.communicate()
-                raise AssertionError(f"ingest ended before stage {stage!r}: {out}\n{err}")
+                raise AssertionError(f"{what} ended before stage {stage!r}: {out}\n{err}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"stage {stage!r} not reached in {timeout} s")
             time.sleep(0.02)

@@ -8,7 +8,6 @@ the bytes the app pulls); one starts ``podium serve`` to read its access log.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import logging
@@ -23,6 +22,7 @@ from urllib.parse import quote, unquote
 
 import _store_cases as cases
 import pytest
+from _asgi import StreamedBody, call
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 
@@ -78,50 +78,6 @@ def client(db: str) -> Iterator[TestClient]:
 
 
 # ---------------------------------------------------------------------- raw ASGI
-class _Body:
-    """An ASGI ``receive`` that streams ``total`` bytes in 64 KiB chunks and counts
-    what the app pulled."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.pulled = 0
-
-    async def __call__(self) -> dict[str, Any]:
-        if self.pulled >= self.total:
-            if self.total == 0 and not self.pulled:  # an empty body: one empty message
-                self.pulled = -1
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await asyncio.sleep(3600)  # sent it all: the client waits for an answer
-        n = min(65_536, self.total - self.pulled)
-        self.pulled += n
-        return {"type": "http.request", "body": b"x" * n,
-                "more_body": self.pulled < self.total}
-
-
-def _call(app: Any, method: str, path: str, headers: dict[str, str],
-          body: _Body, query: bytes = b"") -> tuple[int, dict[str, str], bytes]:
-    """One request straight to the ASGI app; ``path`` is decoded (as a server gives it)."""
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-        "method": method, "scheme": "http", "path": path,
-        "raw_path": quote(path).encode("ascii"), "root_path": "", "query_string": query,
-        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1"))
-                    for k, v in headers.items()],
-        "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000),
-    }
-    out: dict[str, Any] = {"body": b""}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            out["status"] = message["status"]
-            out["headers"] = {k.decode(): v.decode() for k, v in message["headers"]}
-        elif message["type"] == "http.response.body":
-            out["body"] += message.get("body", b"")
-
-    asyncio.run(asyncio.wait_for(app(scope, body, send), 30))
-    return out["status"], out["headers"], out["body"]
-
-
 SIXTEEN_MIB = 16 * 1024 * 1024
 
 
@@ -137,11 +93,11 @@ def test_unauthenticated_write_is_refused_before_its_body(db: str,
     memory; now the answer comes from the headers and not one byte is read."""
     app = create_app(db, TOKEN)
     for declared in (True, False):  # with a Content-Length, and chunked
-        body = _Body(SIXTEEN_MIB)
+        body = StreamedBody(SIXTEEN_MIB)
         h = {**headers, "content-type": "application/json"}
         if declared:
             h["content-length"] = str(SIXTEEN_MIB)
-        status, out_headers, content = _call(app, "POST", "/api/contests", h, body)
+        status, out_headers, content = call(app, "POST", "/api/contests", h, body)
         assert status == 401, content
         assert body.pulled == 0
         assert out_headers["www-authenticate"].startswith("Bearer")
@@ -149,41 +105,41 @@ def test_unauthenticated_write_is_refused_before_its_body(db: str,
         assert json.loads(content)["detail"]
     # writes disabled: the same, whatever the header says
     app = create_app(db, None)
-    body = _Body(SIXTEEN_MIB)
-    status, _, content = _call(app, "POST", "/api/contests", {**AUTH}, body)
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, content = call(app, "POST", "/api/contests", {**AUTH}, body)
     assert status == 401 and body.pulled == 0 and b"writes are disabled" in content
 
 
 def test_over_limit_bodies_are_not_buffered(db: str) -> None:
     app = create_app(db, TOKEN, max_body_bytes=1_000_000, max_predict_bytes=10_000)
     # declared too large: refused at once, authenticated or public
-    body = _Body(SIXTEEN_MIB)
-    status, _, content = _call(app, "POST", "/api/contests",
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, content = call(app, "POST", "/api/contests",
                                {**AUTH, "content-length": str(SIXTEEN_MIB)}, body)
     assert status == 413 and body.pulled == 0 and b"1000000 bytes" in content
-    body = _Body(SIXTEEN_MIB)
-    status, _, content = _call(app, "POST", "/api/predict",
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, content = call(app, "POST", "/api/predict",
                                {"content-length": str(SIXTEEN_MIB)}, body)
     assert status == 413 and body.pulled == 0
     assert b"10000 bytes for POST /api/predict (max_predict_bytes)" in content
     # chunked: read only until the limit is passed
-    body = _Body(SIXTEEN_MIB)
-    status, _, _ = _call(app, "POST", "/api/predict", {}, body)
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, _ = call(app, "POST", "/api/predict", {}, body)
     assert status == 413 and body.pulled <= 10_000 + 65_536
-    body = _Body(SIXTEEN_MIB)
-    status, _, _ = _call(app, "POST", "/api/contests", {**AUTH}, body)
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, _ = call(app, "POST", "/api/contests", {**AUTH}, body)
     assert status == 413 and body.pulled <= 1_000_000 + 65_536
     # any other path with a body: the small limit, then the app's own answer
-    body = _Body(SIXTEEN_MIB)
-    status, _, _ = _call(app, "PUT", "/api/contests", {"content-length": str(SIXTEEN_MIB)},
+    body = StreamedBody(SIXTEEN_MIB)
+    status, _, _ = call(app, "PUT", "/api/contests", {"content-length": str(SIXTEEN_MIB)},
                          body)
     assert status == 413 and body.pulled == 0
-    body = _Body(100)
-    status, _, _ = _call(app, "PUT", "/api/contests", {"content-length": "100"}, body)
+    body = StreamedBody(100)
+    status, _, _ = call(app, "PUT", "/api/contests", {"content-length": "100"}, body)
     assert status == 405
     for bad in ("-1", "12abc", "1" * 5000):
-        body = _Body(100)
-        status, _, _ = _call(app, "POST", "/api/predict", {"content-length": bad}, body)
+        body = StreamedBody(100)
+        status, _, _ = call(app, "POST", "/api/predict", {"content-length": bad}, body)
         assert status in (400, 413) and body.pulled == 0, bad
 
 
@@ -468,7 +424,7 @@ def test_every_handle_is_reachable_from_the_contest_page(db: str) -> None:
         # no dot segment a browser would resolve, no raw ? or # in the path
         assert path.split("/")[-1].lower() not in (".", "..", "%2e", "%2e%2e", ".%2e")
         assert "#" not in href
-        status, _, body = _call(app, "GET", unquote(path), {}, _Body(0), query.encode())
+        status, _, body = call(app, "GET", unquote(path), {}, StreamedBody(0), query.encode())
         assert status == 200, (handle, href)
         h1 = re.search(r'<h1 class="player-name">(.*?)</h1>', body.decode())
         assert h1 is not None and html.unescape(h1.group(1)) == handle, href

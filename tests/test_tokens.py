@@ -4,7 +4,6 @@ as admin), CORS, and ``podium token``; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import warnings
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 import _store_cases as cases  # noqa: E402
+from _asgi import StreamedBody, call  # noqa: E402
 
 from podium import Contest  # noqa: E402
 from podium.cli import main  # noqa: E402
@@ -233,32 +233,9 @@ def _raw(app: Any, method: str, path: str, headers: dict[str, str],
          total: int) -> tuple[int, dict[str, str], bytes, int]:
     """One request straight to the ASGI app with a body of ``total`` bytes; also returns
     how many bytes the app pulled."""
-    pulled = 0
-
-    async def receive() -> dict[str, Any]:
-        nonlocal pulled
-        if pulled >= total:
-            await asyncio.sleep(3600)
-        n = min(65_536, total - pulled)
-        pulled += n
-        return {"type": "http.request", "body": b"x" * n, "more_body": pulled < total}
-
-    out: dict[str, Any] = {"body": b""}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            out["status"] = message["status"]
-            out["headers"] = {k.decode(): v.decode() for k, v in message["headers"]}
-        elif message["type"] == "http.response.body":
-            out["body"] += message.get("body", b"")
-
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
-             "root_path": "", "query_string": b"",
-             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
-    asyncio.run(asyncio.wait_for(app(scope, receive, send), 30))
-    return out["status"], out["headers"], out["body"], pulled
+    body = StreamedBody(total)
+    code, out_headers, out = call(app, method, path, headers, body)
+    return code, out_headers, out, body.pulled
 
 
 def test_refused_before_the_body(served: tuple[TestClient, dict[str, str]],

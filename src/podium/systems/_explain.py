@@ -31,12 +31,14 @@ TEAM_NOTE = ("team round: the rating before and after are the round's own, but t
              "is not broken into terms (it goes through the team's entity; docs/teams.md)")
 
 
-def check_position(rnd: RoundInput, position: int) -> None:
-    """Raise :class:`ExplainError` unless ``position`` is a row of the round."""
+def check_position(rnd: RoundInput, position: int) -> int:
+    """``position`` as an ``int``; raise :class:`ExplainError` unless it is a row of the
+    round."""
     n = int(rnd.players.size)
     if not (isinstance(position, int | np.integer) and 0 <= int(position) < n):
         raise ExplainError(f"contest {rnd.contest.label!r}: position {position!r} is not a "
                            f"participant (0..{n - 1})")
+    return int(position)
 
 
 def prepared_copy(state: _S, rnd: RoundInput) -> _S:

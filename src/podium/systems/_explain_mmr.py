@@ -51,8 +51,7 @@ _L = "rating"
 def explain_elo_mmr(system: EloMMR, state: EloMMRState, rnd: RoundInput,
                     k: int) -> Explanation:
     """:meth:`EloMMR.explain` (see the module docstring)."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     after = prepared_copy(state, rnd)
     out = system.round_update(after, rnd)
     if rnd.is_team_round:

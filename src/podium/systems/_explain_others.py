@@ -58,8 +58,7 @@ def explain_codeforces(system: Codeforces, state: SystemState, rnd: RoundInput,
     needed rating, and the change as raw delta + corrections (+ the 2020 display bonus)."""
     from podium.systems.codeforces import codeforces_round
 
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -115,8 +114,7 @@ def explain_codeforces(system: Codeforces, state: SystemState, rnd: RoundInput,
 def explain_cfsys(system: CFSys, state: SystemState, rnd: RoundInput, k: int) -> Explanation:
     """:meth:`CFSys.explain`: ``mu' = (mu + w p) / (1 + w)`` as the old rating's and the
     performance's shares."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -138,8 +136,7 @@ def explain_glicko(system: Glicko, state: SystemState, rnd: RoundInput,
                    k: int) -> Explanation:
     """:meth:`Glicko.explain`: the change as ``q sigma'^2 / n`` times one term
     ``g_j (o_ij - p_ij)`` per opponent."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -169,8 +166,7 @@ def explain_glicko(system: Glicko, state: SystemState, rnd: RoundInput,
 def explain_bar(system: BAR, state: SystemState, rnd: RoundInput, k: int) -> Explanation:
     """:meth:`BAR.explain`: the change as ``s_i^2 / n`` times one term
     ``(o_ij - p_ij) / c_ij`` per opponent."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -205,10 +201,16 @@ def explain_topcoder(system: TopCoder, state: SystemState, rnd: RoundInput,
     old one and the performance (then capped)."""
     from scipy.special import ndtri  # type: ignore[import-untyped]
 
-    from podium.systems.topcoder import _CAP_BASE, _CAP_EXTRA, _DAMPING, _TC_EXTRA, _TC_LIMIT
+    from podium.systems.topcoder import (
+        _CAP_BASE,
+        _CAP_EXTRA,
+        _DAMPING,
+        _TC_EXTRA,
+        _TC_LIMIT,
+        competition_factor,
+    )
 
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -217,10 +219,7 @@ def explain_topcoder(system: TopCoder, state: SystemState, rnd: RoundInput,
     vol = np.asarray(rnd.sigma, dtype=np.float64)
     n = mu.size
     var = vol * vol
-    mean_vol_sq = float(var.sum()) / n
-    if n > 1:
-        mean_vol_sq += float(((mu - mu.sum() / n) ** 2).sum()) / (n - 1)
-    cf = math.sqrt(mean_vol_sq)
+    cf = competition_factor(mu, var)
     sqrt_w = math.sqrt(c.weight)
     # P(j beats i) = Phi(sqrt(w) (mu_j - mu_i) / sqrt(v_i + v_j))
     prob = 0.5 * np.array([math.erfc(sqrt_w / math.sqrt(2.0) * (mu[k] - mu[j])
@@ -268,8 +267,7 @@ def explain_elo_srm(system: EloSRM, state: SystemState, rnd: RoundInput,
     import podium.systems._elo_srm_kernels as SK
     from podium.systems.elo_srm import K0, EloSRMState
 
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)

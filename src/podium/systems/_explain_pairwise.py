@@ -41,8 +41,7 @@ MAX_SINGLE_ELO_GAMES = 2_000_000
 def explain_single_elo(system: SingleElo, state: SystemState, rnd: RoundInput,
                        k: int) -> Explanation:
     """:meth:`SingleElo.explain`: the player's games in the order they were played."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     n = int(rnd.players.size)
     if rnd.is_team_round or (k + 1) * n > MAX_SINGLE_ELO_GAMES:
@@ -98,8 +97,7 @@ def explain_glicko2p(system: Glicko2p, state: SystemState, rnd: RoundInput,
     from podium.systems.pairwise.functional import GLICKO_Q, glicko_g
     from podium.systems.pairwise.systems import GlickoState
 
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)

@@ -52,8 +52,7 @@ _NAMES = {K.BT: "Bradley-Terry, full pairs (Weng & Lin Alg. 1)",
 def explain_openskill(system: OpenSkillModel, state: SystemState, rnd: RoundInput,
                       k: int) -> Explanation:
     """:meth:`OpenSkillModel.explain` (see the module docstring)."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)
@@ -131,8 +130,7 @@ def explain_trueskill(system: TrueSkillSPb, state: SystemState, rnd: RoundInput,
     """:meth:`TrueSkillSPb.explain`: the new rating as the precision-weighted mean of the
     drift-widened prior and the contest's message to the skill (module docstring).  A
     team round gives the rating before and after only."""
-    check_position(rnd, k)
-    k = int(k)
+    k = check_position(rnd, k)
     out = rerun(system, state, rnd)
     if rnd.is_team_round:
         return explanation(system, rnd, k, out)

@@ -667,8 +667,8 @@ class RatingSystem(ABC):
         override it with their equations and terms (:mod:`podium.core.explain`)."""
         from podium.systems._explain import check_position, explanation, rerun
 
-        check_position(rnd, position)
-        return explanation(self, rnd, int(position), rerun(self, state, rnd), notes=(
+        k = check_position(rnd, position)
+        return explanation(self, rnd, k, rerun(self, state, rnd), notes=(
             f"{type(self).__name__} does not break its update into terms",))
 
     # ------------------------------------------------------------------ config

@@ -258,9 +258,8 @@ class MMRPlus(EloMMR):
         its terms would not be the numbers the round used."""
         from podium.systems._explain import check_position, explanation, prepared_copy
 
-        check_position(rnd, position)
+        k = check_position(rnd, position)
         assert isinstance(state, MMRPlusState)
-        k = int(position)
         size = self._size_factor(int(rnd.players.size))
         rel = self._reliability_factor(state.reliability)
         copy = prepared_copy(state, rnd)

@@ -69,6 +69,17 @@ class TopCoderState(NoPlayerState):
     which the :class:`~podium.rater.Rater` already holds; this only counts players."""
 
 
+def competition_factor(mu: FloatArray, var: FloatArray) -> float:
+    """TopCoder's competition factor ``CF = sqrt(mean(v) + var(mu))`` of a round: the mean
+    squared volatility plus the sample variance of the ratings (one player: no
+    variance term)."""
+    n = mu.size
+    mean_vol_sq = float(var.sum()) / n
+    if n > 1:
+        mean_vol_sq += float(((mu - mu.sum() / n) ** 2).sum()) / (n - 1)
+    return math.sqrt(mean_vol_sq)
+
+
 @dataclass(frozen=True)
 class TopCoder(RatingSystem):
     """TopCoder's algorithm rating system as multi-skill implements it (``tcsys``).
@@ -133,10 +144,7 @@ class TopCoder(RatingSystem):
         n = mu.size
         # 1. competition factor
         var = vol * vol
-        mean_vol_sq = float(var.sum()) / n
-        if n > 1:
-            mean_vol_sq += float(((mu - mu.sum() / n) ** 2).sum()) / (n - 1)
-        cf = math.sqrt(mean_vol_sq)
+        cf = competition_factor(mu, var)
         # 2.-3. expected and actual rank -> performance
         sqrt_w = math.sqrt(c.weight)
         ex_rank = K.expected_ranks(np.ascontiguousarray(mu), var, sqrt_w)
