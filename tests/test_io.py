@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -302,6 +303,58 @@ def test_tar_corrupt_archive(tmp_path: Path) -> None:
     junk.write_bytes(b"definitely not an archive" * 10)
     with pytest.raises(DataFormatError, match=r"junk\.tgz: not a readable tar archive"):
         load_contests(junk)
+
+
+def test_tar_gz_inflated_ahead_reads_like_tarfile(tmp_path: Path) -> None:
+    """A .tar.gz is inflated by a background thread (podium.io.sources._GzipPrefetch):
+    large members across many chunks, a file of two concatenated gzip members (as
+    ``cat a.gz b.gz`` makes), and an archive given a .tar name all read as tarfile
+    reads them; stopping early (``limit``) stops the thread."""
+    import gzip
+    import threading
+
+    from podium.io import sources
+
+    big = [json_member("c/", k, contest_json(k, name="x" * 200_000)) for k in range(6)]
+    tar = write_tar(tmp_path / "big.tar.gz", big)
+    assert [c.name for c in load_contests(tar).contests] == ["x" * 200_000] * 6
+    raw = tmp_path / "raw.tar"
+    with tarfile.open(raw, "w") as tf:
+        for name, data in [json_member("c/", k) for k in range(4)]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    body = raw.read_bytes()
+    two = tmp_path / "two.tar.gz"
+    two.write_bytes(gzip.compress(body[:3000]) + gzip.compress(body[3000:]))
+    assert load_contests(two).contests == load_contests(raw).contests == history(4)
+    before = threading.active_count()
+    assert len(load_contests(tar, limit=2).contests) == 2
+    assert threading.active_count() == before
+    # the reader on its own: chunks smaller than the reads, then end of file
+    reader = sources._GzipPrefetch(two)
+    assert reader.read() == body
+    reader.close()
+
+
+def test_tar_gz_truncated_or_corrupt_inside(tmp_path: Path) -> None:
+    import gzip
+
+    good = write_tar(tmp_path / "g.tar.gz", [json_member("c/", k) for k in range(30)])
+    body = gzip.decompress(good.read_bytes())
+    for name, data in [
+        ("cut.tar.gz", gzip.compress(body)[:-12]),  # no end-of-stream marker
+        ("flip.tar.gz", _flip(gzip.compress(body), 200)),  # bad deflate data
+        ("notar.tar.gz", gzip.compress(b"not a tar archive" * 100)),
+    ]:
+        bad = tmp_path / name
+        bad.write_bytes(data)
+        with pytest.raises(DataFormatError, match=re.escape(name)):
+            load_contests(bad)
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
 
 
 # ---------------------------------------------------------------------- dedupe / sort / check

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from podium.core.contest import Contest
+from podium.core.contest import Contest, HandlePool
 from podium.core.state import ContestRecord, EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.systems import SYSTEMS, RatingSystem, get_system
@@ -222,10 +223,10 @@ class Rater:
         new_handles: list[str] = []
         unknown: list[int]
         owner: Iterable[int]
-        all_handles: Sequence[str]
+        pool: HandlePool | None = None
+        codes: npt.NDArray[np.int64] | None = None
         if n_rounds == 1:  # Rater.add: for one small round, lists cost less than NumPy calls
-            all_handles = rated[0].handles
-            looked_up = list(map(index_get, all_handles, repeat(-1)))
+            looked_up = list(map(index_get, rated[0].handles, repeat(-1)))
             players = np.array(looked_up, dtype=np.int64)
             offsets = [0, len(looked_up)]
             offsets_arr = np.array(offsets, dtype=np.int64)
@@ -235,20 +236,31 @@ class Rater:
             offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
             np.cumsum([len(c.handles) for c in rated], out=offsets_arr[1:])
             offsets = offsets_arr.tolist()
-            all_handles = list(chain.from_iterable(c.handles for c in rated))
-            players = np.fromiter(map(index_get, all_handles, repeat(-1)), dtype=np.int64,
-                                  count=offsets[-1])
+            players, pool, codes = table.lookup_rounds(rated, offsets)
             where = np.flatnonzero(players < 0)
+            if (pool is not None and codes is not None and where.size
+                    and table.knows_all_by_code(pool) and bool((codes >= 0).all())):
+                # every unknown code is a newcomer's: number them in NumPy
+                new_handles, new_counts = table.number_newcomers(
+                    pool, codes, players, where, offsets_arr)
+                table.remember_codes(pool, codes[where], players[where])
+                where = where[:0]
             unknown = where.tolist()
             owner = (np.searchsorted(offsets_arr, where, side="right") - 1).tolist()
         for k, r in zip(unknown, owner, strict=True):  # a Python loop over the newcomers only
-            h = all_handles[k]
+            h = rated[r].handles[k - offsets[r]]
             j = fresh.get(h)
             if j is None:
-                j = fresh[h] = n_before + len(new_handles)
-                new_handles.append(h)
-                new_counts[r] += 1
+                j = -1 if pool is None else index_get(h, -1)  # known, but not by its code
+                if j < 0:
+                    j = n_before + len(new_handles)
+                    new_handles.append(h)
+                    new_counts[r] += 1
+                fresh[h] = j
             players[k] = j
+        if pool is not None and codes is not None and unknown:
+            by_code = where[codes[where] >= 0]
+            table.remember_codes(pool, codes[by_code], players[by_code])
         players_after = list(accumulate(new_counts, initial=n_before))[1:]
         new_rows = [  # (mu, sigma, time, count) of the contests with debuts
             (*(prior if prior is not None else priors[r]), rated[r].time_seconds, n_new)
@@ -644,4 +656,5 @@ def rate(contests: Iterable[Contest], system: str | RatingSystem = "mmr", **para
     r = Rater(system, **params)
     r.extend(contests)
     return r
+
 

@@ -26,11 +26,34 @@ import numpy.typing as npt
 from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
 
-__all__ = ["Contest", "Standing", "TeamStanding", "Teams"]
+__all__ = ["Contest", "HandlePool", "Standing", "TeamStanding", "Teams"]
 
 Standing = tuple[str, int, int]
 #: ``(team name, lo, hi, members)``; a member is a handle or a ``(handle, weight)`` pair.
 TeamStanding = tuple[str, int, int, Sequence[Any]]
+
+
+class HandlePool:
+    """The distinct handles of one load, numbered in order of first appearance.
+
+    A loader that interns handles (:func:`podium.io.load_contests`) gives every
+    contest it builds, besides its handles, their numbers in the load's pool
+    (:attr:`Contest.handle_codes`).  A :class:`~podium.Rater` then finds the players
+    of a batch of contests with one NumPy gather over those numbers instead of one
+    dictionary lookup per player-round.  ``names[code]`` is the handle (in its
+    normal form) numbered ``code``; names are only ever appended.
+    """
+
+    __slots__ = ("names",)
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"HandlePool({len(self.names)} handles)"
 
 
 def _as_int_array(values: Any, what: str, contest: str) -> npt.NDArray[np.int64]:
@@ -86,7 +109,7 @@ class Contest:
     """
 
     __slots__ = ("handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
-                 "teams", "team_round", "_team_names")
+                 "teams", "team_round", "_team_names", "_codes")
 
     handles: tuple[str, ...]
     lo: npt.NDArray[np.int64]
@@ -451,6 +474,7 @@ class Contest:
         self.teams = None
         self.team_round = False
         self._team_names: tuple[str, ...] | None = None
+        self._codes: tuple[HandlePool, npt.NDArray[np.int64]] | None = None
         if teams is not None:
             offsets.flags.writeable = False
             w_arr = teams[4]
@@ -474,6 +498,29 @@ class Contest:
 
     def __iter__(self) -> Iterator[Standing]:
         return iter(self.standings)
+
+    @property
+    def handle_codes(self) -> tuple[HandlePool, npt.NDArray[np.int64]] | None:
+        """``(pool, codes)`` when a loader numbered the handles: ``pool.names[codes[k]]``
+        is ``handles[k]`` (see :class:`HandlePool`); ``None`` otherwise."""
+        return self._codes
+
+    def _set_handle_codes(self, pool: HandlePool, codes: npt.NDArray[np.int64]) -> None:
+        """Attach the handles' numbers in ``pool`` (for loaders; checked cheaply)."""
+        if codes.shape != (len(self.handles),) or codes.dtype != np.int64:
+            raise ValueError("handle codes must be one int64 per standing")
+        codes.flags.writeable = False
+        self._codes = (pool, codes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy or pickle does not carry the load's handle pool
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "_codes"}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._codes = None
 
     @property
     def is_outcome_free(self) -> bool:

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from podium.core.contest import Contest, HandlePool
 
 __all__ = ["PlayerTable", "EventLog", "ContestRecord", "grow"]
 
@@ -52,6 +56,10 @@ class PlayerTable:
     def __init__(self) -> None:
         self.handles: list[str] = []
         self.index: dict[str, int] = {}
+        # the players of one handle pool's codes (-1: not known by code), see code_map
+        self._pool: HandlePool | None = None
+        self._by_code: IntArray = np.zeros(0, dtype=np.int64)
+        self._n_by_code = 0  # how many players _by_code holds
         self.mu: FloatArray = np.zeros(0)
         self.sigma: FloatArray = np.zeros(0)
         self.contests: IntArray = np.zeros(0, dtype=np.int64)
@@ -108,6 +116,87 @@ class PlayerTable:
         for h in self.handles[n:]:
             del self.index[h]
         del self.handles[n:]
+        self._by_code[self._by_code >= n] = -1
+        self._n_by_code = int(np.count_nonzero(self._by_code >= 0))
+
+    def code_map(self, pool: HandlePool) -> IntArray:
+        """``map[code]``: the player whose handle is ``pool.names[code]``, or ``-1`` when
+        not known by code (a newcomer, or a player first seen under another pool: look
+        it up in :attr:`index`).  The caller records the players it finds with
+        :meth:`remember_codes`.  One pool is remembered at a time (the last one asked)."""
+        if pool is not self._pool:
+            self._pool = pool
+            self._by_code = np.full(len(pool), -1, dtype=np.int64)
+            self._n_by_code = 0
+        elif self._by_code.size < len(pool):
+            self._by_code = grow(self._by_code, len(pool), -1)
+        return self._by_code
+
+    def remember_codes(self, pool: HandlePool, codes: IntArray, players: IntArray) -> None:
+        """Record that ``pool.names[codes[k]]`` is player ``players[k]`` (codes the map
+        of :meth:`code_map` does not hold yet)."""
+        if pool is self._pool and codes.size:
+            self._by_code[codes] = players
+            self._n_by_code += int(np.unique(codes).size)
+
+    def lookup_rounds(
+        self, contests: Sequence[Contest], offsets: Sequence[int]
+    ) -> tuple[IntArray, HandlePool | None, IntArray | None]:
+        """The players of several rounds, back to back (``-1``: not a known player);
+        ``offsets[r]`` is where round ``r``'s rows start.
+
+        Contests whose handles a loader numbered (:attr:`Contest.handle_codes`) are
+        looked up with one gather over the codes of their pool; the others, handle by
+        handle in :attr:`index`.  Returns the players, the pool used (``None``: none)
+        and each row's code in it (``-1`` for a row of a contest not numbered in it).
+        """
+        index_get = self.index.get
+        pool = next((hc[0] for c in contests if (hc := c.handle_codes) is not None), None)
+        if pool is None:
+            handles = chain.from_iterable(c.handles for c in contests)
+            players = np.fromiter(map(index_get, handles, repeat(-1)), dtype=np.int64,
+                                  count=offsets[-1])
+            return players, None, None
+        parts = []
+        others: list[int] = []  # the contests not numbered in ``pool``
+        for r, c in enumerate(contests):
+            hc = c.handle_codes
+            if hc is not None and hc[0] is pool:
+                parts.append(hc[1])
+            else:
+                parts.append(np.full(len(c), -1, dtype=np.int64))
+                others.append(r)
+        codes = np.concatenate(parts)
+        players = self.code_map(pool)[codes]
+        for r in others:
+            players[offsets[r]:offsets[r + 1]] = np.fromiter(
+                map(index_get, contests[r].handles, repeat(-1)), dtype=np.int64,
+                count=offsets[r + 1] - offsets[r])
+        return players, pool, codes
+
+    def number_newcomers(self, pool: HandlePool, codes: IntArray, players: IntArray,
+                         where: IntArray, offsets: IntArray) -> tuple[list[str], list[int]]:
+        """Number the newcomers from :attr:`n` on in order of first appearance, into
+        ``players[where]`` (``where``: the rows whose code no player has, all of them
+        newcomers' as :meth:`knows_all_by_code` tells; ``codes``: every row's code in
+        ``pool``; ``offsets``: where each round starts, and the end).  Returns their
+        handles and how many debut in each round; the players are not added."""
+        new_codes, first, inverse = np.unique(codes[where], return_index=True,
+                                              return_inverse=True)
+        by_first = np.argsort(first, kind="stable")
+        rank = np.empty_like(by_first)
+        rank[by_first] = np.arange(by_first.size)
+        players[where] = self.n + rank[inverse]
+        debut_rows = where[first[by_first]]
+        rounds = np.searchsorted(offsets, debut_rows, side="right") - 1
+        counts = np.bincount(rounds, minlength=offsets.size - 1).tolist()
+        names = pool.names
+        return list(map(names.__getitem__, new_codes[by_first].tolist())), counts
+
+    def knows_all_by_code(self, pool: HandlePool) -> bool:
+        """Whether every player is in ``pool``'s map: then a code the map does not
+        hold is a newcomer's."""
+        return pool is self._pool and self._n_by_code == self.n
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         n = self.n

@@ -11,7 +11,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from podium.core.contest import Contest
+from podium.core.contest import Contest, HandlePool
 from podium.core.guards import (
     MAX_HANDLE_LENGTH,
     HandleError,
@@ -83,13 +83,21 @@ class _Handles:
     :meth:`all` does a contest's handles at once: one C-level pass (``setdefault``)
     as plain interning does, then a bulk check of the handles new to the table (in
     insertion order at its end), per handle only when some is not printable ASCII.
+
+    A *coded* table (``coded=True``, as :func:`podium.io.load_contests` makes) also
+    numbers the handles in a :class:`~podium.core.contest.HandlePool`:
+    :meth:`coded` returns a contest's handles and their numbers with one dictionary
+    pass (``codes`` maps each handle as given to the number of its normal form).
     """
 
-    __slots__ = ("table", "raw")
+    __slots__ = ("table", "raw", "pool", "codes")
 
-    def __init__(self, table: dict[str, str] | None = None, raw: bool = False) -> None:
+    def __init__(self, table: dict[str, str] | None = None, raw: bool = False,
+                 coded: bool = False) -> None:
         self.table: dict[str, str] = {} if table is None else table
         self.raw = raw
+        self.pool: HandlePool | None = HandlePool() if coded else None
+        self.codes: dict[str, int] = {}
 
     def __call__(self, handle: str) -> str:
         """The handle to use for ``handle``."""
@@ -109,6 +117,49 @@ class _Handles:
         if added and self._check(list(islice(reversed(table), added))):
             out = tuple(map(table.__getitem__, handles))
         return out
+
+    def coded(self, handles: Sequence[str]) -> tuple[tuple[str, ...], list[int]]:
+        """The handles to use for ``handles`` (a contest's, in order) and their numbers
+        in :attr:`pool` (a coded table only)."""
+        pool = self.pool
+        assert pool is not None, "not a coded handle table"
+        found: list[Any] = list(map(self.codes.get, handles))
+        if None in found:
+            self._number_new(handles, found, pool)
+        return tuple(map(pool.names.__getitem__, found)), found
+
+    def _number_new(self, handles: Sequence[str], found: list[Any], pool: HandlePool) -> None:
+        """Number the handles of ``handles`` that ``found`` has as ``None``, in place.
+        Every new handle is checked before anything is added: on a
+        :class:`~podium.core.guards.HandleError` the table is as it was."""
+        where: list[int] = []
+        k = found.index(None)
+        try:
+            while True:
+                where.append(k)
+                k = found.index(None, k + 1)
+        except ValueError:
+            pass
+        new = list(dict.fromkeys(handles[k] for k in where))
+        if self.raw:
+            if not "".join(new).isascii():
+                for h in new:
+                    _check_unicode(h)
+            norms = new
+        elif _all_normal(new):
+            norms = new
+        else:
+            norms = [normalize_handle(h) for h in new]
+        codes = self.codes
+        names = pool.names
+        for h, norm in zip(new, norms, strict=True):
+            code = codes.get(norm)
+            if code is None:
+                code = codes[norm] = len(names)
+                names.append(norm)
+            codes[h] = code
+        for k in where:
+            found[k] = codes[handles[k]]
 
     def _check(self, new: list[str]) -> bool:
         """Check the handles just added to the table (each mapped to itself); fix the

@@ -146,7 +146,8 @@ def _iter_indexed(
     kind = _kind(p)
     if limit == 0:
         return
-    intern = _Handles(raw=opts.raw_handles)
+    # numbered handles: a Rater finds the players of a batch with one gather
+    intern = _Handles(raw=opts.raw_handles, coded=kind in ("dir", "tar"))
     if kind == "dir":
         yield from _iter_dir(p, limit, intern, opts.times, opts.warn)
     elif kind == "tar":
