@@ -76,6 +76,10 @@ FORMATS = ("csv", "parquet")
 
 #: Rows per batch when writing CSV text.
 _CSV_BATCH = 1 << 18
+#: Tables of at least this many rows are written by the compiled writer
+#: (:mod:`podium.io._csv_rows`) unless a text field needs quotes; smaller ones by
+#: Arrow (no compilation for them: a cold cache costs seconds).
+_COMPILED_MIN_ROWS = 100_000
 #: Characters that make a CSV text field need quotes.
 _CSV_SPECIAL = '[,"\r\n]'
 
@@ -244,13 +248,15 @@ def histories_table(rater: Rater) -> pa.Table:
     return _histories_table(rater, _Handles(rater.players.handles))
 
 
-def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
+def _histories_parts(rater: Rater, names: _Handles
+                     ) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.float64],
+                                npt.NDArray[Any]]:
+    """The event arrays, their display ratings (in event order, as the rater's own
+    frames compute them) and the order of the rows (by handle, then contest)."""
     ev = rater.events.arrays()
     player = ev["player"]
     contest = ev["contest"]
-    # computed in event order, as the rater's own frames do, then permuted
     display = np.asarray(rater.system.display_rating(ev["mu"], ev["sigma"]), dtype=np.float64)
-    handles = names.array
     if player.size:
         key = names.ranks[player]
         if np.all(contest[1:] >= contest[:-1]):
@@ -259,6 +265,13 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
             order = np.lexsort((contest, key))
     else:
         order = np.zeros(0, dtype=np.int64)
+    return ev, display, order
+
+
+def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
+    ev, display, order = _histories_parts(rater, names)
+    player = ev["player"]
+    handles = names.array
     team_names = rater.events.team_names
 
     def gather(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -277,8 +290,8 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
     # each column is a gather of millions of values (NumPy and Arrow release the GIL)
     jobs: list[Callable[[], Any]] = [
         gather_handles,
-        *(partial(gather, v) for v in (contest, ev["mu"], ev["sigma"], display, ev["perf"],
-                                       ev["place"])),
+        *(partial(gather, v) for v in (ev["contest"], ev["mu"], ev["sigma"], display,
+                                       ev["perf"], ev["place"])),
         gather_teams,
     ]
     columns = _run_all(jobs)
@@ -367,6 +380,11 @@ def _needs_quotes(table: pa.Table) -> bool:
     return False
 
 
+def _any_special(texts: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether some (large) string of ``texts`` holds a comma, a quote or a line break."""
+    return bool(len(texts)) and bool(pc.any(pc.match_substring_regex(texts, _CSV_SPECIAL)).as_py())
+
+
 def _quoted_text(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """Every field of a column as CSV text: numbers in the CSV writer's (shortest
     round-trip) form, text quoted where needed, nulls empty."""
@@ -418,10 +436,23 @@ def _workers() -> int:
 
 
 def _write_csv(table: pa.Table, fh: IO[bytes]) -> None:
-    """Header, then the rows in slices of :data:`_CSV_BATCH`, formatted by a pool of
-    threads (Arrow's kernels release the GIL) and written in order; at most two
-    slices per thread are held in memory."""
+    """Header, then the rows: a table of :data:`_COMPILED_MIN_ROWS` rows or more whose
+    text needs no quotes by the compiled writer (:mod:`podium.io._csv_rows`), any
+    other in slices of :data:`_CSV_BATCH`, formatted by a pool of threads (Arrow's
+    kernels release the GIL) and written in order; at most two slices per thread are
+    held in memory."""
     fh.write((",".join(table.column_names) + "\n").encode("utf-8"))
+    if table.num_rows >= _COMPILED_MIN_ROWS and not any(
+        _any_special(c) for c in table.columns
+        if pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+    ):
+        from podium.io import _csv_rows
+
+        columns = _csv_rows.arrow_columns(table)
+        if columns is not None:
+            _csv_rows.announce_compile()
+            _csv_rows.write_rows(fh, columns, table.num_rows)
+            return
     table = pa.table([_csv_column(c) for c in table.columns], names=table.column_names)
     slices = [table.slice(a, _CSV_BATCH) for a in range(0, table.num_rows, _CSV_BATCH)]
     workers = min(_workers(), len(slices))
@@ -440,6 +471,39 @@ def _write_csv(table: pa.Table, fh: IO[bytes]) -> None:
                 fh.write(pending.popleft().result())
         while pending:
             fh.write(pending.popleft().result())
+
+
+def _write_histories_csv(rater: Rater, names: _Handles, fh: IO[bytes]) -> None:
+    """``histories.csv``: with the compiled writer straight from the event arrays in
+    row order (no gathered table) when it is large and no handle or team name needs
+    quotes, else as :func:`histories_table` through :func:`_write_csv`."""
+    team_names = rater.events.team_names
+    n = len(rater.events)
+    if n < _COMPILED_MIN_ROWS or _any_special(names.array):
+        _write_csv(_histories_table(rater, names), fh)
+        return
+    teams = _from_strings(team_names)
+    if _any_special(teams):
+        _write_csv(_histories_table(rater, names), fh)
+        return
+    from podium.io import _csv_rows
+
+    ev, display, order = _histories_parts(rater, names)
+    _csv_rows.announce_compile()
+
+    def ints(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        return np.asarray(values, dtype=np.int64)
+
+    columns: list[_csv_rows.Column] = [
+        _csv_rows.text_column(names.array, ints(ev["player"])),
+        _csv_rows.IntColumn(ints(ev["contest"])),
+        *(_csv_rows.FloatColumn(np.ascontiguousarray(v, dtype=np.float64))
+          for v in (ev["mu"], ev["sigma"], display, ev["perf"])),
+        _csv_rows.IntColumn(ints(ev["place"])),
+        _csv_rows.text_column(teams, ints(ev["team"])),
+    ]
+    fh.write((",".join(HISTORIES_COLUMNS) + "\n").encode("utf-8"))
+    _csv_rows.write_rows(fh, columns, len(order), order)
 
 
 def _write_parquet(table: pa.Table, fh: IO[bytes]) -> None:
@@ -517,7 +581,11 @@ def write_results(
         directory.mkdir(parents=True, exist_ok=True)
         for name, build in tables:
             path = directory / f"{name}.{fmt}"
-            write_table(build(), path, fmt)
+            if name == "histories" and fmt == "csv":
+                atomic_write(path, lambda fh: _write_histories_csv(rater, names, fh),
+                             binary=True)
+            else:
+                write_table(build(), path, fmt)
             written.append(path)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else directory

@@ -1,0 +1,220 @@
+"""The compiled CSV writer: rows of numbers and unquoted text, in Numba.
+
+:mod:`podium.io.results` writes large tables with :func:`write_rows` (the body of
+``histories.csv`` straight from the rater's event arrays in handle order, without
+gathering the columns first; any other large table through
+:func:`arrow_columns`).  The text is byte for byte that of the Arrow path of
+:mod:`podium.io.results`: numbers as Arrow casts them to text (shortest round-trip
+floats, :mod:`podium.io._ryu`), NaN and nulls as empty fields, ``True``/``False``,
+text fields as they are -- the caller makes sure that none needs quotes.
+
+Rows are written in blocks of :data:`BLOCK` rows: each block's text is built in a
+NumPy buffer by the kernels of :mod:`podium.io._csv_kernels` (``prange`` over its
+rows) and written while the next block is built (the kernels release the GIL), so
+that at most two blocks' text is held in memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any, TextIO
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from podium.io import _csv_kernels as kern
+from podium.io._ryu import MAX_FLOAT_CHARS, MAX_INT_CHARS
+
+__all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_columns",
+           "text_column", "announce_compile", "write_rows"]
+
+#: Rows per block.
+BLOCK = 1 << 18
+#: Rough compile time (seconds, one idle core) of the kernels, when Numba's cache is cold.
+COMPILE_SECONDS = 6.0
+
+_COMMA = ord(",")
+_NEWLINE = ord("\n")
+
+
+@dataclass(frozen=True)
+class FloatColumn:
+    """float64 values, read at the rows' indices (NaN: an empty field)."""
+
+    values: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class IntColumn:
+    """int64 values, read at the rows' indices."""
+
+    values: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class TextColumn:
+    """Strings ``data[offsets[k]:offsets[k + 1]]`` (UTF-8), where ``k = keys[row]``;
+    a negative key is an empty field."""
+
+    offsets: npt.NDArray[np.int64]
+    data: npt.NDArray[np.uint8]
+    keys: npt.NDArray[np.int64]
+
+
+Column = FloatColumn | IntColumn | TextColumn
+
+
+def text_column(strings: pa.Array, keys: npt.NDArray[np.int64]) -> TextColumn:
+    """The strings of an Arrow (large) string array, picked by ``keys``; a null string
+    is an empty field, as a negative key is."""
+    n = len(strings)
+    kind = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    bufs = strings.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=kind, count=strings.offset + n + 1)[
+        strings.offset:].astype(np.int64)
+    data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+            else np.zeros(0, dtype=np.uint8))
+    if strings.null_count:
+        valid = _valid(strings)
+        keys = np.where((keys >= 0) & valid[np.maximum(keys, 0)], keys, -1)
+    return TextColumn(offsets, data, np.ascontiguousarray(keys, dtype=np.int64))
+
+
+def _valid(arr: pa.Array) -> npt.NDArray[np.bool_]:
+    """Arrow's validity of ``arr`` as a NumPy bool array (all True without a bitmap)."""
+    bitmap = arr.buffers()[0]
+    if bitmap is None:
+        return np.ones(len(arr), dtype=np.bool_)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].astype(np.bool_)
+
+
+_INTS = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32())
+
+
+def arrow_columns(table: pa.Table) -> list[Column] | None:
+    """The columns of ``table`` for :func:`write_rows`, or ``None`` when one has a type
+    the compiled writer does not write as Arrow does (it then falls back to Arrow).
+
+    float64 (nulls and NaN: empty), signed integers and unsigned ones up to 32 bits
+    (no nulls), booleans (``True``/``False``; a null is ``False``, as
+    :mod:`podium.io.results` writes it) and (large) strings (nulls: empty).  Text
+    fields are written as they are: the caller checks that none needs quotes.
+    """
+    out: list[Column] = []
+    for chunked in table.columns:
+        arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+        n = len(arr)
+        typ = arr.type
+        if typ == pa.float64():
+            values = np.frombuffer(arr.buffers()[1], dtype="<f8", count=arr.offset + n)[
+                arr.offset:]
+            if arr.null_count:
+                values = np.where(_valid(arr), values, np.nan)
+            out.append(FloatColumn(np.ascontiguousarray(values)))
+        elif typ in _INTS:
+            if arr.null_count:
+                return None
+            raw = np.frombuffer(arr.buffers()[1], dtype=typ.to_pandas_dtype(),
+                                count=arr.offset + n)[arr.offset:]
+            out.append(IntColumn(raw.astype(np.int64)))
+        elif pa.types.is_boolean(typ):
+            bits = np.unpackbits(np.frombuffer(arr.buffers()[1], dtype=np.uint8),
+                                 bitorder="little")[arr.offset:arr.offset + n]
+            keys = (bits.astype(np.int64) & _valid(arr).astype(np.int64))
+            words = np.frombuffer(b"FalseTrue", dtype=np.uint8)
+            out.append(TextColumn(np.array([0, 5, 9], dtype=np.int64), words, keys))
+        elif pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            out.append(text_column(arr, np.arange(n, dtype=np.int64)))
+        else:
+            return None
+    return out
+
+
+def announce_compile(stream: TextIO | None = None) -> bool:
+    """Print ``compiling kernels for the CSV writer, once: ~N s`` when none of the
+    kernels is in Numba's cache yet (see :mod:`podium._jit`)."""
+    from podium._jit import announce_module_compile
+
+    return announce_module_compile("the CSV writer", kern, COMPILE_SECONDS,
+                                   sys.stderr if stream is None else stream)
+
+
+def _block_text(columns: Sequence[Column], rows: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
+    """The CSV text of the rows ``rows`` (indices into the columns' arrays)."""
+    m = rows.size
+    row_len = np.zeros(m, dtype=np.int64)
+    lens = [np.empty(m, dtype=np.int64) for _ in columns]
+    slots: list[npt.NDArray[Any]] = []
+    ftmp = np.empty(m, dtype=np.float64)
+    itmp = np.empty(m, dtype=np.int64)
+    for col, ln in zip(columns, lens, strict=True):
+        if isinstance(col, FloatColumn):
+            s = np.empty((m, MAX_FLOAT_CHARS), dtype=np.uint8)
+            kern.float_fields(col.values, rows, ftmp, s, ln, row_len)
+        elif isinstance(col, IntColumn):
+            s = np.empty((m, MAX_INT_CHARS), dtype=np.uint8)
+            kern.int_fields(col.values, rows, itmp, s, ln, row_len)
+        else:
+            s = np.empty(m, dtype=np.int64)  # the strings picked
+            kern.text_fields(col.offsets, col.keys, rows, s, ln, row_len)
+        slots.append(s)
+    pos = np.empty(m, dtype=np.int64)
+    pos[0] = 0
+    np.cumsum(row_len[:-1], out=pos[1:])
+    buf = np.empty(int(pos[-1] + row_len[-1]), dtype=np.uint8)
+    last = len(columns) - 1
+    for c, (col, ln, s) in enumerate(zip(columns, lens, slots, strict=True)):
+        sep = _NEWLINE if c == last else _COMMA
+        if isinstance(col, TextColumn):
+            kern.copy_text(col.offsets, col.data, s, ln, pos, buf, sep)
+        else:
+            kern.copy_slots(s, ln, pos, buf, sep)
+    return buf
+
+
+def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
+               order: npt.NDArray[np.int64] | None = None, block: int = BLOCK) -> None:
+    """Write ``n`` CSV rows of ``columns`` (no header) to ``fh``.
+
+    Parameters
+    ----------
+    fh : binary file
+    columns : sequence of FloatColumn, IntColumn or TextColumn
+        At least one.  Row ``i`` is read at index ``order[i]`` of each column's
+        values (of its keys, for text).
+    n : int
+        The number of rows.
+    order : int64 array of length ``n``, optional
+        The source index of each row (default: ``0 .. n - 1``).
+    block : int
+        Rows per block.
+    """
+    if not columns:
+        raise ValueError("a CSV row needs at least one column")
+    if order is not None:
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        if order.size != n:
+            raise ValueError(f"order has {order.size} rows, expected {n}")
+    starts = range(0, n, block)
+    if not starts:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    def rows_of(a: int) -> npt.NDArray[np.int64]:
+        b = min(n, a + block)
+        return order[a:b] if order is not None else np.arange(a, b, dtype=np.int64)
+
+    # one thread writes a block while this one builds the next (both release the GIL)
+    with ThreadPoolExecutor(1, thread_name_prefix="podium-csv-write") as pool:
+        pending = None
+        for a in starts:
+            text = _block_text(columns, rows_of(a))
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(fh.write, text)
+        if pending is not None:
+            pending.result()

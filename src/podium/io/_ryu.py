@@ -1,0 +1,359 @@
+"""Shortest round-trip text of a double (Ryu, [Adams2018]) in Numba, spelled as Arrow.
+
+:func:`format_double` writes the text that ``pyarrow.compute.cast(x, pa.string())``
+(and Arrow's CSV writer) writes for a float64: double-conversion's ``ToShortest``
+with Arrow's settings --
+
+* the shortest decimal digits that read back as the same double (the closest such,
+  ties to even), found by Ryu's ``d2d`` (Ulf Adams, "Ryū: fast float-to-string
+  conversion", PLDI 2018);
+* decimal notation when the scientific exponent ``e`` has ``-6 <= e < 10``
+  (``1500``, ``0.000001``, ``1000000000``, ``0.30000000000000004``), otherwise
+  ``d[.ddd]e+X`` / ``d[.ddd]e-X`` (``1e+10``, ``1.2345e-7``, ``5e-324``);
+* ``-0`` for negative zero, ``inf`` / ``-inf``; NaN is written as nothing (an empty
+  CSV field: :mod:`podium.io.results` writes NaN as a missing value).
+
+:func:`format_int` writes an int64 as Arrow casts it (plain decimal).
+
+Ryu needs 64 x 128-bit products; they are emulated with 64-bit halves, all in
+``uint64`` (Numba types a mix of int64 and uint64 as float64, so every unsigned
+quantity here is explicitly ``np.uint64``).  The tables of powers of five are
+computed at import with Python integers (:func:`_pow5_tables`).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+__all__ = ["MAX_FLOAT_CHARS", "MAX_INT_CHARS", "format_double", "format_int", "shortest_digits"]
+
+#: The longest text of a double: ``-0.0000012345678901234567`` (25 characters).
+MAX_FLOAT_CHARS = 25
+#: The longest text of an int64: ``-9223372036854775808`` (20 characters).
+MAX_INT_CHARS = 20
+
+_MANTISSA_BITS = 52
+_BIAS = 1023
+_POW5_INV_BITCOUNT = 125
+_POW5_BITCOUNT = 125
+_INV_TABLE_SIZE = 342  # 5^q for q <= log10(2^(2046 - 1075)) = 292 < 342
+_TABLE_SIZE = 326  # 5^i for i <= 1074 + 2 - log10(5^1076) < 326
+
+
+def _pow5_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Ryu's ``DOUBLE_POW5_INV_SPLIT`` and ``DOUBLE_POW5_SPLIT`` as ``(n, 2)`` uint64
+    arrays of (low, high) 64-bit halves.
+
+    ``inv[q] = floor(2^(bits(5^q) - 1 + 125) / 5^q) + 1`` and
+    ``pow[i] = 5^i`` scaled by a power of two to exactly 125 bits.
+    """
+    inv = np.zeros((_INV_TABLE_SIZE, 2), dtype=np.uint64)
+    pw = np.zeros((_TABLE_SIZE, 2), dtype=np.uint64)
+    mask = (1 << 64) - 1
+    for q in range(_INV_TABLE_SIZE):
+        p = 5**q
+        v = (1 << (p.bit_length() - 1 + _POW5_INV_BITCOUNT)) // p + 1
+        inv[q] = (v & mask, v >> 64)
+    for i in range(_TABLE_SIZE):
+        p = 5**i
+        shift = p.bit_length() - _POW5_BITCOUNT
+        v = p >> shift if shift >= 0 else p << -shift
+        pw[i] = (v & mask, v >> 64)
+    return inv, pw
+
+
+_POW5_INV_SPLIT, _POW5_SPLIT = _pow5_tables()
+
+#: "00" "01" ... "99": two decimal digits per division by 100.
+_DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("ascii"),
+                             dtype=np.uint8).copy()
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U4 = np.uint64(4)
+_U5 = np.uint64(5)
+_U10 = np.uint64(10)
+_U32 = np.uint64(32)
+_U50 = np.uint64(50)
+_U63 = np.uint64(63)
+_U64 = np.uint64(64)
+_U100 = np.uint64(100)
+_MASK32 = np.uint64(0xFFFFFFFF)
+_MANTISSA_MASK = np.uint64((1 << _MANTISSA_BITS) - 1)
+_HIDDEN_BIT = np.uint64(1 << _MANTISSA_BITS)
+_EXP_MASK = np.uint64(0x7FF)
+_ZERO = 48  # ord("0")
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _pow5bits(e: int) -> int:
+    """``ceil(log2(5^e))`` for ``0 <= e <= 3528`` (1 for ``e = 0``)."""
+    return ((e * 1217359) >> 19) + 1
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _log10_pow2(e: int) -> int:
+    """``floor(log10(2^e))`` for ``0 <= e <= 1650``."""
+    return (e * 78913) >> 18
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _log10_pow5(e: int) -> int:
+    """``floor(log10(5^e))`` for ``0 <= e <= 2620``."""
+    return (e * 732923) >> 20
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _pow5_factor(value: np.uint64) -> int:
+    count = 0
+    while value % _U5 == _U0:
+        value = value // _U5
+        count += 1
+    return count
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _umul128(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """``a * b`` as (low, high) 64-bit halves."""
+    a_lo = a & _MASK32
+    a_hi = a >> _U32
+    b_lo = b & _MASK32
+    b_hi = b >> _U32
+    b00 = a_lo * b_lo
+    b01 = a_lo * b_hi
+    b10 = a_hi * b_lo
+    b11 = a_hi * b_hi
+    mid1 = b10 + (b00 >> _U32)
+    mid2 = b01 + (mid1 & _MASK32)
+    hi = b11 + (mid1 >> _U32) + (mid2 >> _U32)
+    lo = ((mid2 & _MASK32) << _U32) | (b00 & _MASK32)
+    return lo, hi
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _mul_shift64(m: np.uint64, mul_lo: np.uint64, mul_hi: np.uint64, j: int) -> np.uint64:
+    """``(m * mul) >> j`` for a 128-bit ``mul`` and ``64 < j < 128``."""
+    low0, high0 = _umul128(m, mul_lo)
+    low2, high2 = _umul128(m, mul_hi)
+    _ = low0
+    low1 = low2 + high0
+    high1 = high2 + (_U1 if low1 < high0 else _U0)
+    dist = np.uint64(j - 64)
+    return (high1 << (_U64 - dist)) | (low1 >> dist)
+
+
+@nb.njit(cache=True, nogil=True)
+def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.uint64, int]:
+    """Ryu's ``d2d``: the shortest decimal ``(digits, exponent)`` with
+    ``digits * 10^exponent`` reading back as the finite, non-zero double of the given
+    IEEE fields (the closest such; halfway cases to even)."""
+    if ieee_exponent == 0:
+        e2 = 1 - _BIAS - _MANTISSA_BITS - 2
+        m2 = ieee_mantissa
+    else:
+        e2 = ieee_exponent - _BIAS - _MANTISSA_BITS - 2
+        m2 = _HIDDEN_BIT | ieee_mantissa
+    even = (m2 & _U1) == _U0
+    accept_bounds = even
+    mv = _U4 * m2
+    mm_shift = _U1 if (ieee_mantissa != _U0 or ieee_exponent <= 1) else _U0
+    vm_trailing = False
+    vr_trailing = False
+    if e2 >= 0:
+        q = _log10_pow2(e2) - (1 if e2 > 3 else 0)
+        e10 = q
+        k = _POW5_INV_BITCOUNT + _pow5bits(q) - 1
+        i = -e2 + q + k
+        mul_lo = _POW5_INV_SPLIT[q, 0]
+        mul_hi = _POW5_INV_SPLIT[q, 1]
+        vr = _mul_shift64(mv, mul_lo, mul_hi, i)
+        vp = _mul_shift64(mv + _U2, mul_lo, mul_hi, i)
+        vm = _mul_shift64(mv - _U1 - mm_shift, mul_lo, mul_hi, i)
+        if q <= 21:
+            # at most 22 digits: 5^q may divide mv (vr, vm or vp is then exact)
+            if mv % _U5 == _U0:
+                vr_trailing = _pow5_factor(mv) >= q
+            elif accept_bounds:
+                vm_trailing = _pow5_factor(mv - _U1 - mm_shift) >= q
+            elif _pow5_factor(mv + _U2) >= q:
+                vp -= _U1
+    else:
+        q = _log10_pow5(-e2) - (1 if -e2 > 1 else 0)
+        e10 = q + e2
+        i = -e2 - q
+        k = _pow5bits(i) - _POW5_BITCOUNT
+        j = q - k
+        mul_lo = _POW5_SPLIT[i, 0]
+        mul_hi = _POW5_SPLIT[i, 1]
+        vr = _mul_shift64(mv, mul_lo, mul_hi, j)
+        vp = _mul_shift64(mv + _U2, mul_lo, mul_hi, j)
+        vm = _mul_shift64(mv - _U1 - mm_shift, mul_lo, mul_hi, j)
+        if q <= 1:
+            # mv has at least q trailing binary zeros: vr is exact
+            vr_trailing = True
+            if accept_bounds:
+                vm_trailing = mm_shift == _U1
+            else:
+                vp -= _U1
+        elif q < 63:
+            # the full product has at least q trailing zeros iff mv has q binary ones
+            vr_trailing = (mv & ((_U1 << np.uint64(q)) - _U1)) == _U0
+    removed = 0
+    last_removed = _U0
+    if vm_trailing or vr_trailing:
+        # the rare general case
+        while vp // _U10 > vm // _U10:
+            vm_trailing = vm_trailing and (vm % _U10 == _U0)
+            vr_trailing = vr_trailing and (last_removed == _U0)
+            last_removed = vr % _U10
+            vr = vr // _U10
+            vp = vp // _U10
+            vm = vm // _U10
+            removed += 1
+        if vm_trailing:
+            while vm % _U10 == _U0:
+                vr_trailing = vr_trailing and (last_removed == _U0)
+                last_removed = vr % _U10
+                vr = vr // _U10
+                vp = vp // _U10
+                vm = vm // _U10
+                removed += 1
+        if vr_trailing and last_removed == _U5 and vr % _U2 == _U0:
+            last_removed = _U4  # exactly halfway: round to even
+        up = (vr == vm and (not accept_bounds or not vm_trailing)) or last_removed >= _U5
+        output = vr + (_U1 if up else _U0)
+    else:
+        # the common case: no trailing zeros to track
+        round_up = False
+        if vp // _U100 > vm // _U100:
+            round_up = vr % _U100 >= _U50
+            vr = vr // _U100
+            vp = vp // _U100
+            vm = vm // _U100
+            removed += 2
+        while vp // _U10 > vm // _U10:
+            round_up = vr % _U10 >= _U5
+            vr = vr // _U10
+            vp = vp // _U10
+            vm = vm // _U10
+            removed += 1
+        output = vr + (_U1 if (vr == vm or round_up) else _U0)
+    return output, e10 + removed
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _decimal_length(v: np.uint64) -> int:
+    """Decimal digits of ``0 < v < 10^17``... up to 20 digits."""
+    n = 1
+    p = _U10
+    while n < 20 and v >= p:
+        n += 1
+        p = p * _U10
+    return n
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _put_digits(v: np.uint64, n: int, out: np.ndarray, pos: int) -> None:
+    """The ``n`` decimal digits of ``v`` at ``out[pos:pos + n]``."""
+    end = pos + n
+    while v >= _U100:
+        r = np.int64(v % _U100)
+        v = v // _U100
+        end -= 2
+        out[end] = _DIGIT_PAIRS[2 * r]
+        out[end + 1] = _DIGIT_PAIRS[2 * r + 1]
+    if v >= _U10:
+        r = np.int64(v)
+        out[end - 2] = _DIGIT_PAIRS[2 * r]
+        out[end - 1] = _DIGIT_PAIRS[2 * r + 1]
+    else:
+        out[end - 1] = _ZERO + np.int64(v)
+
+
+@nb.njit(cache=True, nogil=True)
+def format_double(x: float, out: np.ndarray, pos: int) -> int:
+    """Write the text of ``x`` (Arrow's spelling, see the module notes) at
+    ``out[pos:]`` (a uint8 array with room for :data:`MAX_FLOAT_CHARS`) and return its
+    length; NaN writes nothing (length 0)."""
+    bits = np.uint64(np.float64(x).view(np.uint64))
+    negative = (bits >> _U63) != _U0
+    ieee_mantissa = bits & _MANTISSA_MASK
+    ieee_exponent = np.int64((bits >> np.uint64(_MANTISSA_BITS)) & _EXP_MASK)
+    p = pos
+    if ieee_exponent == 0x7FF:
+        if ieee_mantissa != _U0:
+            return 0  # NaN: an empty field
+        if negative:
+            out[p] = 45  # "-"
+            p += 1
+        out[p] = 105  # "inf"
+        out[p + 1] = 110
+        out[p + 2] = 102
+        return p + 3 - pos
+    if negative:
+        out[p] = 45
+        p += 1
+    if ieee_exponent == 0 and ieee_mantissa == _U0:
+        out[p] = _ZERO
+        return p + 1 - pos
+    digits, exp = shortest_digits(ieee_mantissa, ieee_exponent)
+    n = _decimal_length(digits)
+    point = exp + n  # digits before the decimal point
+    sci = point - 1  # the scientific exponent
+    if -6 <= sci < 10:
+        if point <= 0:  # 0.000ddd
+            out[p] = _ZERO
+            out[p + 1] = 46  # "."
+            p += 2
+            for _ in range(-point):
+                out[p] = _ZERO
+                p += 1
+            _put_digits(digits, n, out, p)
+            p += n
+        elif point >= n:  # ddd000
+            _put_digits(digits, n, out, p)
+            p += n
+            for _ in range(point - n):
+                out[p] = _ZERO
+                p += 1
+        else:  # dd.ddd
+            _put_digits(digits, n, out, p + 1)
+            for t in range(point):
+                out[p + t] = out[p + 1 + t]
+            out[p + point] = 46
+            p += n + 1
+    else:  # d.ddde+X
+        _put_digits(digits, n, out, p + 1)
+        out[p] = out[p + 1]
+        if n > 1:
+            out[p + 1] = 46
+            p += n + 1
+        else:
+            p += 1
+        out[p] = 101  # "e"
+        out[p + 1] = 45 if sci < 0 else 43  # "-" / "+"
+        p += 2
+        a = -sci if sci < 0 else sci
+        m = 1 if a < 10 else (2 if a < 100 else 3)
+        _put_digits(np.uint64(a), m, out, p)
+        p += m
+    return p - pos
+
+
+@nb.njit(cache=True, nogil=True)
+def format_int(v: int, out: np.ndarray, pos: int) -> int:
+    """Write the decimal text of the int64 ``v`` at ``out[pos:]`` (room for
+    :data:`MAX_INT_CHARS`) and return its length."""
+    p = pos
+    if v < 0:
+        out[p] = 45
+        p += 1
+        # the magnitude, also of -2^63, in uint64
+        mag = ~np.uint64(v) + _U1
+    else:
+        mag = np.uint64(v)
+    n = _decimal_length(mag)
+    _put_digits(mag, n, out, p)
+    return p + n - pos
