@@ -19,25 +19,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any, TextIO
+from typing import IO, TextIO
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from podium.io import _csv_kernels as kern
-from podium.io._ryu import MAX_FLOAT_CHARS, MAX_INT_CHARS
 
 __all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_columns",
            "text_column", "announce_compile", "write_rows"]
 
 #: Rows per block.
-BLOCK = 1 << 18
+BLOCK = 1 << 17
 #: Rough compile time (seconds, one idle core) of the kernels, when Numba's cache is cold.
 COMPILE_SECONDS = 6.0
 
-_COMMA = ord(",")
-_NEWLINE = ord("\n")
 
 
 @dataclass(frozen=True)
@@ -143,37 +140,69 @@ def announce_compile(stream: TextIO | None = None) -> bool:
                                    sys.stderr if stream is None else stream)
 
 
-def _block_text(columns: Sequence[Column], rows: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
-    """The CSV text of the rows ``rows`` (indices into the columns' arrays)."""
-    m = rows.size
-    row_len = np.zeros(m, dtype=np.int64)
-    lens = [np.empty(m, dtype=np.int64) for _ in columns]
-    slots: list[npt.NDArray[Any]] = []
-    ftmp = np.empty(m, dtype=np.float64)
-    itmp = np.empty(m, dtype=np.int64)
-    for col, ln in zip(columns, lens, strict=True):
-        if isinstance(col, FloatColumn):
-            s = np.empty((m, MAX_FLOAT_CHARS), dtype=np.uint8)
-            kern.float_fields(col.values, rows, ftmp, s, ln, row_len)
-        elif isinstance(col, IntColumn):
-            s = np.empty((m, MAX_INT_CHARS), dtype=np.uint8)
-            kern.int_fields(col.values, rows, itmp, s, ln, row_len)
-        else:
-            s = np.empty(m, dtype=np.int64)  # the strings picked
-            kern.text_fields(col.offsets, col.keys, rows, s, ln, row_len)
-        slots.append(s)
-    pos = np.empty(m, dtype=np.int64)
-    pos[0] = 0
-    np.cumsum(row_len[:-1], out=pos[1:])
-    buf = np.empty(int(pos[-1] + row_len[-1]), dtype=np.uint8)
-    last = len(columns) - 1
-    for c, (col, ln, s) in enumerate(zip(columns, lens, slots, strict=True)):
-        sep = _NEWLINE if c == last else _COMMA
-        if isinstance(col, TextColumn):
-            kern.copy_text(col.offsets, col.data, s, ln, pos, buf, sep)
-        else:
-            kern.copy_slots(s, ln, pos, buf, sep)
-    return buf
+class _Plan:
+    """The columns as :func:`podium.io._csv_kernels.write_chunks` reads them: the kind
+    and slot of each, and every text column's strings in one dictionary (a column's
+    keys are shifted by the number of strings before its own)."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.columns = list(columns)
+        kinds = []
+        slots = []
+        count = {kern.FLOAT: 0, kern.INT: 0, kern.TEXT: 0}
+        offsets: list[npt.NDArray[np.int64]] = []
+        data: list[npt.NDArray[np.uint8]] = []
+        self.bases: list[int] = []
+        strings = 0
+        size = 0
+        for col in self.columns:
+            kind = (kern.FLOAT if isinstance(col, FloatColumn)
+                    else kern.INT if isinstance(col, IntColumn) else kern.TEXT)
+            kinds.append(kind)
+            slots.append(count[kind])
+            count[kind] += 1
+            if isinstance(col, TextColumn):
+                first = int(col.offsets[0])
+                offsets.append(col.offsets[:-1] - first + size)
+                data.append(col.data[first:int(col.offsets[-1])])
+                self.bases.append(strings)
+                strings += col.offsets.size - 1
+                size += int(col.offsets[-1]) - first
+        offsets.append(np.array([size], dtype=np.int64))
+        self.offsets = np.concatenate(offsets)
+        self.data = np.concatenate(data) if data else np.zeros(0, dtype=np.uint8)
+        self.kinds = np.array(kinds, dtype=np.int64)
+        self.slot = np.array(slots, dtype=np.int64)
+        self.count = count
+        self.fixed = len(kinds) + sum(kern.FIXED_WIDTH[k] for k in kinds)
+
+    def block(self, rows: npt.NDArray[np.int64]) -> list[memoryview]:
+        """The CSV text of the rows ``rows`` (indices into the columns' arrays), as the
+        pieces that, back to back, make it."""
+        m = rows.size
+        floats = np.empty((self.count[kern.FLOAT], m), dtype=np.float64)
+        ints = np.empty((self.count[kern.INT], m), dtype=np.int64)
+        keys = np.empty((self.count[kern.TEXT], m), dtype=np.int64)
+        t = 0
+        for col, s in zip(self.columns, self.slot.tolist(), strict=True):
+            if isinstance(col, FloatColumn):
+                kern.gather_floats(col.values, rows, floats[s])
+            elif isinstance(col, IntColumn):
+                kern.gather_ints(col.values, rows, ints[s])
+            else:
+                kern.gather_keys(col.keys, rows, self.bases[t], keys[s])
+                t += 1
+        chunks = -(-m // kern.CHUNK)
+        cap = np.empty(chunks, dtype=np.int64)
+        kern.chunk_capacity(keys, self.offsets, m, self.fixed, cap)
+        starts = np.zeros(chunks, dtype=np.int64)
+        np.cumsum(cap[:-1], out=starts[1:])
+        out = np.empty(int(starts[-1] + cap[-1]), dtype=np.uint8)
+        used = np.empty(chunks, dtype=np.int64)
+        kern.write_chunks(floats, ints, keys, self.offsets, self.data, self.kinds, self.slot,
+                          m, starts, out, used)
+        view = memoryview(out)
+        return [view[a:a + u] for a, u in zip(starts.tolist(), used.tolist(), strict=True)]
 
 
 def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
@@ -208,13 +237,14 @@ def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
         b = min(n, a + block)
         return order[a:b] if order is not None else np.arange(a, b, dtype=np.int64)
 
+    plan = _Plan(columns)
     # one thread writes a block while this one builds the next (both release the GIL)
     with ThreadPoolExecutor(1, thread_name_prefix="podium-csv-write") as pool:
         pending = None
         for a in starts:
-            text = _block_text(columns, rows_of(a))
+            text = plan.block(rows_of(a))
             if pending is not None:
                 pending.result()
-            pending = pool.submit(fh.write, text)
+            pending = pool.submit(fh.writelines, text)
         if pending is not None:
             pending.result()

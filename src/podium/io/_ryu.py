@@ -15,16 +15,22 @@ with Arrow's settings --
 
 :func:`format_int` writes an int64 as Arrow casts it (plain decimal).
 
-Ryu needs 64 x 128-bit products; they are emulated with 64-bit halves, all in
-``uint64`` (Numba types a mix of int64 and uint64 as float64, so every unsigned
+Ryu needs 64 x 128-bit products: the high half of a 64 x 64-bit product is one
+LLVM ``i128`` multiply (:func:`_mulhi`, a Numba intrinsic), the rest is ``uint64``
+arithmetic (Numba types a mix of int64 and uint64 as float64, so every unsigned
 quantity here is explicitly ``np.uint64``).  The tables of powers of five are
 computed at import with Python integers (:func:`_pow5_tables`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 __all__ = ["MAX_FLOAT_CHARS", "MAX_INT_CHARS", "format_double", "format_int", "shortest_digits"]
 
@@ -75,12 +81,11 @@ _U2 = np.uint64(2)
 _U4 = np.uint64(4)
 _U5 = np.uint64(5)
 _U10 = np.uint64(10)
-_U32 = np.uint64(32)
 _U50 = np.uint64(50)
 _U63 = np.uint64(63)
 _U64 = np.uint64(64)
 _U100 = np.uint64(100)
-_MASK32 = np.uint64(0xFFFFFFFF)
+_E8 = np.uint64(10**8)
 _MANTISSA_MASK = np.uint64((1 << _MANTISSA_BITS) - 1)
 _HIDDEN_BIT = np.uint64(1 << _MANTISSA_BITS)
 _EXP_MASK = np.uint64(0x7FF)
@@ -114,37 +119,67 @@ def _pow5_factor(value: np.uint64) -> int:
     return count
 
 
+@intrinsic
+def _mulhi(typingctx: Any, a: Any, b: Any) -> Any:
+    """The high 64 bits of the 128-bit product of two uint64 (one ``mul`` instruction)."""
+    if a != types.uint64 or b != types.uint64:
+        return None
+    sig = types.uint64(types.uint64, types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        wide = ir.IntType(128)
+        product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        return builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
+
+    return sig, codegen
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def _umul128(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """``a * b`` as (low, high) 64-bit halves."""
-    a_lo = a & _MASK32
-    a_hi = a >> _U32
-    b_lo = b & _MASK32
-    b_hi = b >> _U32
-    b00 = a_lo * b_lo
-    b01 = a_lo * b_hi
-    b10 = a_hi * b_lo
-    b11 = a_hi * b_hi
-    mid1 = b10 + (b00 >> _U32)
-    mid2 = b01 + (mid1 & _MASK32)
-    hi = b11 + (mid1 >> _U32) + (mid2 >> _U32)
-    lo = ((mid2 & _MASK32) << _U32) | (b00 & _MASK32)
-    return lo, hi
+    return a * b, _mulhi(a, b)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _mul_shift64(m: np.uint64, mul_lo: np.uint64, mul_hi: np.uint64, j: int) -> np.uint64:
-    """``(m * mul) >> j`` for a 128-bit ``mul`` and ``64 < j < 128``."""
-    low0, high0 = _umul128(m, mul_lo)
-    low2, high2 = _umul128(m, mul_hi)
-    _ = low0
-    low1 = low2 + high0
-    high1 = high2 + (_U1 if low1 < high0 else _U0)
-    dist = np.uint64(j - 64)
-    return (high1 << (_U64 - dist)) | (low1 >> dist)
+def _shift_right128(lo: np.uint64, hi: np.uint64, dist: int) -> np.uint64:
+    """``(hi * 2^64 + lo) >> dist`` (low 64 bits) for ``0 < dist < 64``."""
+    d = np.uint64(dist)
+    return (hi << (_U64 - d)) | (lo >> d)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
+def _mul_shift_all64(m: np.uint64, mul_lo: np.uint64, mul_hi: np.uint64, j: int,
+                     mm_shift: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """``(4m * mul) >> j``, ``((4m + 2) * mul) >> j`` and ``((4m - 1 - mm_shift) * mul)
+    >> j`` (``vr``, ``vp``, ``vm``) from the two products of ``2m`` (Ryu's
+    ``mulShiftAll64``; ``m`` has at most 53 bits, ``64 < j - 1 < 128``)."""
+    m = m << _U1
+    lo, tmp = _umul128(m, mul_lo)
+    lo1, hi = _umul128(m, mul_hi)
+    mid = tmp + lo1
+    hi += _U1 if mid < tmp else _U0
+    lo2 = lo + mul_lo
+    mid2 = mid + mul_hi + (_U1 if lo2 < lo else _U0)
+    hi2 = hi + (_U1 if mid2 < mid else _U0)
+    vp = _shift_right128(mid2, hi2, j - 65)
+    if mm_shift == _U1:
+        lo3 = lo - mul_lo
+        mid3 = mid - mul_hi - (_U1 if lo3 > lo else _U0)
+        hi3 = hi - (_U1 if mid3 > mid else _U0)
+        vm = _shift_right128(mid3, hi3, j - 65)
+    else:
+        lo3 = lo + lo
+        mid3 = mid + mid + (_U1 if lo3 < lo else _U0)
+        hi3 = hi + hi + (_U1 if mid3 < mid else _U0)
+        lo4 = lo3 - mul_lo
+        mid4 = mid3 - mul_hi - (_U1 if lo4 > lo3 else _U0)
+        hi4 = hi3 - (_U1 if mid4 > mid3 else _U0)
+        vm = _shift_right128(mid4, hi4, j - 64)
+    vr = _shift_right128(mid, hi, j - 65)
+    return vr, vp, vm
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.uint64, int]:
     """Ryu's ``d2d``: the shortest decimal ``(digits, exponent)`` with
     ``digits * 10^exponent`` reading back as the finite, non-zero double of the given
@@ -168,9 +203,7 @@ def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.ui
         i = -e2 + q + k
         mul_lo = _POW5_INV_SPLIT[q, 0]
         mul_hi = _POW5_INV_SPLIT[q, 1]
-        vr = _mul_shift64(mv, mul_lo, mul_hi, i)
-        vp = _mul_shift64(mv + _U2, mul_lo, mul_hi, i)
-        vm = _mul_shift64(mv - _U1 - mm_shift, mul_lo, mul_hi, i)
+        vr, vp, vm = _mul_shift_all64(m2, mul_lo, mul_hi, i, mm_shift)
         if q <= 21:
             # at most 22 digits: 5^q may divide mv (vr, vm or vp is then exact)
             if mv % _U5 == _U0:
@@ -187,9 +220,7 @@ def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.ui
         j = q - k
         mul_lo = _POW5_SPLIT[i, 0]
         mul_hi = _POW5_SPLIT[i, 1]
-        vr = _mul_shift64(mv, mul_lo, mul_hi, j)
-        vp = _mul_shift64(mv + _U2, mul_lo, mul_hi, j)
-        vm = _mul_shift64(mv - _U1 - mm_shift, mul_lo, mul_hi, j)
+        vr, vp, vm = _mul_shift_all64(m2, mul_lo, mul_hi, j, mm_shift)
         if q <= 1:
             # mv has at least q trailing binary zeros: vr is exact
             vr_trailing = True
@@ -243,36 +274,82 @@ def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.ui
     return output, e10 + removed
 
 
+_POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def _decimal_length(v: np.uint64) -> int:
-    """Decimal digits of ``0 < v < 10^17``... up to 20 digits."""
-    n = 1
-    p = _U10
-    while n < 20 and v >= p:
-        n += 1
-        p = p * _U10
-    return n
+    """The number of decimal digits of ``v`` (1 for 0): a binary search of the powers
+    of ten."""
+    lo = 1
+    hi = 20
+    while lo < hi:  # the answer is in [lo, hi]
+        mid = (lo + hi) >> 1
+        if v >= _POW10[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _div_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Multipliers and shifts that divide by ``10^k`` (``1 <= k <= 19``): for
+    ``s = floor(log2(10^k))`` and ``M = ceil(2^(64 + s) / 10^k)`` (below ``2^64``),
+    ``v // 10^k == (v * M) >> (64 + s)`` for every ``v < 2^57``, which holds all the
+    digits Ryu makes (at most 17): the error ``e = M 10^k - 2^(64 + s) < 10^k
+    < 2^(s + 1)`` makes ``v e < 2^(64 + s)``."""
+    magic = np.zeros(20, dtype=np.uint64)
+    shift = np.zeros(20, dtype=np.uint64)
+    for k in range(1, 20):
+        d = 10**k
+        s = d.bit_length() - 1
+        m = -((-1 << (64 + s)) // d)
+        assert m < 1 << 64 and (m * d - (1 << (64 + s))) << 57 < 1 << (64 + s)
+        magic[k] = m
+        shift[k] = s
+    return magic, shift
+
+
+_DIV_MAGIC, _DIV_SHIFT = _div_tables()
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _div_pow10(v: np.uint64, k: int) -> np.uint64:
+    """``v // 10^k`` for ``v < 2^57`` and ``1 <= k <= 19``, by a multiply."""
+    _, hi = _umul128(v, _DIV_MAGIC[k])
+    return hi >> _DIV_SHIFT[k]
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _put_small(v: np.uint32, n: int, out: np.ndarray, end: int) -> None:
+    """The last ``n`` decimal digits of ``v < 2^32`` ending at ``out[end - 1]``, two at a
+    time (32-bit arithmetic)."""
+    while n >= 2:
+        r = np.int64(v % np.uint32(100))
+        v = v // np.uint32(100)
+        end -= 2
+        out[end] = _DIGIT_PAIRS[2 * r]
+        out[end + 1] = _DIGIT_PAIRS[2 * r + 1]
+        n -= 2
+    if n:
+        out[end - 1] = _ZERO + np.int64(v % np.uint32(10))
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def _put_digits(v: np.uint64, n: int, out: np.ndarray, pos: int) -> None:
-    """The ``n`` decimal digits of ``v`` at ``out[pos:pos + n]``."""
+    """The ``n`` decimal digits of ``v`` at ``out[pos:pos + n]``: the number is cut into
+    8-digit pieces, each written with 32-bit arithmetic."""
     end = pos + n
-    while v >= _U100:
-        r = np.int64(v % _U100)
-        v = v // _U100
-        end -= 2
-        out[end] = _DIGIT_PAIRS[2 * r]
-        out[end + 1] = _DIGIT_PAIRS[2 * r + 1]
-    if v >= _U10:
-        r = np.int64(v)
-        out[end - 2] = _DIGIT_PAIRS[2 * r]
-        out[end - 1] = _DIGIT_PAIRS[2 * r + 1]
-    else:
-        out[end - 1] = _ZERO + np.int64(v)
+    while n > 8:
+        q = v // _E8
+        _put_small(np.uint32(v - q * _E8), 8, out, end)
+        v = q
+        end -= 8
+        n -= 8
+    _put_small(np.uint32(v), n, out, end)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def format_double(x: float, out: np.ndarray, pos: int) -> int:
     """Write the text of ``x`` (Arrow's spelling, see the module notes) at
     ``out[pos:]`` (a uint8 array with room for :data:`MAX_FLOAT_CHARS`) and return its
@@ -319,10 +396,11 @@ def format_double(x: float, out: np.ndarray, pos: int) -> int:
                 out[p] = _ZERO
                 p += 1
         else:  # dd.ddd
-            _put_digits(digits, n, out, p + 1)
-            for t in range(point):
-                out[p + t] = out[p + 1 + t]
+            frac = n - point
+            whole = _div_pow10(digits, frac)
+            _put_digits(whole, point, out, p)
             out[p + point] = 46
+            _put_digits(digits - whole * _POW10[frac], frac, out, p + point + 1)
             p += n + 1
     else:  # d.ddde+X
         _put_digits(digits, n, out, p + 1)
@@ -342,7 +420,7 @@ def format_double(x: float, out: np.ndarray, pos: int) -> int:
     return p - pos
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def format_int(v: int, out: np.ndarray, pos: int) -> int:
     """Write the decimal text of the int64 ``v`` at ``out[pos:]`` (room for
     :data:`MAX_INT_CHARS`) and return its length."""

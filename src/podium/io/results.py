@@ -385,15 +385,23 @@ def _any_special(texts: pa.Array | pa.ChunkedArray) -> bool:
     return bool(len(texts)) and bool(pc.any(pc.match_substring_regex(texts, _CSV_SPECIAL)).as_py())
 
 
+def _text(value: str) -> pa.Scalar:
+    """A string scalar taken from an array: ``pa.scalar`` (which Arrow's compute
+    functions call on a Python argument) imports pandas, about 0.3 s."""
+    return _from_strings([value])[0]
+
+
 def _quoted_text(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """Every field of a column as CSV text: numbers in the CSV writer's (shortest
     round-trip) form, text quoted where needed, nulls empty."""
     if pa.types.is_string(col.type):
-        quoted = pc.binary_join_element_wise('"', pc.replace_substring(col, '"', '""'), '"', "")
+        quote = _text('"')
+        quoted = pc.binary_join_element_wise(quote, pc.replace_substring(col, '"', '""'), quote,
+                                             _text(""))
         text = pc.if_else(pc.match_substring_regex(col, _CSV_SPECIAL), quoted, col)
     else:
         text = pc.cast(col, pa.string())
-    return pc.fill_null(text, "")
+    return pc.fill_null(text, _text(""))
 
 
 def _csv_quoted(table: pa.Table) -> memoryview:
@@ -404,8 +412,8 @@ def _csv_quoted(table: pa.Table) -> memoryview:
     need quotes; this path writes exactly the text Python's :mod:`csv` writes.
     """
     texts = [_quoted_text(c) for c in table.columns]
-    texts[-1] = pc.binary_join_element_wise(texts[-1], "\n", "")
-    rows = pc.binary_join_element_wise(*texts, ",")
+    texts[-1] = pc.binary_join_element_wise(texts[-1], _text("\n"), _text(""))
+    rows = pc.binary_join_element_wise(*texts, _text(","))
     if isinstance(rows, pa.ChunkedArray):
         rows = rows.combine_chunks()
     # the rows' character data, back to back, is the CSV text of the table
