@@ -33,7 +33,7 @@ __all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_c
 #: Rows per block.
 BLOCK = 1 << 17
 #: Rough compile time (seconds, one idle core) of the kernels, when Numba's cache is cold.
-COMPILE_SECONDS = 6.0
+COMPILE_SECONDS = 7.0
 
 
 
@@ -206,7 +206,7 @@ class _Plan:
 
 
 def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
-               order: npt.NDArray[np.int64] | None = None, block: int = BLOCK) -> None:
+               order: npt.NDArray[np.int64] | None = None, block: int | None = None) -> None:
     """Write ``n`` CSV rows of ``columns`` (no header) to ``fh``.
 
     Parameters
@@ -219,9 +219,12 @@ def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
         The number of rows.
     order : int64 array of length ``n``, optional
         The source index of each row (default: ``0 .. n - 1``).
-    block : int
-        Rows per block.
+    block : int, optional
+        Rows per block (default :data:`BLOCK`).
     """
+    block = BLOCK if block is None else block
+    if block < 1:
+        raise ValueError(f"block must be positive, got {block}")
     if not columns:
         raise ValueError("a CSV row needs at least one column")
     if order is not None:

@@ -179,7 +179,7 @@ def _mul_shift_all64(m: np.uint64, mul_lo: np.uint64, mul_hi: np.uint64, j: int,
     return vr, vp, vm
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.uint64, int]:
     """Ryu's ``d2d``: the shortest decimal ``(digits, exponent)`` with
     ``digits * 10^exponent`` reading back as the finite, non-zero double of the given
@@ -349,7 +349,7 @@ def _put_digits(v: np.uint64, n: int, out: np.ndarray, pos: int) -> None:
     _put_small(np.uint32(v), n, out, end)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def format_double(x: float, out: np.ndarray, pos: int) -> int:
     """Write the text of ``x`` (Arrow's spelling, see the module notes) at
     ``out[pos:]`` (a uint8 array with room for :data:`MAX_FLOAT_CHARS`) and return its
@@ -420,7 +420,7 @@ def format_double(x: float, out: np.ndarray, pos: int) -> int:
     return p - pos
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def format_int(v: int, out: np.ndarray, pos: int) -> int:
     """Write the decimal text of the int64 ``v`` at ``out[pos:]`` (room for
     :data:`MAX_INT_CHARS`) and return its length."""
