@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, TextIO
+from typing import IO, Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,7 @@ import pyarrow as pa
 from podium.io import _csv_kernels as kern
 
 __all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_columns",
-           "text_column", "announce_compile", "write_rows"]
+           "text_column", "int_column", "announce_compile", "write_rows"]
 
 #: Rows per block.
 BLOCK = 1 << 17
@@ -46,27 +46,29 @@ class FloatColumn:
 
 @dataclass(frozen=True)
 class IntColumn:
-    """int64 values, read at the rows' indices."""
+    """int64 or int32 values, read at the rows' indices."""
 
-    values: npt.NDArray[np.int64]
+    values: npt.NDArray[np.int64] | npt.NDArray[np.int32]
 
 
 @dataclass(frozen=True)
 class TextColumn:
-    """Strings ``data[offsets[k]:offsets[k + 1]]`` (UTF-8), where ``k = keys[row]``;
-    a negative key is an empty field."""
+    """Strings ``data[offsets[k]:offsets[k + 1]]`` (UTF-8), where ``k = keys[row]``
+    (int64 or int32); a negative key is an empty field."""
 
     offsets: npt.NDArray[np.int64]
     data: npt.NDArray[np.uint8]
-    keys: npt.NDArray[np.int64]
+    keys: npt.NDArray[np.int64] | npt.NDArray[np.int32]
 
 
 Column = FloatColumn | IntColumn | TextColumn
 
 
-def text_column(strings: pa.Array, keys: npt.NDArray[np.int64]) -> TextColumn:
-    """The strings of an Arrow (large) string array, picked by ``keys``; a null string
-    is an empty field, as a negative key is."""
+def text_column(strings: pa.Array,
+                keys: npt.NDArray[np.int64] | npt.NDArray[np.int32]) -> TextColumn:
+    """The strings of an Arrow (large) string array, picked by ``keys`` (int32 keys are
+    kept as they are, any other integers become int64); a null string is an empty
+    field, as a negative key is."""
     n = len(strings)
     kind = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     bufs = strings.buffers()
@@ -77,7 +79,20 @@ def text_column(strings: pa.Array, keys: npt.NDArray[np.int64]) -> TextColumn:
     if strings.null_count:
         valid = _valid(strings)
         keys = np.where((keys >= 0) & valid[np.maximum(keys, 0)], keys, -1)
-    return TextColumn(offsets, data, np.ascontiguousarray(keys, dtype=np.int64))
+    return TextColumn(offsets, data, _ints(keys))
+
+
+def _ints(values: npt.NDArray[Any]) -> npt.NDArray[np.int64] | npt.NDArray[np.int32]:
+    """``values`` as contiguous int32 (kept, no copy) or int64 (the kernels' two key and
+    integer types)."""
+    if values.dtype == np.int32:
+        return np.ascontiguousarray(values)
+    return np.ascontiguousarray(values, dtype=np.int64)
+
+
+def int_column(values: npt.NDArray[Any]) -> IntColumn:
+    """Integers (any NumPy integer type that fits in int64) as an :class:`IntColumn`."""
+    return IntColumn(_ints(values))
 
 
 def _valid(arr: pa.Array) -> npt.NDArray[np.bool_]:
@@ -117,7 +132,7 @@ def arrow_columns(table: pa.Table) -> list[Column] | None:
                 return None
             raw = np.frombuffer(arr.buffers()[1], dtype=typ.to_pandas_dtype(),
                                 count=arr.offset + n)[arr.offset:]
-            out.append(IntColumn(raw.astype(np.int64)))
+            out.append(IntColumn(_ints(raw)))
         elif pa.types.is_boolean(typ):
             bits = np.unpackbits(np.frombuffer(arr.buffers()[1], dtype=np.uint8),
                                  bitorder="little")[arr.offset:arr.offset + n]

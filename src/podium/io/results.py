@@ -499,16 +499,13 @@ def _write_histories_csv(rater: Rater, names: _Handles, fh: IO[bytes]) -> None:
     ev, display, order = _histories_parts(rater, names)
     _csv_rows.announce_compile()
 
-    def ints(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-        return np.asarray(values, dtype=np.int64)
-
     columns: list[_csv_rows.Column] = [
-        _csv_rows.text_column(names.array, ints(ev["player"])),
-        _csv_rows.IntColumn(ints(ev["contest"])),
+        _csv_rows.text_column(names.array, ev["player"]),
+        _csv_rows.int_column(ev["contest"]),
         *(_csv_rows.FloatColumn(np.ascontiguousarray(v, dtype=np.float64))
           for v in (ev["mu"], ev["sigma"], display, ev["perf"])),
-        _csv_rows.IntColumn(ints(ev["place"])),
-        _csv_rows.text_column(teams, ints(ev["team"])),
+        _csv_rows.int_column(ev["place"]),
+        _csv_rows.text_column(teams, ev["team"]),
     ]
     fh.write((",".join(HISTORIES_COLUMNS) + "\n").encode("utf-8"))
     _csv_rows.write_rows(fh, columns, len(order), order)
