@@ -33,7 +33,7 @@ __all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_c
 #: Rows per block.
 BLOCK = 1 << 17
 #: Rough compile time (seconds, one idle core) of the kernels, when Numba's cache is cold.
-COMPILE_SECONDS = 7.0
+COMPILE_SECONDS = 6.0
 
 
 
@@ -216,7 +216,7 @@ class _Plan:
         used = np.empty(chunks, dtype=np.int64)
         kern.write_chunks(floats, ints, keys, self.offsets, self.data, self.kinds, self.slot,
                           m, starts, out, used)
-        view = memoryview(out)
+        view = memoryview(out)  # type: ignore[arg-type]  # NumPy arrays are buffers
         return [view[a:a + u] for a, u in zip(starts.tolist(), used.tolist(), strict=True)]
 
 

@@ -137,7 +137,7 @@ def _mulhi(typingctx: Any, a: Any, b: Any) -> Any:
 @nb.njit(cache=True, nogil=True, inline="always")
 def _umul128(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """``a * b`` as (low, high) 64-bit halves."""
-    return a * b, _mulhi(a, b)
+    return a * b, _mulhi(a, b)  # type: ignore[call-arg]  # a Numba intrinsic
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -259,13 +259,13 @@ def shortest_digits(ieee_mantissa: np.uint64, ieee_exponent: int) -> tuple[np.ui
         # the common case: no trailing zeros to track
         round_up = False
         if vp // _U100 > vm // _U100:
-            round_up = vr % _U100 >= _U50
+            round_up = bool(vr % _U100 >= _U50)
             vr = vr // _U100
             vp = vp // _U100
             vm = vm // _U100
             removed += 2
         while vp // _U10 > vm // _U10:
-            round_up = vr % _U10 >= _U5
+            round_up = bool(vr % _U10 >= _U5)
             vr = vr // _U10
             vp = vp // _U10
             vm = vm // _U10
@@ -357,7 +357,7 @@ def format_double(x: float, out: np.ndarray, pos: int) -> int:
     bits = np.uint64(np.float64(x).view(np.uint64))
     negative = (bits >> _U63) != _U0
     ieee_mantissa = bits & _MANTISSA_MASK
-    ieee_exponent = np.int64((bits >> np.uint64(_MANTISSA_BITS)) & _EXP_MASK)
+    ieee_exponent = int((bits >> np.uint64(_MANTISSA_BITS)) & _EXP_MASK)
     p = pos
     if ieee_exponent == 0x7FF:
         if ieee_mantissa != _U0:

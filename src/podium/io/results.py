@@ -19,6 +19,13 @@ The tables are built as Arrow tables straight from the rater's NumPy arrays
 ``pyarrow.parquet``), each file atomically (a temporary file renamed over the
 target, :func:`podium._files.atomic_write`).
 
+A CSV table of :data:`_COMPILED_MIN_ROWS` rows or more whose text needs no quotes is
+written by the compiled writer (:mod:`podium.io._csv_rows`, Numba: shortest
+round-trip floats by Ryu, rows in parallel) to the same bytes; ``histories.csv``
+then straight from the event arrays in row order, without gathering its columns
+first.  Smaller tables never load it (its kernels take seconds to compile into
+Numba's cache, once; the first time, a line on stderr says so).
+
 CSV text
 --------
 * Floats are written as their shortest round-trip decimal text (``0.1 + 0.2`` is
