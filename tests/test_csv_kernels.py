@@ -1,4 +1,4 @@
-"""The compiled CSV writer (podium.io._ryu, _csv_kernels, _csv_rows): every number is
+"""The compiled CSV writer (podium.io._csv_kernels, _csv_rows): every number is
 spelled exactly as Arrow casts it to text, and every table is written byte for byte as
 the Arrow path of podium.io.results writes it."""
 
@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podium import Contest, Rater
-from podium.io import _csv_rows, _ryu, results
+from podium.io import _csv_kernels, _csv_rows, results
 from podium.io.synthetic import synthetic_contests
 from podium.io.synthetic_teams import synthetic_team_contests
 
@@ -165,7 +165,7 @@ def test_int64_extremes() -> None:
 
 
 def test_pow5_tables_and_division_by_powers_of_ten() -> None:
-    inv, pw = _ryu._pow5_tables()
+    inv, pw = _csv_kernels._pow5_tables()
     for q in (0, 1, 2, 27, 100, 341):
         v = int(inv[q, 0]) | int(inv[q, 1]) << 64
         assert v == (1 << ((5**q).bit_length() - 1 + 125)) // 5**q + 1
@@ -175,7 +175,7 @@ def test_pow5_tables_and_division_by_powers_of_ten() -> None:
     # Ryu's published first entries
     assert (int(inv[1, 0]), int(inv[1, 1])) == (11068046444225730970, 1844674407370955161)
     assert (int(pw[1, 0]), int(pw[1, 1])) == (0, 1441151880758558720)
-    magic, shift = _ryu._div_tables()
+    magic, shift = _csv_kernels._div_tables()
     rng = np.random.default_rng(3)
     for k in range(1, 20):
         m, s = int(magic[k]), int(shift[k])
@@ -278,6 +278,18 @@ def test_write_rows_in_an_order() -> None:
         _csv_rows.write_rows(out, [_csv_rows.FloatColumn(x)], 1000, order[:3])
     with pytest.raises(ValueError, match="at least one column"):
         _csv_rows.write_rows(out, [], 0)
+    # the kernels do not check indices: write_rows does
+    with pytest.raises(ValueError, match="negative row index"):
+        _csv_rows.write_rows(out, [_csv_rows.FloatColumn(x)], 1000, order - 1)
+    with pytest.raises(ValueError, match="row index 1000 is outside"):
+        _csv_rows.write_rows(out, [_csv_rows.FloatColumn(x)], 1000, order + 1)
+    with pytest.raises(ValueError, match="column 0 has 999 values"):
+        _csv_rows.write_rows(out, [_csv_rows.FloatColumn(x[:999])], 1000)
+    with pytest.raises(ValueError, match="key 10 is outside its 10 strings"):
+        _csv_rows.write_rows(out, [_csv_rows.text_column(names, keys + 1)], 1000)
+    bad = _csv_rows.TextColumn(np.array([0, 5], np.int64), np.zeros(3, np.uint8), keys * 0)
+    with pytest.raises(ValueError, match="offsets do not fit"):
+        _csv_rows.write_rows(out, [bad], 1000)
 
 
 # ---------------------------------------------------------------------- a rater's results
@@ -348,7 +360,7 @@ def test_small_jobs_do_not_load_the_compiled_writer(tmp_path: Path) -> None:
         r.add(Contest([("a", 0, 0), ("b", 1, 1)], name="one"))
         write_results(r, {str(tmp_path)!r})
         assert "podium.io._csv_kernels" not in sys.modules
-        assert "podium.io._ryu" not in sys.modules
+        assert "podium.io._csv_rows" not in sys.modules
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -5,13 +5,13 @@
 gathering the columns first; any other large table through
 :func:`arrow_columns`).  The text is byte for byte that of the Arrow path of
 :mod:`podium.io.results`: numbers as Arrow casts them to text (shortest round-trip
-floats, :mod:`podium.io._ryu`), NaN and nulls as empty fields, ``True``/``False``,
+floats, :mod:`podium.io._csv_kernels`), NaN and nulls as empty fields, ``True``/``False``,
 text fields as they are -- the caller makes sure that none needs quotes.
 
 Rows are written in blocks of :data:`BLOCK` rows: each block's text is built in a
-NumPy buffer by the kernels of :mod:`podium.io._csv_kernels` (``prange`` over its
-rows) and written while the next block is built (the kernels release the GIL), so
-that at most two blocks' text is held in memory.
+NumPy buffer by the kernels of :mod:`podium.io._csv_kernels` (``prange`` over chunks
+of its rows) and written by a second thread while the next block is built (the
+kernels release the GIL), so that at most two blocks' text is held in memory.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ __all__ = ["BLOCK", "FloatColumn", "IntColumn", "TextColumn", "Column", "arrow_c
 
 #: Rows per block.
 BLOCK = 1 << 17
-#: Rough compile time (seconds, one idle core) of the kernels, when Numba's cache is cold.
+#: Rough compile time (seconds) of the kernels when Numba's cache is cold (5.9-6.1 s
+#: measured on the 2-core development machine, fresh ``NUMBA_CACHE_DIR``).
 COMPILE_SECONDS = 6.0
-
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,31 @@ class _Plan:
         return [view[a:a + u] for a, u in zip(starts.tolist(), used.tolist(), strict=True)]
 
 
+def _check_bounds(columns: Sequence[Column], n: int,
+                  order: npt.NDArray[np.int64] | None) -> None:
+    """Raise :class:`ValueError` unless every index the kernels will follow is inside its
+    array (they do not check: a bad index would read outside memory)."""
+    if n == 0:
+        return
+    top = n - 1
+    if order is not None:
+        lo, top = int(order.min()), int(order.max())
+        if lo < 0:
+            raise ValueError(f"order has a negative row index {lo}")
+    for j, col in enumerate(columns):
+        size = col.keys.size if isinstance(col, TextColumn) else col.values.size
+        if top >= size:
+            raise ValueError(f"column {j} has {size} values; row index {top} is outside it")
+        if isinstance(col, TextColumn):
+            off = col.offsets
+            if (off.size == 0 or off[0] < 0 or col.data.size < off[-1]
+                    or np.any(off[1:] < off[:-1])):
+                raise ValueError(f"column {j}: the string offsets do not fit the data")
+            if col.keys.size and int(col.keys.max()) >= off.size - 1:
+                raise ValueError(f"column {j}: key {int(col.keys.max())} is outside its "
+                                 f"{off.size - 1} strings")
+
+
 def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
                order: npt.NDArray[np.int64] | None = None, block: int | None = None) -> None:
     """Write ``n`` CSV rows of ``columns`` (no header) to ``fh``.
@@ -246,6 +271,7 @@ def write_rows(fh: IO[bytes], columns: Sequence[Column], n: int,
         order = np.ascontiguousarray(order, dtype=np.int64)
         if order.size != n:
             raise ValueError(f"order has {order.size} rows, expected {n}")
+    _check_bounds(columns, n, order)
     starts = range(0, n, block)
     if not starts:
         return
