@@ -126,3 +126,35 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     print(f"compiling kernels for {name}, once: ~{max(seconds, 1.0):.0f} s", file=out,
           flush=True)
     return True
+
+
+def announce_module_compile(what: str, module: ModuleType, seconds: float,
+                            stream: TextIO | None = None) -> bool:
+    """Print ``compiling kernels for WHAT, once: ~N s`` when none of the Numba kernels
+    defined in ``module`` is in the on-disk cache yet (kernels outside the rating
+    systems, e.g. the compiled CSV writer of :mod:`podium.io.results`).
+
+    Parameters
+    ----------
+    what:
+        What the kernels are for, as the line names it.
+    module:
+        The module whose dispatchers are checked.
+    seconds:
+        The rough compile time the line quotes.
+    stream:
+        Where to write (default ``sys.stderr``).
+
+    Returns
+    -------
+    bool
+        Whether the line was printed.
+    """
+    kernels = [v for v in vars(module).values()
+               if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
+    if not kernels or any(_has_index(d) for d in kernels):
+        return False
+    out = sys.stderr if stream is None else stream
+    print(f"compiling kernels for {what}, once: ~{max(seconds, 1.0):.0f} s", file=out,
+          flush=True)
+    return True

@@ -19,6 +19,13 @@ The tables are built as Arrow tables straight from the rater's NumPy arrays
 ``pyarrow.parquet``), each file atomically (a temporary file renamed over the
 target, :func:`podium._files.atomic_write`).
 
+A CSV table of :data:`_COMPILED_MIN_ROWS` rows or more whose text needs no quotes is
+written by the compiled writer (:mod:`podium.io._csv_rows`, Numba: shortest
+round-trip floats by Ryu, rows in parallel) to the same bytes; ``histories.csv``
+then straight from the event arrays in row order, without gathering its columns
+first.  Smaller tables never load it (its kernels take seconds to compile into
+Numba's cache, once; the first time, a line on stderr says so).
+
 CSV text
 --------
 * Floats are written as their shortest round-trip decimal text (``0.1 + 0.2`` is
@@ -76,6 +83,10 @@ FORMATS = ("csv", "parquet")
 
 #: Rows per batch when writing CSV text.
 _CSV_BATCH = 1 << 18
+#: Tables of at least this many rows are written by the compiled writer
+#: (:mod:`podium.io._csv_rows`) unless a text field needs quotes; smaller ones by
+#: Arrow (no compilation for them: a cold cache costs seconds).
+_COMPILED_MIN_ROWS = 100_000
 #: Characters that make a CSV text field need quotes.
 _CSV_SPECIAL = '[,"\r\n]'
 
@@ -244,13 +255,15 @@ def histories_table(rater: Rater) -> pa.Table:
     return _histories_table(rater, _Handles(rater.players.handles))
 
 
-def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
+def _histories_parts(rater: Rater, names: _Handles
+                     ) -> tuple[dict[str, npt.NDArray[Any]], npt.NDArray[np.float64],
+                                npt.NDArray[Any]]:
+    """The event arrays, their display ratings (in event order, as the rater's own
+    frames compute them) and the order of the rows (by handle, then contest)."""
     ev = rater.events.arrays()
     player = ev["player"]
     contest = ev["contest"]
-    # computed in event order, as the rater's own frames do, then permuted
     display = np.asarray(rater.system.display_rating(ev["mu"], ev["sigma"]), dtype=np.float64)
-    handles = names.array
     if player.size:
         key = names.ranks[player]
         if np.all(contest[1:] >= contest[:-1]):
@@ -259,6 +272,13 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
             order = np.lexsort((contest, key))
     else:
         order = np.zeros(0, dtype=np.int64)
+    return ev, display, order
+
+
+def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
+    ev, display, order = _histories_parts(rater, names)
+    player = ev["player"]
+    handles = names.array
     team_names = rater.events.team_names
 
     def gather(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -277,8 +297,8 @@ def _histories_table(rater: Rater, names: _Handles) -> pa.Table:
     # each column is a gather of millions of values (NumPy and Arrow release the GIL)
     jobs: list[Callable[[], Any]] = [
         gather_handles,
-        *(partial(gather, v) for v in (contest, ev["mu"], ev["sigma"], display, ev["perf"],
-                                       ev["place"])),
+        *(partial(gather, v) for v in (ev["contest"], ev["mu"], ev["sigma"], display,
+                                       ev["perf"], ev["place"])),
         gather_teams,
     ]
     columns = _run_all(jobs)
@@ -367,15 +387,28 @@ def _needs_quotes(table: pa.Table) -> bool:
     return False
 
 
+def _any_special(texts: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether some (large) string of ``texts`` holds a comma, a quote or a line break."""
+    return bool(len(texts)) and bool(pc.any(pc.match_substring_regex(texts, _CSV_SPECIAL)).as_py())
+
+
+def _text(value: str) -> pa.Scalar:
+    """A string scalar taken from an array: ``pa.scalar`` (which Arrow's compute
+    functions call on a Python argument) imports pandas, about 0.3 s."""
+    return _from_strings([value])[0]
+
+
 def _quoted_text(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """Every field of a column as CSV text: numbers in the CSV writer's (shortest
     round-trip) form, text quoted where needed, nulls empty."""
     if pa.types.is_string(col.type):
-        quoted = pc.binary_join_element_wise('"', pc.replace_substring(col, '"', '""'), '"', "")
+        quote = _text('"')
+        quoted = pc.binary_join_element_wise(quote, pc.replace_substring(col, '"', '""'), quote,
+                                             _text(""))
         text = pc.if_else(pc.match_substring_regex(col, _CSV_SPECIAL), quoted, col)
     else:
         text = pc.cast(col, pa.string())
-    return pc.fill_null(text, "")
+    return pc.fill_null(text, _text(""))
 
 
 def _csv_quoted(table: pa.Table) -> memoryview:
@@ -386,8 +419,8 @@ def _csv_quoted(table: pa.Table) -> memoryview:
     need quotes; this path writes exactly the text Python's :mod:`csv` writes.
     """
     texts = [_quoted_text(c) for c in table.columns]
-    texts[-1] = pc.binary_join_element_wise(texts[-1], "\n", "")
-    rows = pc.binary_join_element_wise(*texts, ",")
+    texts[-1] = pc.binary_join_element_wise(texts[-1], _text("\n"), _text(""))
+    rows = pc.binary_join_element_wise(*texts, _text(","))
     if isinstance(rows, pa.ChunkedArray):
         rows = rows.combine_chunks()
     # the rows' character data, back to back, is the CSV text of the table
@@ -418,10 +451,23 @@ def _workers() -> int:
 
 
 def _write_csv(table: pa.Table, fh: IO[bytes]) -> None:
-    """Header, then the rows in slices of :data:`_CSV_BATCH`, formatted by a pool of
-    threads (Arrow's kernels release the GIL) and written in order; at most two
-    slices per thread are held in memory."""
+    """Header, then the rows: a table of :data:`_COMPILED_MIN_ROWS` rows or more whose
+    text needs no quotes by the compiled writer (:mod:`podium.io._csv_rows`), any
+    other in slices of :data:`_CSV_BATCH`, formatted by a pool of threads (Arrow's
+    kernels release the GIL) and written in order; at most two slices per thread are
+    held in memory."""
     fh.write((",".join(table.column_names) + "\n").encode("utf-8"))
+    if table.num_rows >= _COMPILED_MIN_ROWS and not any(
+        _any_special(c) for c in table.columns
+        if pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+    ):
+        from podium.io import _csv_rows
+
+        columns = _csv_rows.arrow_columns(table)
+        if columns is not None:
+            _csv_rows.announce_compile()
+            _csv_rows.write_rows(fh, columns, table.num_rows)
+            return
     table = pa.table([_csv_column(c) for c in table.columns], names=table.column_names)
     slices = [table.slice(a, _CSV_BATCH) for a in range(0, table.num_rows, _CSV_BATCH)]
     workers = min(_workers(), len(slices))
@@ -440,6 +486,36 @@ def _write_csv(table: pa.Table, fh: IO[bytes]) -> None:
                 fh.write(pending.popleft().result())
         while pending:
             fh.write(pending.popleft().result())
+
+
+def _write_histories_csv(rater: Rater, names: _Handles, fh: IO[bytes]) -> None:
+    """``histories.csv``: with the compiled writer straight from the event arrays in
+    row order (no gathered table) when it is large and no handle or team name needs
+    quotes, else as :func:`histories_table` through :func:`_write_csv`."""
+    team_names = rater.events.team_names
+    n = len(rater.events)
+    if n < _COMPILED_MIN_ROWS or _any_special(names.array):
+        _write_csv(_histories_table(rater, names), fh)
+        return
+    teams = _from_strings(team_names)
+    if _any_special(teams):
+        _write_csv(_histories_table(rater, names), fh)
+        return
+    from podium.io import _csv_rows
+
+    ev, display, order = _histories_parts(rater, names)
+    _csv_rows.announce_compile()
+
+    columns: list[_csv_rows.Column] = [
+        _csv_rows.text_column(names.array, ev["player"]),
+        _csv_rows.int_column(ev["contest"]),
+        *(_csv_rows.FloatColumn(np.ascontiguousarray(v, dtype=np.float64))
+          for v in (ev["mu"], ev["sigma"], display, ev["perf"])),
+        _csv_rows.int_column(ev["place"]),
+        _csv_rows.text_column(teams, ev["team"]),
+    ]
+    fh.write((",".join(HISTORIES_COLUMNS) + "\n").encode("utf-8"))
+    _csv_rows.write_rows(fh, columns, len(order), order)
 
 
 def _write_parquet(table: pa.Table, fh: IO[bytes]) -> None:
@@ -517,7 +593,11 @@ def write_results(
         directory.mkdir(parents=True, exist_ok=True)
         for name, build in tables:
             path = directory / f"{name}.{fmt}"
-            write_table(build(), path, fmt)
+            if name == "histories" and fmt == "csv":
+                atomic_write(path, lambda fh: _write_histories_csv(rater, names, fh),
+                             binary=True)
+            else:
+                write_table(build(), path, fmt)
             written.append(path)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else directory
