@@ -243,11 +243,11 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
                    f_mu, f_warg, f_wout, used, out, out_status):
     """Rate rounds ``r0..r1-1`` of a batch with Elo-MMR, one after another.
 
-    Each round is ``EloMMR.round_update``: round weights (beta, gamma), the
-    pseudodiffusion of Algorithm 2, opponent terms ``delta = hypot(sigma, beta)``,
-    performances (Theorem 3.2; exact when the subsample size is 0, else
-    subsampled, Sec. 5.3), the round's performance ceiling (logistic model; NaN
-    means none), and the posterior update (Eq. 6-8; the Gaussian variant
+    Each round is ``EloMMR.round_update`` (:func:`_elo_mmr_round`): round weights
+    (beta, gamma), the pseudodiffusion of Algorithm 2, opponent terms ``delta =
+    hypot(sigma, beta)``, performances (Theorem 3.2; exact when the subsample size
+    is 0, else subsampled, Sec. 5.3), the round's performance ceiling (logistic
+    model; NaN means none), and the posterior update (Eq. 6-8; the Gaussian variant
     multiplies normals).  The player table (``tab_*``) is read before and written
     after every round, as the Rater does between rounds, display ratings
     ``mu - display_sigmas * (sigma - sig_limit)`` included.
@@ -278,6 +278,38 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
         The factor pool after the last round and the number of events with a
         non-zero solver status.
     """
+    flagged = 0
+    for r in range(r0, r1):
+        a = offsets[r]
+        b = offsets[r + 1]
+        if r + 1 < r1:
+            _prefetch_players(players, b, offsets[r + 2], tab_mu, tab_sig, tab_played, tab_last,
+                              tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
+                              fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
+        f_mu, f_warg, f_wout, used, n_flagged = _elo_mmr_round(
+            players[a:b], lo[a:b], times[r], weights[r], ceilings[r],
+            tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+            fparams, iparams, noob_delay,
+            nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+            f_mu, f_warg, f_wout, used, out, a, out_status, a,
+        )
+        flagged += n_flagged
+    return f_mu, f_warg, f_wout, used, flagged
+
+
+@nb.njit(cache=True)
+def _elo_mmr_round(idx, rlo, t, weight, ceiling,
+                   tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                   fparams, iparams, noob_delay,
+                   nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+                   f_mu, f_warg, f_wout, used, out, at, out_status, status_at):
+    """One round of :func:`elo_mmr_rounds` (``EloMMR.round_update``): participants
+    ``idx`` (best first) with tie ranges starting at ``rlo``, at time ``t``, with the
+    contest's weight and performance ceiling (NaN: the system's).  Writes participant
+    ``k``'s new ``mu``, ``sigma`` and performance to ``out[:, at + k]`` and its solver
+    statuses to ``out_status[:, status_at + k]``.  Returns the factor pool (possibly
+    reallocated), its used size and the number of participants with a non-zero
+    status."""
     weight_limit = fparams[F_WEIGHT_LIMIT]
     sig_limit = fparams[F_SIG_LIMIT]
     drift_per_day = fparams[F_DRIFT]
@@ -293,82 +325,71 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
     max_history = iparams[I_MAX_HISTORY]
     direct_groups = iparams[I_DIRECT_GROUPS]
     flagged = 0
-    for r in range(r0, r1):
-        a = offsets[r]
-        b = offsets[r + 1]
-        n = b - a
-        idx = players[a:b]
-        rlo = lo[a:b]
-        t = times[r]
-        if r + 1 < r1:
-            _prefetch_players(players, b, offsets[r + 2], tab_mu, tab_sig, tab_played, tab_last,
-                              tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
-                              fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
-        played = np.empty(n, dtype=np.int64)
-        delta_secs = np.empty(n)
-        mu = np.empty(n)
-        sig0 = np.empty(n)
-        for k in range(n):
-            i = idx[k]
-            played[k] = tab_played[i]
-            d = t - tab_last[i]
-            delta_secs[k] = float(d if d > 0 else 0) if played[k] != 0 else 0.0
-            mu[k] = tab_mu[i]
-            sig0[k] = tab_sig[i]
-        beta, gamma = K.round_weights(played, weights[r], weight_limit, noob_delay,
-                                      sig_limit, drift_per_day, delta_secs)
-        # 1. pseudodiffusion (Algorithm 2)
-        normal = K.Normal(nf_mu, nf_w)
-        lazy = K.LazyWeights(scale, sum_aw, sum_w)
-        blocks = K.Blocks(fb_base, fb_cap, fb_start, fb_len)
-        sig = K.diffuse(idx, mu, sig0, gamma, rho, collapse, normal, lazy, blocks,
-                        K.Factors(f_mu, f_warg, f_wout))
-        # 2. opponent terms
-        delta = np.empty(n)
-        for k in range(n):
-            delta[k] = math.hypot(sig[k], beta[k])
-        # 3. performances (Theorem 3.2)
-        if subsample_size == 0:
-            perf, st = _exact_performance(kind, mu, delta, rlo, split_ties, direct_groups)
-        else:
-            perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
-                                               split_ties)
-        if kind == LOGISTIC:
-            ceiling = ceilings[r]
-            if math.isnan(ceiling):
-                ceiling = default_ceiling
-            if not math.isnan(ceiling):
-                for k in range(n):
-                    if perf[k] > ceiling:
-                        perf[k] = ceiling
-        # 4. posterior update (Eq. 6-8)
-        if kind == GAUSSIAN:
-            new_mu, new_sig = K.update_gaussian(idx, perf, beta, normal)
-            st2 = np.zeros(n, dtype=np.int8)
-        else:
-            pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
-            f_mu, f_warg, f_wout = pool
-            new_mu, new_sig, st2 = _update_logistic(
-                idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
-            )
-        for k in range(n):
-            i = idx[k]
-            out[0, a + k] = new_mu[k]
-            out[1, a + k] = new_sig[k]
-            out[2, a + k] = perf[k]
-            out_status[0, a + k] = st[k]
-            out_status[1, a + k] = st2[k]
-            if st[k] != 0 or st2[k] != 0:
-                flagged += 1
-            shown_old = mu[k] - display_sigmas * (sig0[k] - sig_limit)
-            shown_new = new_mu[k] - display_sigmas * (new_sig[k] - sig_limit)
-            tab_mu[i] = new_mu[k]
-            tab_sig[i] = new_sig[k]
-            tab_played[i] += 1
-            if t > tab_last[i]:
-                tab_last[i] = t
-            tab_max_display[i] = _np_maximum(tab_max_display[i], shown_new)
-            tab_change[i] = shown_new - shown_old
+    n = idx.size
+    played = np.empty(n, dtype=np.int64)
+    delta_secs = np.empty(n)
+    mu = np.empty(n)
+    sig0 = np.empty(n)
+    for k in range(n):
+        i = idx[k]
+        played[k] = tab_played[i]
+        d = t - tab_last[i]
+        delta_secs[k] = float(d if d > 0 else 0) if played[k] != 0 else 0.0
+        mu[k] = tab_mu[i]
+        sig0[k] = tab_sig[i]
+    beta, gamma = K.round_weights(played, weight, weight_limit, noob_delay,
+                                  sig_limit, drift_per_day, delta_secs)
+    # 1. pseudodiffusion (Algorithm 2)
+    normal = K.Normal(nf_mu, nf_w)
+    lazy = K.LazyWeights(scale, sum_aw, sum_w)
+    blocks = K.Blocks(fb_base, fb_cap, fb_start, fb_len)
+    sig = K.diffuse(idx, mu, sig0, gamma, rho, collapse, normal, lazy, blocks,
+                    K.Factors(f_mu, f_warg, f_wout))
+    # 2. opponent terms
+    delta = np.empty(n)
+    for k in range(n):
+        delta[k] = math.hypot(sig[k], beta[k])
+    # 3. performances (Theorem 3.2)
+    if subsample_size == 0:
+        perf, st = _exact_performance(kind, mu, delta, rlo, split_ties, direct_groups)
+    else:
+        perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
+                                           split_ties)
+    if kind == LOGISTIC:
+        if math.isnan(ceiling):
+            ceiling = default_ceiling
+        if not math.isnan(ceiling):
+            for k in range(n):
+                if perf[k] > ceiling:
+                    perf[k] = ceiling
+    # 4. posterior update (Eq. 6-8)
+    if kind == GAUSSIAN:
+        new_mu, new_sig = K.update_gaussian(idx, perf, beta, normal)
+        st2 = np.zeros(n, dtype=np.int8)
+    else:
+        pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
+        f_mu, f_warg, f_wout = pool
+        new_mu, new_sig, st2 = _update_logistic(
+            idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
+        )
+    for k in range(n):
+        i = idx[k]
+        out[0, at + k] = new_mu[k]
+        out[1, at + k] = new_sig[k]
+        out[2, at + k] = perf[k]
+        out_status[0, status_at + k] = st[k]
+        out_status[1, status_at + k] = st2[k]
+        if st[k] != 0 or st2[k] != 0:
+            flagged += 1
+        shown_old = mu[k] - display_sigmas * (sig0[k] - sig_limit)
+        shown_new = new_mu[k] - display_sigmas * (new_sig[k] - sig_limit)
+        tab_mu[i] = new_mu[k]
+        tab_sig[i] = new_sig[k]
+        tab_played[i] += 1
+        if t > tab_last[i]:
+            tab_last[i] = t
+        tab_max_display[i] = _np_maximum(tab_max_display[i], shown_new)
+        tab_change[i] = shown_new - shown_old
     return f_mu, f_warg, f_wout, used, flagged
 
 
@@ -378,12 +399,13 @@ def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
                      sig_drift, eps, conv_eps, max_rounds, out, out_rounds, out_flags):
     """Rate rounds ``r0..r1-1`` of a batch with TrueSkill-SPb, one after another.
 
-    Each round is ``TrueSkillSPb.round_update``: every participant's sigma is
-    widened by the drift (``hypot(sigma, sig_drift)``), the places are the tie
-    groups, and :func:`~podium.systems._trueskill_kernels.trueskill_round` runs
-    the message passing with the round's performance deviation ``sig_perf[r]``.
-    The player table (``tab_*``) is read before and written after every round;
-    the display rating is ``mu``.
+    Each round is ``TrueSkillSPb.round_update`` (:func:`_trueskill_round`): every
+    participant's sigma is widened by the drift (``hypot(sigma, sig_drift)``), the
+    places are the tie groups, and
+    :func:`~podium.systems._trueskill_kernels.trueskill_round` runs the message
+    passing with the round's performance deviation ``sig_perf[r]``.  The player
+    table (``tab_*``) is read before and written after every round; the display
+    rating is ``mu``.
 
     Per event it writes the new ``mu``, ``sigma`` and the performance (rows of
     ``out``); per round the number of message-passing rounds and the flags
@@ -394,40 +416,195 @@ def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
     for r in range(r0, r1):
         a = offsets[r]
         b = offsets[r + 1]
-        n = b - a
-        idx = players[a:b]
-        t = times[r]
-        g_starts, _ = _groups(lo[a:b])
-        starts = np.empty(g_starts.size + 1, dtype=np.int64)
-        starts[: g_starts.size] = g_starts
-        starts[g_starts.size] = n
-        mu = np.empty(n)
-        sig = np.empty(n)
-        for k in range(n):
-            i = idx[k]
-            mu[k] = tab_mu[i]
-            sig[k] = math.hypot(tab_sig[i], sig_drift)
-        new_mu, new_sig, perf, _, rounds, converged = trueskill_round(
-            mu, sig, starts, sig_perf[r], eps, conv_eps, max_rounds
+        rounds, flags = _trueskill_round(
+            players[a:b], lo[a:b], times[r], sig_perf[r],
+            tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+            sig_drift, eps, conv_eps, max_rounds, out, a,
         )
-        flags = 0 if converged else TS_UNCONVERGED
-        for k in range(n):
-            if not (np.isfinite(new_mu[k]) and np.isfinite(new_sig[k])):
-                flags |= TS_NONFINITE
         out_rounds[r] = rounds
         out_flags[r] = flags
         if flags != 0:
             flagged += 1
-        for k in range(n):
-            i = idx[k]
-            out[0, a + k] = new_mu[k]
-            out[1, a + k] = new_sig[k]
-            out[2, a + k] = perf[k]
-            tab_mu[i] = new_mu[k]
-            tab_sig[i] = new_sig[k]
-            tab_played[i] += 1
-            if t > tab_last[i]:
-                tab_last[i] = t
-            tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
-            tab_change[i] = new_mu[k] - mu[k]
     return flagged
+
+
+@nb.njit(cache=True)
+def _trueskill_round(idx, rlo, t, sig_perf,
+                     tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                     sig_drift, eps, conv_eps, max_rounds, out, at):
+    """One round of :func:`trueskill_rounds`: participants ``idx`` (best first) with
+    tie ranges starting at ``rlo``, at time ``t``; participant ``k``'s new ``mu``,
+    ``sigma`` and performance go to ``out[:, at + k]``.  Returns the number of
+    message-passing rounds and the round's flags."""
+    n = idx.size
+    g_starts, _ = _groups(rlo)
+    starts = np.empty(g_starts.size + 1, dtype=np.int64)
+    starts[: g_starts.size] = g_starts
+    starts[g_starts.size] = n
+    mu = np.empty(n)
+    sig = np.empty(n)
+    for k in range(n):
+        i = idx[k]
+        mu[k] = tab_mu[i]
+        sig[k] = math.hypot(tab_sig[i], sig_drift)
+    new_mu, new_sig, perf, _, rounds, converged = trueskill_round(
+        mu, sig, starts, sig_perf, eps, conv_eps, max_rounds
+    )
+    flags = 0 if converged else TS_UNCONVERGED
+    for k in range(n):
+        if not (np.isfinite(new_mu[k]) and np.isfinite(new_sig[k])):
+            flags |= TS_NONFINITE
+    for k in range(n):
+        i = idx[k]
+        out[0, at + k] = new_mu[k]
+        out[1, at + k] = new_sig[k]
+        out[2, at + k] = perf[k]
+        tab_mu[i] = new_mu[k]
+        tab_sig[i] = new_sig[k]
+        tab_played[i] += 1
+        if t > tab_last[i]:
+            tab_last[i] = t
+        tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
+        tab_change[i] = new_mu[k] - mu[k]
+    return rounds, flags
+
+
+# ---------------------------------------------------------------------- Rater.add
+# One small round with everything around it that can be compiled: the newcomers'
+# rows, the event log's entries (written straight into its open chunk,
+# :meth:`~podium.core.state.EventLog.reserve_tail`) and, for Elo-MMR, room in the
+# factor pool checked before anything changes.  The pool arrays are not returned
+# (boxing three arrays back into Python costs about a microsecond, a tenth of a
+# round): when the pool must grow, the kernel changes nothing but the newcomers'
+# rows and says so, and the caller grows it as ``reserve`` would and calls again.
+
+
+@nb.njit(cache=True)
+def _check_room(players, n_after, rows, ev_f, ev_i, at):
+    """Raise unless every array written has room: player rows ``< n_after <= rows``
+    and the events' columns ``at .. at + len(players)``."""
+    if n_after > rows:
+        raise ValueError("internal error: player arrays too small for the round")
+    for k in range(players.size):
+        if players[k] < 0 or players[k] >= n_after:
+            raise ValueError("internal error: player index outside the table")
+    if ev_f.shape[0] != 3 or ev_i.shape[0] != 3 or at < 0 \
+            or at + players.size > min(ev_f.shape[1], ev_i.shape[1]):
+        raise ValueError("internal error: event buffer too small for the round")
+
+
+@nb.njit(cache=True)
+def _new_table_rows(a, b, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change):
+    """Rows ``a..b-1`` of the player table become newcomers debuting at ``t``: the
+    prior ``(mu0, sig0)``, no round played, ``max_display = -inf``, ``last_change = 0``
+    (what :meth:`~podium.core.state.PlayerTable.add_players` writes)."""
+    for i in range(a, b):
+        tab_mu[i] = mu0
+        tab_sig[i] = sig0
+        tab_played[i] = 0
+        tab_last[i] = t
+        tab_max_display[i] = -np.inf
+        tab_change[i] = 0.0
+
+
+@nb.njit(cache=True)
+def _log_events(players, lo, index, ev_i, at):
+    """The integer columns of the round's events: contest index, player, place."""
+    for k in range(players.size):
+        ev_i[0, at + k] = index
+        ev_i[1, at + k] = players[k]
+        ev_i[2, at + k] = lo[k]
+
+
+@nb.njit(cache=True)
+def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
+                mu0, sig0, nf_mu0, nf_w0,
+                tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                fparams, iparams, noob_delay,
+                nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+                f_mu, f_warg, f_wout, used, ev_f, ev_i, at, out_status):
+    """``Rater.add`` of one small round with Elo-MMR (:func:`_elo_mmr_round`).
+
+    Players ``n_before..n_after-1`` of the table are the round's newcomers (their
+    rows get the prior ``(mu0, sig0)``), the system state's rows ``s_n..n_after-1``
+    a newcomer's normal factor ``(nf_mu0, nf_w0)`` and no logistic factor (what
+    ``FactorPoolState.ensure_players`` writes).  The events go to ``ev_f[:, at:]``
+    (mu, sigma, performance) and ``ev_i[:, at:]`` (contest ``index``, player,
+    place); the solver statuses to ``out_status``.
+
+    Returns
+    -------
+    grow_to, used, flagged
+        ``grow_to > 0``: the factor pool must first grow to at least this many
+        slots (as :func:`~podium.systems._elo_mmr_kernels.reserve` grows it); only
+        the newcomers' rows were written.  Else the round is rated: the pool's used
+        size and the number of events with a non-zero solver status.
+    """
+    rows = min(tab_mu.size, tab_sig.size, tab_played.size, tab_last.size,
+               tab_max_display.size, tab_change.size, nf_mu.size, nf_w.size, scale.size,
+               sum_aw.size, sum_w.size, fb_base.size, fb_cap.size, fb_start.size,
+               fb_len.size)
+    _check_room(players, n_after, rows, ev_f, ev_i, at)
+    if out_status.shape[0] != 2 or out_status.shape[1] < players.size:
+        raise ValueError("internal error: status buffer too small for the round")
+    _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change)
+    for i in range(s_n, n_after):
+        nf_mu[i] = nf_mu0
+        nf_w[i] = nf_w0
+        scale[i] = 1.0
+        sum_aw[i] = 0.0
+        sum_w[i] = 0.0
+        fb_base[i] = 0
+        fb_cap[i] = 0
+        fb_start[i] = 0
+        fb_len[i] = 0
+    if iparams[I_KIND] == LOGISTIC:
+        # what reserve will need once the diffusion ran (which, collapsing, empties
+        # every participant's list of factors)
+        collapse = iparams[I_COLLAPSE] != 0
+        need = used
+        for k in range(players.size):
+            i = players[k]
+            start = 0 if collapse else fb_start[i]
+            length = 0 if collapse else fb_len[i]
+            if start + length >= fb_cap[i] and start == 0:
+                need += max(4, 2 * fb_cap[i])
+        if need > f_mu.size:
+            return max(need, int(f_mu.size * 1.5) + 1024), used, 0
+    f_mu2, _, _, used, flagged = _elo_mmr_round(
+        players, lo, t, weight, ceiling,
+        tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+        fparams, iparams, noob_delay,
+        nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+        f_mu, f_warg, f_wout, used, ev_f, at, out_status, 0,
+    )
+    if f_mu2.size != f_mu.size:
+        raise ValueError("internal error: the factor pool moved during the round")
+    _log_events(players, lo, index, ev_i, at)
+    return 0, used, flagged
+
+
+@nb.njit(cache=True)
+def trueskill_add(players, lo, t, sig_perf, index, n_before, n_after, mu0, sig0,
+                  tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                  sig_drift, eps, conv_eps, max_rounds, ev_f, ev_i, at):
+    """``Rater.add`` of one round with TrueSkill-SPb (:func:`_trueskill_round`).
+
+    Players ``n_before..n_after-1`` of the table are the round's newcomers (their
+    rows get the prior ``(mu0, sig0)``).  The events go to ``ev_f[:, at:]`` (mu,
+    sigma, performance) and ``ev_i[:, at:]`` (contest ``index``, player, place).
+    Returns the number of message-passing rounds and the round's flags.
+    """
+    rows = min(tab_mu.size, tab_sig.size, tab_played.size, tab_last.size,
+               tab_max_display.size, tab_change.size)
+    _check_room(players, n_after, rows, ev_f, ev_i, at)
+    _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change)
+    rounds, flags = _trueskill_round(
+        players, lo, t, sig_perf, tab_mu, tab_sig, tab_played, tab_last, tab_max_display,
+        tab_change, sig_drift, eps, conv_eps, max_rounds, ev_f, at,
+    )
+    _log_events(players, lo, index, ev_i, at)
+    return rounds, flags
