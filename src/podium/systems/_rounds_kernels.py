@@ -195,6 +195,7 @@ def _subsampled_performance(kind, mu, delta, lo, num_samples, width, split_ties)
     return _subsampled(kind, merged, mu, lo, num_samples, width, split_ties, guess)
 
 
+
 #: Layout of :func:`elo_mmr_rounds`' parameter arrays (see ``EloMMR._rounds_params``).
 (F_WEIGHT_LIMIT, F_SIG_LIMIT, F_DRIFT, F_RHO, F_WIDTH, F_HIST_TOL, F_DISPLAY_SIGMAS,
  F_CEILING) = range(8)
@@ -548,6 +549,10 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
     _check_room(players, n_after, rows, ev_f, ev_i, at)
     if out_status.shape[0] != 2 or out_status.shape[1] < players.size:
         raise ValueError("internal error: status buffer too small for the round")
+    # the players' rows are scattered over megabytes: ask for all of them at once
+    _prefetch_players(players, 0, players.size, tab_mu, tab_sig, tab_played, tab_last,
+                      tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
+                      fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
     _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
                     tab_max_display, tab_change)
     for i in range(s_n, n_after):
