@@ -488,7 +488,7 @@ def counting_small_rounds() -> Iterator[list[int]]:
 
             def wrapped(self: Any, *args: Any, _original: Any = original) -> Any:
                 out = _original(self, *args)
-                if out is not None:
+                if out is not None and out is not NotImplemented:
                     taken.append(args[3])
                 return out
 
@@ -628,3 +628,16 @@ def test_event_log_tail() -> None:
     assert sorted(a) == sorted(b)
     for k in a:
         assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+
+
+def test_a_system_that_changes_the_update_is_not_asked_again() -> None:
+    """A subclass that changes ``round_update`` declines the small-round path for good
+    (``NotImplemented``) once past the threshold; its rounds go through ``round_update``."""
+    history = [c for c in _lobby_history(60, 30, seed=2) if c.teams is None]
+    ref, ref_reports, _ = reference(ExplodingMMR(), history)
+    with counting_small_rounds() as taken:
+        r = Rater(ExplodingMMR())
+        assert r._small is not None
+        assert [r.add(c) for c in history] == ref_reports
+    assert r._small is None and not taken
+    assert_same(r, ref)

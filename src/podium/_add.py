@@ -20,8 +20,10 @@ the table's capacity; the events go to columns ``at ..`` of ``values`` (mu, sigm
 perf) and ``ids`` (contest index, player, place), as
 :meth:`~podium.core.state.EventLog.reserve_tail` lays them out.  It returns the
 round's warnings, or ``None`` having changed nothing (the round is not for it; the
-Rater then takes the batch path).  When it raises, the Rater's players are as before
-and the state is rolled back to ``n_before`` players, as after a failed batch.
+Rater then takes the batch path), or ``NotImplemented`` likewise when no round is
+(a subclass that changes the update: the Rater stops asking).  When it raises, the
+Rater's players are as before and the state is rolled back to ``n_before`` players,
+as after a failed batch.
 """
 
 from __future__ import annotations
@@ -90,7 +92,9 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
     except BaseException:
         rater.state.truncate_players(n_before)
         raise
-    if warnings is None:
+    if warnings is None or warnings is NotImplemented:
+        if warnings is NotImplemented:  # never for this system: stop asking
+            rater._small = None
         return None
     if new:
         table.index.update(zip(new, range(n_before, n_after), strict=True))

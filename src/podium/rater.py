@@ -94,8 +94,7 @@ class Rater:
         # system has one and its newcomer prior is the same for every contest
         small = getattr(self.system, "rate_small_round", None)
         same_prior = type(self.system).newcomer is RatingSystem.newcomer
-        self._small: Callable[..., tuple[str, ...] | None] | None = \
-            small if same_prior else None
+        self._small: Callable[..., Any] | None = small if same_prior else None
         self._prior = self.system.newcomer(None) if small is not None and same_prior else None
 
     # ------------------------------------------------------------------ rating

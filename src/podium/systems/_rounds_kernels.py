@@ -13,7 +13,10 @@ bit-identical:
   posterior update (Eq. 6-8)), for rounds small enough that the exact system
   solves every tie group directly;
 * :func:`trueskill_rounds`: TrueSkill-SPb (one call of the message-passing kernel
-  per round).
+  per round);
+* :func:`elo_mmr_add`, :func:`trueskill_add`: ``Rater.add`` of one small round
+  (``rate_small_round``): the same per-round code (:func:`_elo_mmr_round`,
+  :func:`_trueskill_round`), plus the newcomers' rows and the round's events.
 
 The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` (``update_logistic``,
 ``subsampled_performance``) are compiled here
@@ -29,7 +32,9 @@ This module is imported, and its kernels compiled, only when a system rates a
 batch of rounds this way.  Unlike the per-round kernels, these take the state's arrays one by
 one rather than in NamedTuple groups: they are called once per ``Rater.add``, and
 building and unboxing the groups there measurably slowed an ``add`` loop of
-eight-player rounds (about 5 us of 30 per call).
+eight-player rounds (about 5 us of 30 per call).  For the same reason the ``*_add``
+kernels return no array (boxing one back costs ~0.3 us) and take their outputs
+preallocated.
 """
 
 from __future__ import annotations

@@ -377,7 +377,7 @@ class EloMMR(RatingSystem):
         self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
         players: npt.NDArray[np.int64], n_before: int, n_after: int,
         prior: tuple[float, float], events: tuple[FloatArray, np.ndarray, int],
-    ) -> tuple[str, ...] | None:
+    ) -> Any:
         """``Rater.add`` of one small individual round, in one compiled call
         (:func:`~podium.systems._rounds_kernels.elo_mmr_add`; the same numbers as
         :meth:`rate_rounds`, bit for bit).
@@ -391,12 +391,15 @@ class EloMMR(RatingSystem):
 
         Returns the round's warnings, or ``None`` (nothing changed) when the round is
         not for this path: a team round, more than ``_BATCH_MAX_PLAYERS`` players,
-        before the Rater has seen ``_BATCH_AFTER`` contests, or a subclass that
-        changes the update.  When the kernel raises, the caller rolls the state back
-        to ``n_before`` players (:meth:`SystemState.truncate_players`).
+        before the Rater has seen ``_BATCH_AFTER`` contests; ``NotImplemented`` for a
+        subclass that changes the update (no round is).  When the kernel raises, the
+        caller rolls the state back to ``n_before`` players
+        (:meth:`SystemState.truncate_players`).
         """
+        if not self._compiled_rounds:
+            return NotImplemented
         if (index + 1 < _BATCH_AFTER or players.size > _BATCH_MAX_PLAYERS
-                or contest.team_round or not self._compiled_rounds):
+                or contest.team_round):
             return None
         assert isinstance(state, EloMMRState)
         RK = _rounds_kernels()

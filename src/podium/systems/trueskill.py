@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -304,18 +304,20 @@ class TrueSkillSPb(RatingSystem):
         self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
         players: npt.NDArray[np.int64], n_before: int, n_after: int,
         prior: tuple[float, float], events: tuple[FloatArray, np.ndarray, int],
-    ) -> tuple[str, ...] | None:
+    ) -> Any:
         """``Rater.add`` of one individual round, in one compiled call
         (:func:`~podium.systems._rounds_kernels.trueskill_add`; the same numbers as
         :meth:`rate_rounds`).  The arguments and the result are those of
         :meth:`EloMMR.rate_small_round <podium.systems.elo_mmr.EloMMR.rate_small_round>`;
-        ``None`` (nothing changed) for a team round, before the Rater has seen
-        ``_BATCH_AFTER`` contests, or for a subclass that changes the update."""
+        ``None`` (nothing changed) for a team round or before the Rater has seen
+        ``_BATCH_AFTER`` contests, ``NotImplemented`` for a subclass that changes the
+        update."""
         cls = type(self)
-        if (index + 1 < _BATCH_AFTER or contest.team_round
-                or cls.round_update is not TrueSkillSPb.round_update
+        if (cls.round_update is not TrueSkillSPb.round_update
                 or cls.display_rating is not TrueSkillSPb.display_rating
                 or cls.display_center is not None):
+            return NotImplemented
+        if index + 1 < _BATCH_AFTER or contest.team_round:
             return None
         from podium.systems import _rounds_kernels as RK
 
