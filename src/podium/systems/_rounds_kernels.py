@@ -15,8 +15,8 @@ bit-identical:
 * :func:`trueskill_rounds`: TrueSkill-SPb (one call of the message-passing kernel
   per round);
 * :func:`elo_mmr_add`, :func:`trueskill_add`: ``Rater.add`` of one small round
-  (``rate_small_round``): the same per-round code (:func:`_elo_mmr_round`,
-  :func:`_trueskill_round`), plus the newcomers' rows and the round's events.
+  (``rate_small_round``): the loops above on a batch of that one round (the same
+  compiled code), plus the newcomers' rows and the round's events.
 
 The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` (``update_logistic``,
 ``subsampled_performance``) are compiled here
@@ -200,7 +200,6 @@ def _subsampled_performance(kind, mu, delta, lo, num_samples, width, split_ties)
     return _subsampled(kind, merged, mu, lo, num_samples, width, split_ties, guess)
 
 
-
 #: Layout of :func:`elo_mmr_rounds`' parameter arrays (see ``EloMMR._rounds_params``).
 (F_WEIGHT_LIMIT, F_SIG_LIMIT, F_DRIFT, F_RHO, F_WIDTH, F_HIST_TOL, F_DISPLAY_SIGMAS,
  F_CEILING) = range(8)
@@ -249,11 +248,11 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
                    f_mu, f_warg, f_wout, used, out, out_status):
     """Rate rounds ``r0..r1-1`` of a batch with Elo-MMR, one after another.
 
-    Each round is ``EloMMR.round_update`` (:func:`_elo_mmr_round`): round weights
-    (beta, gamma), the pseudodiffusion of Algorithm 2, opponent terms ``delta =
-    hypot(sigma, beta)``, performances (Theorem 3.2; exact when the subsample size
-    is 0, else subsampled, Sec. 5.3), the round's performance ceiling (logistic
-    model; NaN means none), and the posterior update (Eq. 6-8; the Gaussian variant
+    Each round is ``EloMMR.round_update``: round weights (beta, gamma), the
+    pseudodiffusion of Algorithm 2, opponent terms ``delta = hypot(sigma, beta)``,
+    performances (Theorem 3.2; exact when the subsample size is 0, else
+    subsampled, Sec. 5.3), the round's performance ceiling (logistic model; NaN
+    means none), and the posterior update (Eq. 6-8; the Gaussian variant
     multiplies normals).  The player table (``tab_*``) is read before and written
     after every round, as the Rater does between rounds, display ratings
     ``mu - display_sigmas * (sigma - sig_limit)`` included.
@@ -284,38 +283,6 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
         The factor pool after the last round and the number of events with a
         non-zero solver status.
     """
-    flagged = 0
-    for r in range(r0, r1):
-        a = offsets[r]
-        b = offsets[r + 1]
-        if r + 1 < r1:
-            _prefetch_players(players, b, offsets[r + 2], tab_mu, tab_sig, tab_played, tab_last,
-                              tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
-                              fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
-        f_mu, f_warg, f_wout, used, n_flagged = _elo_mmr_round(
-            players[a:b], lo[a:b], times[r], weights[r], ceilings[r],
-            tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
-            fparams, iparams, noob_delay,
-            nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
-            f_mu, f_warg, f_wout, used, out, a, out_status, a,
-        )
-        flagged += n_flagged
-    return f_mu, f_warg, f_wout, used, flagged
-
-
-@nb.njit(cache=True)
-def _elo_mmr_round(idx, rlo, t, weight, ceiling,
-                   tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
-                   fparams, iparams, noob_delay,
-                   nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
-                   f_mu, f_warg, f_wout, used, out, at, out_status, status_at):
-    """One round of :func:`elo_mmr_rounds` (``EloMMR.round_update``): participants
-    ``idx`` (best first) with tie ranges starting at ``rlo``, at time ``t``, with the
-    contest's weight and performance ceiling (NaN: the system's).  Writes participant
-    ``k``'s new ``mu``, ``sigma`` and performance to ``out[:, at + k]`` and its solver
-    statuses to ``out_status[:, status_at + k]``.  Returns the factor pool (possibly
-    reallocated), its used size and the number of participants with a non-zero
-    status."""
     weight_limit = fparams[F_WEIGHT_LIMIT]
     sig_limit = fparams[F_SIG_LIMIT]
     drift_per_day = fparams[F_DRIFT]
@@ -331,71 +298,82 @@ def _elo_mmr_round(idx, rlo, t, weight, ceiling,
     max_history = iparams[I_MAX_HISTORY]
     direct_groups = iparams[I_DIRECT_GROUPS]
     flagged = 0
-    n = idx.size
-    played = np.empty(n, dtype=np.int64)
-    delta_secs = np.empty(n)
-    mu = np.empty(n)
-    sig0 = np.empty(n)
-    for k in range(n):
-        i = idx[k]
-        played[k] = tab_played[i]
-        d = t - tab_last[i]
-        delta_secs[k] = float(d if d > 0 else 0) if played[k] != 0 else 0.0
-        mu[k] = tab_mu[i]
-        sig0[k] = tab_sig[i]
-    beta, gamma = K.round_weights(played, weight, weight_limit, noob_delay,
-                                  sig_limit, drift_per_day, delta_secs)
-    # 1. pseudodiffusion (Algorithm 2)
-    normal = K.Normal(nf_mu, nf_w)
-    lazy = K.LazyWeights(scale, sum_aw, sum_w)
-    blocks = K.Blocks(fb_base, fb_cap, fb_start, fb_len)
-    sig = K.diffuse(idx, mu, sig0, gamma, rho, collapse, normal, lazy, blocks,
-                    K.Factors(f_mu, f_warg, f_wout))
-    # 2. opponent terms
-    delta = np.empty(n)
-    for k in range(n):
-        delta[k] = math.hypot(sig[k], beta[k])
-    # 3. performances (Theorem 3.2)
-    if subsample_size == 0:
-        perf, st = _exact_performance(kind, mu, delta, rlo, split_ties, direct_groups)
-    else:
-        perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
-                                           split_ties)
-    if kind == LOGISTIC:
-        if math.isnan(ceiling):
-            ceiling = default_ceiling
-        if not math.isnan(ceiling):
-            for k in range(n):
-                if perf[k] > ceiling:
-                    perf[k] = ceiling
-    # 4. posterior update (Eq. 6-8)
-    if kind == GAUSSIAN:
-        new_mu, new_sig = K.update_gaussian(idx, perf, beta, normal)
-        st2 = np.zeros(n, dtype=np.int8)
-    else:
-        pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
-        f_mu, f_warg, f_wout = pool
-        new_mu, new_sig, st2 = _update_logistic(
-            idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
-        )
-    for k in range(n):
-        i = idx[k]
-        out[0, at + k] = new_mu[k]
-        out[1, at + k] = new_sig[k]
-        out[2, at + k] = perf[k]
-        out_status[0, status_at + k] = st[k]
-        out_status[1, status_at + k] = st2[k]
-        if st[k] != 0 or st2[k] != 0:
-            flagged += 1
-        shown_old = mu[k] - display_sigmas * (sig0[k] - sig_limit)
-        shown_new = new_mu[k] - display_sigmas * (new_sig[k] - sig_limit)
-        tab_mu[i] = new_mu[k]
-        tab_sig[i] = new_sig[k]
-        tab_played[i] += 1
-        if t > tab_last[i]:
-            tab_last[i] = t
-        tab_max_display[i] = _np_maximum(tab_max_display[i], shown_new)
-        tab_change[i] = shown_new - shown_old
+    for r in range(r0, r1):
+        a = offsets[r]
+        b = offsets[r + 1]
+        n = b - a
+        idx = players[a:b]
+        rlo = lo[a:b]
+        t = times[r]
+        if r + 1 < r1:
+            _prefetch_players(players, b, offsets[r + 2], tab_mu, tab_sig, tab_played, tab_last,
+                              tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
+                              fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
+        played = np.empty(n, dtype=np.int64)
+        delta_secs = np.empty(n)
+        mu = np.empty(n)
+        sig0 = np.empty(n)
+        for k in range(n):
+            i = idx[k]
+            played[k] = tab_played[i]
+            d = t - tab_last[i]
+            delta_secs[k] = float(d if d > 0 else 0) if played[k] != 0 else 0.0
+            mu[k] = tab_mu[i]
+            sig0[k] = tab_sig[i]
+        beta, gamma = K.round_weights(played, weights[r], weight_limit, noob_delay,
+                                      sig_limit, drift_per_day, delta_secs)
+        # 1. pseudodiffusion (Algorithm 2)
+        normal = K.Normal(nf_mu, nf_w)
+        lazy = K.LazyWeights(scale, sum_aw, sum_w)
+        blocks = K.Blocks(fb_base, fb_cap, fb_start, fb_len)
+        sig = K.diffuse(idx, mu, sig0, gamma, rho, collapse, normal, lazy, blocks,
+                        K.Factors(f_mu, f_warg, f_wout))
+        # 2. opponent terms
+        delta = np.empty(n)
+        for k in range(n):
+            delta[k] = math.hypot(sig[k], beta[k])
+        # 3. performances (Theorem 3.2)
+        if subsample_size == 0:
+            perf, st = _exact_performance(kind, mu, delta, rlo, split_ties, direct_groups)
+        else:
+            perf, st = _subsampled_performance(kind, mu, delta, rlo, subsample_size, width,
+                                               split_ties)
+        if kind == LOGISTIC:
+            ceiling = ceilings[r]
+            if math.isnan(ceiling):
+                ceiling = default_ceiling
+            if not math.isnan(ceiling):
+                for k in range(n):
+                    if perf[k] > ceiling:
+                        perf[k] = ceiling
+        # 4. posterior update (Eq. 6-8)
+        if kind == GAUSSIAN:
+            new_mu, new_sig = K.update_gaussian(idx, perf, beta, normal)
+            st2 = np.zeros(n, dtype=np.int8)
+        else:
+            pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
+            f_mu, f_warg, f_wout = pool
+            new_mu, new_sig, st2 = _update_logistic(
+                idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
+            )
+        for k in range(n):
+            i = idx[k]
+            out[0, a + k] = new_mu[k]
+            out[1, a + k] = new_sig[k]
+            out[2, a + k] = perf[k]
+            out_status[0, a + k] = st[k]
+            out_status[1, a + k] = st2[k]
+            if st[k] != 0 or st2[k] != 0:
+                flagged += 1
+            shown_old = mu[k] - display_sigmas * (sig0[k] - sig_limit)
+            shown_new = new_mu[k] - display_sigmas * (new_sig[k] - sig_limit)
+            tab_mu[i] = new_mu[k]
+            tab_sig[i] = new_sig[k]
+            tab_played[i] += 1
+            if t > tab_last[i]:
+                tab_last[i] = t
+            tab_max_display[i] = _np_maximum(tab_max_display[i], shown_new)
+            tab_change[i] = shown_new - shown_old
     return f_mu, f_warg, f_wout, used, flagged
 
 
@@ -405,13 +383,12 @@ def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
                      sig_drift, eps, conv_eps, max_rounds, out, out_rounds, out_flags):
     """Rate rounds ``r0..r1-1`` of a batch with TrueSkill-SPb, one after another.
 
-    Each round is ``TrueSkillSPb.round_update`` (:func:`_trueskill_round`): every
-    participant's sigma is widened by the drift (``hypot(sigma, sig_drift)``), the
-    places are the tie groups, and
-    :func:`~podium.systems._trueskill_kernels.trueskill_round` runs the message
-    passing with the round's performance deviation ``sig_perf[r]``.  The player
-    table (``tab_*``) is read before and written after every round; the display
-    rating is ``mu``.
+    Each round is ``TrueSkillSPb.round_update``: every participant's sigma is
+    widened by the drift (``hypot(sigma, sig_drift)``), the places are the tie
+    groups, and :func:`~podium.systems._trueskill_kernels.trueskill_round` runs
+    the message passing with the round's performance deviation ``sig_perf[r]``.
+    The player table (``tab_*``) is read before and written after every round;
+    the display rating is ``mu``.
 
     Per event it writes the new ``mu``, ``sigma`` and the performance (rows of
     ``out``); per round the number of message-passing rounds and the flags
@@ -422,57 +399,43 @@ def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
     for r in range(r0, r1):
         a = offsets[r]
         b = offsets[r + 1]
-        rounds, flags = _trueskill_round(
-            players[a:b], lo[a:b], times[r], sig_perf[r],
-            tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
-            sig_drift, eps, conv_eps, max_rounds, out, a,
+        n = b - a
+        idx = players[a:b]
+        t = times[r]
+        g_starts, _ = _groups(lo[a:b])
+        starts = np.empty(g_starts.size + 1, dtype=np.int64)
+        starts[: g_starts.size] = g_starts
+        starts[g_starts.size] = n
+        mu = np.empty(n)
+        sig = np.empty(n)
+        for k in range(n):
+            i = idx[k]
+            mu[k] = tab_mu[i]
+            sig[k] = math.hypot(tab_sig[i], sig_drift)
+        new_mu, new_sig, perf, _, rounds, converged = trueskill_round(
+            mu, sig, starts, sig_perf[r], eps, conv_eps, max_rounds
         )
+        flags = 0 if converged else TS_UNCONVERGED
+        for k in range(n):
+            if not (np.isfinite(new_mu[k]) and np.isfinite(new_sig[k])):
+                flags |= TS_NONFINITE
         out_rounds[r] = rounds
         out_flags[r] = flags
         if flags != 0:
             flagged += 1
+        for k in range(n):
+            i = idx[k]
+            out[0, a + k] = new_mu[k]
+            out[1, a + k] = new_sig[k]
+            out[2, a + k] = perf[k]
+            tab_mu[i] = new_mu[k]
+            tab_sig[i] = new_sig[k]
+            tab_played[i] += 1
+            if t > tab_last[i]:
+                tab_last[i] = t
+            tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
+            tab_change[i] = new_mu[k] - mu[k]
     return flagged
-
-
-@nb.njit(cache=True)
-def _trueskill_round(idx, rlo, t, sig_perf,
-                     tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
-                     sig_drift, eps, conv_eps, max_rounds, out, at):
-    """One round of :func:`trueskill_rounds`: participants ``idx`` (best first) with
-    tie ranges starting at ``rlo``, at time ``t``; participant ``k``'s new ``mu``,
-    ``sigma`` and performance go to ``out[:, at + k]``.  Returns the number of
-    message-passing rounds and the round's flags."""
-    n = idx.size
-    g_starts, _ = _groups(rlo)
-    starts = np.empty(g_starts.size + 1, dtype=np.int64)
-    starts[: g_starts.size] = g_starts
-    starts[g_starts.size] = n
-    mu = np.empty(n)
-    sig = np.empty(n)
-    for k in range(n):
-        i = idx[k]
-        mu[k] = tab_mu[i]
-        sig[k] = math.hypot(tab_sig[i], sig_drift)
-    new_mu, new_sig, perf, _, rounds, converged = trueskill_round(
-        mu, sig, starts, sig_perf, eps, conv_eps, max_rounds
-    )
-    flags = 0 if converged else TS_UNCONVERGED
-    for k in range(n):
-        if not (np.isfinite(new_mu[k]) and np.isfinite(new_sig[k])):
-            flags |= TS_NONFINITE
-    for k in range(n):
-        i = idx[k]
-        out[0, at + k] = new_mu[k]
-        out[1, at + k] = new_sig[k]
-        out[2, at + k] = perf[k]
-        tab_mu[i] = new_mu[k]
-        tab_sig[i] = new_sig[k]
-        tab_played[i] += 1
-        if t > tab_last[i]:
-            tab_last[i] = t
-        tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
-        tab_change[i] = new_mu[k] - mu[k]
-    return rounds, flags
 
 
 # ---------------------------------------------------------------------- Rater.add
@@ -530,7 +493,8 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
                 fparams, iparams, noob_delay,
                 nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
                 f_mu, f_warg, f_wout, used, ev_f, ev_i, at, out_status):
-    """``Rater.add`` of one small round with Elo-MMR (:func:`_elo_mmr_round`).
+    """``Rater.add`` of one small round with Elo-MMR (:func:`elo_mmr_rounds` on a batch
+    of that round).
 
     Players ``n_before..n_after-1`` of the table are the round's newcomers (their
     rows get the prior ``(mu0, sig0)``), the system state's rows ``s_n..n_after-1``
@@ -583,15 +547,27 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
                 need += max(4, 2 * fb_cap[i])
         if need > f_mu.size:
             return max(need, int(f_mu.size * 1.5) + 1024), used, 0
-    f_mu2, _, _, used, flagged = _elo_mmr_round(
-        players, lo, t, weight, ceiling,
+    # the batch loop itself, on a batch of this one round (the same compiled code)
+    n = players.size
+    offsets = np.zeros(2, dtype=np.int64)
+    offsets[1] = n
+    times = np.full(1, t, dtype=np.int64)
+    weights = np.full(1, weight)
+    ceilings = np.full(1, ceiling)
+    out = np.empty((3, n))
+    f_mu2, _, _, used, flagged = elo_mmr_rounds(
+        0, 1, offsets, players, lo, times, weights, ceilings,
         tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
         fparams, iparams, noob_delay,
         nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
-        f_mu, f_warg, f_wout, used, ev_f, at, out_status, 0,
+        f_mu, f_warg, f_wout, used, out, out_status,
     )
     if f_mu2.size != f_mu.size:
         raise ValueError("internal error: the factor pool moved during the round")
+    for k in range(n):
+        ev_f[0, at + k] = out[0, k]
+        ev_f[1, at + k] = out[1, k]
+        ev_f[2, at + k] = out[2, k]
     _log_events(players, lo, index, ev_i, at)
     return 0, used, flagged
 
@@ -600,7 +576,8 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
 def trueskill_add(players, lo, t, sig_perf, index, n_before, n_after, mu0, sig0,
                   tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
                   sig_drift, eps, conv_eps, max_rounds, ev_f, ev_i, at):
-    """``Rater.add`` of one round with TrueSkill-SPb (:func:`_trueskill_round`).
+    """``Rater.add`` of one round with TrueSkill-SPb (:func:`trueskill_rounds` on a
+    batch of that round).
 
     Players ``n_before..n_after-1`` of the table are the round's newcomers (their
     rows get the prior ``(mu0, sig0)``).  The events go to ``ev_f[:, at:]`` (mu,
@@ -612,9 +589,20 @@ def trueskill_add(players, lo, t, sig_perf, index, n_before, n_after, mu0, sig0,
     _check_room(players, n_after, rows, ev_f, ev_i, at)
     _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
                     tab_max_display, tab_change)
-    rounds, flags = _trueskill_round(
-        players, lo, t, sig_perf, tab_mu, tab_sig, tab_played, tab_last, tab_max_display,
-        tab_change, sig_drift, eps, conv_eps, max_rounds, ev_f, at,
-    )
+    n = players.size
+    offsets = np.zeros(2, dtype=np.int64)
+    offsets[1] = n
+    times = np.full(1, t, dtype=np.int64)
+    sig_perfs = np.full(1, sig_perf)
+    out = np.empty((3, n))
+    n_iter = np.zeros(1, dtype=np.int64)
+    flags = np.zeros(1, dtype=np.int64)
+    trueskill_rounds(0, 1, offsets, players, lo, times, sig_perfs, tab_mu, tab_sig,
+                     tab_played, tab_last, tab_max_display, tab_change, sig_drift, eps,
+                     conv_eps, max_rounds, out, n_iter, flags)
+    for k in range(n):
+        ev_f[0, at + k] = out[0, k]
+        ev_f[1, at + k] = out[1, k]
+        ev_f[2, at + k] = out[2, k]
     _log_events(players, lo, index, ev_i, at)
-    return rounds, flags
+    return n_iter[0], flags[0]
