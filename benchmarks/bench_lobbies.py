@@ -197,7 +197,8 @@ process, so **compilation is excluded**; each figure is the best of
 {out['repeat']} runs, interleaved with openskill's. openskill's `PlackettLuce` is
 pure Python; Podium's `mmr` is exact (every opponent, the whole history).
 `Rater.extend` hands the system batches of rounds, which Elo-MMR and TrueSkill rate
-in one compiled loop; the `add` loop uses the same loop one round at a time.
+in one compiled loop; in the `add` loop each round is one compiled call of the same
+per-round code (its newcomers and events included).
 `extend` and the `add` loop gave bit-identical ratings and events: **{'yes' if same else 'NO'}**.
 
 {_table(out)}

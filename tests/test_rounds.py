@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podium import Contest, Rater, RoundReport
-from podium.core.state import ContestRecord
+from podium.core.state import ContestRecord, EventLog
 from podium.systems import SYSTEMS, RoundInput, RoundOutput, SystemState
 from podium.systems import elo_mmr as elo_mmr_module
 from podium.systems import trueskill as trueskill_module
@@ -437,4 +437,207 @@ def test_progress_that_raises_keeps_the_rated_batch(batch_from_start: None) -> N
     ref = Rater("mmr")
     for c in history[:r.contests_processed]:
         reference_add(ref, c)
+    assert_same(r, ref)
+
+
+# ---------------------------------------------------------------------- Rater.add's path
+SMALL_PATH_SYSTEMS = ["mmr", "mmr-fast", "mmx", "mmr-inf", "trueskill"]
+
+
+def _lobby_history(n: int, pool: int, seed: int) -> list[Contest]:
+    """``n`` contests among ``pool`` players: mostly 2-8 players with ties, weights and
+    ceilings, times that sometimes go backwards, an everybody-tied contest, a round of
+    30 fresh players (too large for Elo-MMR's compiled path), a team contest and a
+    contest of one-player teams."""
+    rng = np.random.default_rng(seed)
+    out = []
+    t = 1_000_000
+    for m in range(n):
+        t += int(rng.choice([0, 60, 60, 86_400, -500]))
+        if m == n // 3:
+            out.append(Contest([(f"p{k}", 0, 2) for k in range(3)], name=f"tied{m}",
+                               time_seconds=t))
+            continue
+        if m == n // 2:
+            big = [f"big{k}" for k in range(30)]
+            out.append(Contest.from_scores(big, rng.normal(size=30), name=f"big{m}",
+                                           time_seconds=t))
+            continue
+        if m in (2 * n // 3, 2 * n // 3 + 1):  # a team round; one-player teams
+            teams = ([("red", 0, 0, ["p1", "p2"]), ("blue", 1, 1, ["p3"])] if m == 2 * n // 3
+                     else [("solo", 0, 0, ["p4"]), ("alone", 1, 1, ["p5"])])
+            out.append(Contest.from_teams(teams, name=f"team{m}", time_seconds=t))
+            continue
+        size = int(rng.integers(2, 9))
+        who = rng.choice(pool, size, replace=False)
+        score = np.round(rng.normal(size=size), 1)
+        out.append(Contest.from_scores([f"p{i}" for i in who], score, name=f"m{m}",
+                                       time_seconds=t,
+                                       weight=float(rng.choice([1.0, 1.0, 0.5])),
+                                       perf_ceiling=rng.choice([None, None, 1600.0])))
+    return out
+
+
+@contextmanager
+def counting_small_rounds() -> Iterator[list[int]]:
+    """Count the rounds rated through ``rate_small_round`` (one entry per round)."""
+    taken: list[int] = []
+    with pytest.MonkeyPatch.context() as mp:
+        for cls in (EloMMR, trueskill_module.TrueSkillSPb):
+            original = cls.rate_small_round
+
+            def wrapped(self: Any, *args: Any, _original: Any = original) -> Any:
+                out = _original(self, *args)
+                if out is not None and out is not NotImplemented:
+                    taken.append(args[3])
+                return out
+
+            mp.setattr(cls, "rate_small_round", wrapped)
+        yield taken
+
+
+@pytest.mark.parametrize("system", SMALL_PATH_SYSTEMS)
+def test_add_small_round_path_is_the_batch_path(system: str) -> None:
+    """``Rater.add`` of small rounds (one compiled call each, after the default
+    threshold) gives the ratings, events, records and reports of ``extend`` and of
+    ``add`` through the batch path, bit for bit, through the growth of the table, the
+    factor pool and the event log's tail, with ``extend`` calls and reads of the event
+    log in between."""
+    history = _lobby_history(700, 160, seed=11)
+    ref = Rater(system)
+    ref_reports = ref.extend(history)
+    batch_path = Rater(system)
+    batch_path._small = None  # add through _rate_many
+    assert [batch_path.add(c) for c in history] == ref_reports
+    assert_same(batch_path, ref)
+    with counting_small_rounds() as taken:
+        r = Rater(system)
+        reports = r.extend(history[:50])
+        for k, c in enumerate(history[50:400], start=50):
+            reports.append(r.add(c))
+            if k == 200:  # a read in between: the log's cache must follow later adds
+                assert len(r.events) == r.events.arrays()["player"].size
+        reports += r.extend(history[400:420])  # closes the tail into a chunk
+        for c in history[420:]:
+            reports.append(r.add(c))
+    assert reports == ref_reports
+    assert_same(r, ref)
+    skipped = {k for k, c in enumerate(history)
+               if c.is_outcome_free or c.team_round or c.teams is not None
+               or (len(c) > 24 and system != "trueskill")}
+    assert set(taken) == set(range(50, 400)).union(range(420, 700)) - skipped
+    if system in ("mmr", "mmr-fast"):
+        assert r.state.f_mu.size > 1024  # the pool grew during an add
+
+
+@pytest.mark.parametrize("system", SMALL_PATH_SYSTEMS)
+def test_add_small_round_failure_changes_nothing(system: str) -> None:
+    """A round whose compiled call raises leaves the Rater as before it (its
+    newcomers unknown, no event, no record), and the Rater goes on as one that never
+    saw it."""
+    history = _lobby_history(120, 60, seed=4)
+    at = next(k for k, c in enumerate(history)
+              if k > 40 and 2 < len(c) <= 8 and c.teams is None
+              and any(h not in {x for d in history[:k] for x in d.handles}
+                      for h in c.handles))
+    kernels = _rounds_kernels_module()
+    name = "trueskill_add" if system == "trueskill" else "elo_mmr_add"
+    real = getattr(kernels, name)
+
+    def failing(*args: Any) -> Any:
+        if args[4 if system == "trueskill" else 5] == at:
+            raise MemoryError("no room")
+        return real(*args)
+
+    r = Rater(system)
+    for c in history[:at]:
+        r.add(c)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernels, name, failing)
+        with pytest.raises(MemoryError, match="no room"):
+            r.add(history[at])
+    never = Rater(system)
+    never._small = None  # add through _rate_many
+    for c in history[:at]:
+        never.add(c)
+    assert_same(r, never)
+    assert len(r.events) == never.events.arrays()["player"].size
+    rest = history[at + 1:]
+    assert [r.add(c) for c in rest] == [never.add(c) for c in rest]
+    assert_same(r, never)
+
+
+def _rounds_kernels_module() -> Any:
+    import podium.systems._rounds_kernels as rk
+
+    return rk
+
+
+class KeepEverySecond(EventLog):
+    """An event sink that filters what it keeps (as the store's does)."""
+
+    def append(self, contest: int, *args: Any, **kwargs: Any) -> None:
+        if contest % 2 == 0:
+            super().append(contest, *args, **kwargs)
+
+
+@pytest.mark.parametrize("system", ["mmr-fast", "trueskill"])
+def test_add_small_round_with_a_filtering_sink(system: str) -> None:
+    """A sink that overrides ``append`` gets every round through it, not through the
+    log's tail."""
+    history = [c for c in _lobby_history(200, 50, seed=8) if c.teams is None]
+    with counting_small_rounds() as taken:
+        plain = Rater(system)
+        sink = KeepEverySecond()
+        r = Rater(system, events=sink)
+        for c in history:
+            assert plain.add(c) == r.add(c)
+    assert len(taken) > 100
+    assert sink._tail_n == 0
+    ev, full = sink.arrays(), plain.events.arrays()
+    keep = full["contest"] % 2 == 0
+    for k in ev:
+        assert np.array_equal(_bits(ev[k]), _bits(full[k][keep])), k
+
+
+def test_event_log_tail() -> None:
+    """Events written through the tail read as if appended round by round, before and
+    after a chunk closes the tail; a reservation without a commit logs nothing."""
+    rng = np.random.default_rng(0)
+    rounds = []
+    for c in range(900):  # past the tail's first capacity (1024 events)
+        n = int(rng.integers(1, 6))
+        rounds.append((c, rng.integers(0, 99, n), rng.normal(size=n), rng.normal(size=n),
+                       rng.normal(size=n), np.arange(n)))
+    ref, log = EventLog(), EventLog()
+    for c, players, mu, sigma, perf, place in rounds:
+        ref.append(c, players, mu, sigma, perf, place)
+        if c % 300 == 299:  # an ordinary chunk in between
+            log.append(c, players, mu, sigma, perf, place)
+            continue
+        vals, ids, at = log.reserve_tail(players.size)
+        before = log.arrays()["mu"].size
+        s = slice(at, at + players.size)
+        vals[0, s], vals[1, s], vals[2, s] = mu, sigma, perf
+        ids[0, s], ids[1, s], ids[2, s] = c, players, place
+        assert log.arrays()["mu"].size == before
+        log.commit_tail(players.size)
+        assert len(log) == len(ref)
+    log.reserve_tail(5)  # reserved, never committed
+    a, b = ref.arrays(), log.arrays()
+    assert sorted(a) == sorted(b)
+    for k in a:
+        assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+
+
+def test_a_system_that_changes_the_update_is_not_asked_again() -> None:
+    """A subclass that changes ``round_update`` declines the small-round path for good
+    (``NotImplemented``) once past the threshold; its rounds go through ``round_update``."""
+    history = [c for c in _lobby_history(60, 30, seed=2) if c.teams is None]
+    ref, ref_reports, _ = reference(ExplodingMMR(), history)
+    with counting_small_rounds() as taken:
+        r = Rater(ExplodingMMR())
+        assert r._small is not None
+        assert [r.add(c) for c in history] == ref_reports
+    assert r._small is None and not taken
     assert_same(r, ref)

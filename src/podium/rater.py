@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from podium._add import add_small_round
 from podium.core.contest import Contest, HandlePool
 from podium.core.state import ContestRecord, EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
@@ -90,6 +91,12 @@ class Rater:
         self.events: EventLog = EventLog() if events is None else events
         self.contests: list[ContestRecord] = []
         self.last_time: int | None = None
+        # add's path for one small round (the system's rate_small_round), when the
+        # system has one and its newcomer prior is the same for every contest
+        small = getattr(self.system, "rate_small_round", None)
+        same_prior = type(self.system).newcomer is RatingSystem.newcomer
+        self._small: Callable[..., Any] | None = small if same_prior else None
+        self._prior = self.system.newcomer(None) if small is not None and same_prior else None
 
     # ------------------------------------------------------------------ rating
     @property
@@ -108,6 +115,9 @@ class Rater:
         """
         if not isinstance(contest, Contest):
             raise TypeError(f"expected a Contest, got {type(contest).__name__}")
+        if self._small is not None and (done := add_small_round(self, contest)) is not None:
+            index, n, n_new, warnings = done
+            return RoundReport(index, contest.name, n, n_new, False, warnings)
         reports, error = self._rate_many([contest])
         if error is not None:
             raise error

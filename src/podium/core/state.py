@@ -111,6 +111,13 @@ class PlayerTable:
         self.max_display[start:end] = -np.inf
         self.last_change[start:end] = 0.0
 
+    def reserve(self, n: int) -> None:
+        """Make room for ``n`` rows without adding players (rows ``n..`` beyond the
+        players hold whatever the next players' code writes there)."""
+        if self.mu.shape[0] < n:
+            for name in self._FIELDS:
+                setattr(self, name, grow(getattr(self, name), n))
+
     def truncate(self, n: int) -> None:
         """Forget players ``n..`` (used to roll back a failed round)."""
         for h in self.handles[n:]:
@@ -239,6 +246,14 @@ class EventLog:
     per event (a batch).  An event of a team round also names the player's team:
     :meth:`arrays` gives its index in :attr:`team_names` (-1 for an individual
     round).
+
+    After the chunks comes an open *tail*: growable arrays into which compiled code
+    writes the events of individual rounds in place (:meth:`reserve_tail`,
+    :meth:`commit_tail`; ``Rater.add`` of a small round), which saves a chunk and six
+    small arrays per round.  The next :meth:`append` or :meth:`append_rounds` first
+    closes the tail into a chunk, so the log reads the same as after one
+    :meth:`append` per round.  A subclass that filters what it keeps (overriding
+    :meth:`append`) is never written through the tail.
     """
 
     _chunks: list[tuple[int | np.ndarray, np.ndarray, FloatArray, FloatArray, FloatArray,
@@ -247,6 +262,11 @@ class EventLog:
     team_names: list[str] = field(default_factory=list)
     """The distinct team names of the logged events, in order of first appearance."""
     _team_ids: dict[str, int] = field(default_factory=dict)
+    _tail_f: FloatArray | None = field(default=None, repr=False, compare=False)
+    """The tail's mu, sigma and perf (rows), room for more events beyond ``_tail_n``."""
+    _tail_i: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The tail's contest, player and place (rows of ``int32``)."""
+    _tail_n: int = field(default=0, repr=False, compare=False)
 
     def append(
         self,
@@ -284,6 +304,8 @@ class EventLog:
               teams: Sequence[str | None] | None) -> None:
         """Store one chunk (copies of the arrays; team names as indices into
         :attr:`team_names`, -1 for ``None``)."""
+        if self._tail_n:
+            self._close_tail()
         team_ids: IntArray | None = None
         if teams is not None:
             ids = self._team_ids
@@ -310,28 +332,74 @@ class EventLog:
         )
         self._cache = None
 
+    def reserve_tail(self, n: int) -> tuple[FloatArray, npt.NDArray[np.int32], int]:
+        """Room for the ``n`` events of one individual round at the end of the log.
+
+        Returns ``(values, ids, at)``: the round's events are to be written to columns
+        ``at .. at + n - 1`` of ``values`` (rows: mu, sigma, perf; ``float64``) and of
+        ``ids`` (rows: contest index, player, place; ``int32``), in standings order,
+        then logged by :meth:`commit_tail`.  Until then the log is unchanged; the
+        arrays are valid until the next call of a method of the log.
+        """
+        at = self._tail_n
+        vals = self._tail_f
+        if vals is None or self._tail_i is None or at + n > vals.shape[1]:
+            cap = max(at + n, 1024, 0 if vals is None else vals.shape[1] * 3 // 2)
+            new_f = np.empty((3, cap))
+            new_i = np.empty((3, cap), dtype=np.int32)
+            if at:
+                assert vals is not None and self._tail_i is not None
+                new_f[:, :at] = vals[:, :at]
+                new_i[:, :at] = self._tail_i[:, :at]
+            self._tail_f, self._tail_i = new_f, new_i
+            vals = new_f
+        assert self._tail_i is not None
+        return vals, self._tail_i, at
+
+    def commit_tail(self, n: int) -> None:
+        """Log the ``n`` events written after the tail (:meth:`reserve_tail`)."""
+        self._tail_n += n
+        self._cache = None
+
+    def _tail_chunk(self) -> tuple[np.ndarray, np.ndarray, FloatArray, FloatArray,
+                                   FloatArray, np.ndarray, None]:
+        """The tail's events as a chunk of views."""
+        assert self._tail_f is not None and self._tail_i is not None
+        m = self._tail_n
+        vals, ids = self._tail_f[:, :m], self._tail_i[:, :m]
+        return ids[0], ids[1], vals[0], vals[1], vals[2], ids[2], None
+
+    def _close_tail(self) -> None:
+        """Turn the tail's events into a chunk (copies) and empty the tail."""
+        self._chunks.append(tuple(  # type: ignore[arg-type]
+            None if a is None else a.copy() for a in self._tail_chunk()))
+        self._tail_n = 0
+
     def __len__(self) -> int:
-        return sum(c[1].size for c in self._chunks)
+        return sum(c[1].size for c in self._chunks) + self._tail_n
 
     def arrays(self) -> dict[str, np.ndarray]:
         """All events as flat arrays: contest, player, mu, sigma, perf, place, team
         (index into :attr:`team_names`, -1 for none)."""
         if self._cache is None:
-            if self._chunks:
+            chunks = self._chunks
+            if self._tail_n:
+                chunks = [*chunks, self._tail_chunk()]
+            if chunks:
                 contest = np.concatenate([
                     c[0] if isinstance(c[0], np.ndarray) else np.full(c[1].size, c[0], np.int32)
-                    for c in self._chunks
+                    for c in chunks
                 ])
                 self._cache = {
                     "contest": contest,
-                    "player": np.concatenate([c[1] for c in self._chunks]),
-                    "mu": np.concatenate([c[2] for c in self._chunks]),
-                    "sigma": np.concatenate([c[3] for c in self._chunks]),
-                    "perf": np.concatenate([c[4] for c in self._chunks]),
-                    "place": np.concatenate([c[5] for c in self._chunks]),
+                    "player": np.concatenate([c[1] for c in chunks]),
+                    "mu": np.concatenate([c[2] for c in chunks]),
+                    "sigma": np.concatenate([c[3] for c in chunks]),
+                    "perf": np.concatenate([c[4] for c in chunks]),
+                    "place": np.concatenate([c[5] for c in chunks]),
                     "team": np.concatenate([
                         np.full(c[1].size, -1, np.int32) if c[6] is None else c[6]
-                        for c in self._chunks
+                        for c in chunks
                     ]),
                 }
             else:

@@ -13,7 +13,10 @@ bit-identical:
   posterior update (Eq. 6-8)), for rounds small enough that the exact system
   solves every tie group directly;
 * :func:`trueskill_rounds`: TrueSkill-SPb (one call of the message-passing kernel
-  per round).
+  per round);
+* :func:`elo_mmr_add`, :func:`trueskill_add`: ``Rater.add`` of one small round
+  (``rate_small_round``): the loops above on a batch of that one round (the same
+  compiled code), plus the newcomers' rows and the round's events.
 
 The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` (``update_logistic``,
 ``subsampled_performance``) are compiled here
@@ -29,7 +32,9 @@ This module is imported, and its kernels compiled, only when a system rates a
 batch of rounds this way.  Unlike the per-round kernels, these take the state's arrays one by
 one rather than in NamedTuple groups: they are called once per ``Rater.add``, and
 building and unboxing the groups there measurably slowed an ``add`` loop of
-eight-player rounds (about 5 us of 30 per call).
+eight-player rounds (about 5 us of 30 per call).  For the same reason the ``*_add``
+kernels return no array (boxing one back costs ~0.3 us) and take their outputs
+preallocated.
 """
 
 from __future__ import annotations
@@ -431,3 +436,173 @@ def trueskill_rounds(r0, r1, offsets, players, lo, times, sig_perf,
             tab_max_display[i] = _np_maximum(tab_max_display[i], new_mu[k])
             tab_change[i] = new_mu[k] - mu[k]
     return flagged
+
+
+# ---------------------------------------------------------------------- Rater.add
+# One small round with everything around it that can be compiled: the newcomers'
+# rows, the event log's entries (written straight into its open chunk,
+# :meth:`~podium.core.state.EventLog.reserve_tail`) and, for Elo-MMR, room in the
+# factor pool checked before anything changes.  The pool arrays are not returned
+# (boxing three arrays back into Python costs about a microsecond, a tenth of a
+# round): when the pool must grow, the kernel changes nothing but the newcomers'
+# rows and says so, and the caller grows it as ``reserve`` would and calls again.
+
+
+@nb.njit(cache=True)
+def _check_room(players, n_after, rows, ev_f, ev_i, at):
+    """Raise unless every array written has room: player rows ``< n_after <= rows``
+    and the events' columns ``at .. at + len(players)``."""
+    if n_after > rows:
+        raise ValueError("internal error: player arrays too small for the round")
+    for k in range(players.size):
+        if players[k] < 0 or players[k] >= n_after:
+            raise ValueError("internal error: player index outside the table")
+    if ev_f.shape[0] != 3 or ev_i.shape[0] != 3 or at < 0 \
+            or at + players.size > min(ev_f.shape[1], ev_i.shape[1]):
+        raise ValueError("internal error: event buffer too small for the round")
+
+
+@nb.njit(cache=True)
+def _new_table_rows(a, b, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change):
+    """Rows ``a..b-1`` of the player table become newcomers debuting at ``t``: the
+    prior ``(mu0, sig0)``, no round played, ``max_display = -inf``, ``last_change = 0``
+    (what :meth:`~podium.core.state.PlayerTable.add_players` writes)."""
+    for i in range(a, b):
+        tab_mu[i] = mu0
+        tab_sig[i] = sig0
+        tab_played[i] = 0
+        tab_last[i] = t
+        tab_max_display[i] = -np.inf
+        tab_change[i] = 0.0
+
+
+@nb.njit(cache=True)
+def _log_events(players, lo, index, ev_i, at):
+    """The integer columns of the round's events: contest index, player, place."""
+    for k in range(players.size):
+        ev_i[0, at + k] = index
+        ev_i[1, at + k] = players[k]
+        ev_i[2, at + k] = lo[k]
+
+
+@nb.njit(cache=True)
+def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
+                mu0, sig0, nf_mu0, nf_w0,
+                tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                fparams, iparams, noob_delay,
+                nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+                f_mu, f_warg, f_wout, used, ev_f, ev_i, at, out_status):
+    """``Rater.add`` of one small round with Elo-MMR (:func:`elo_mmr_rounds` on a batch
+    of that round).
+
+    Players ``n_before..n_after-1`` of the table are the round's newcomers (their
+    rows get the prior ``(mu0, sig0)``), the system state's rows ``s_n..n_after-1``
+    a newcomer's normal factor ``(nf_mu0, nf_w0)`` and no logistic factor (what
+    ``FactorPoolState.ensure_players`` writes).  The events go to ``ev_f[:, at:]``
+    (mu, sigma, performance) and ``ev_i[:, at:]`` (contest ``index``, player,
+    place); the solver statuses to ``out_status``.
+
+    Returns
+    -------
+    grow_to, used, flagged
+        ``grow_to > 0``: the factor pool must first grow to at least this many
+        slots (as :func:`~podium.systems._elo_mmr_kernels.reserve` grows it); only
+        the newcomers' rows were written.  Else the round is rated: the pool's used
+        size and the number of events with a non-zero solver status.
+    """
+    rows = min(tab_mu.size, tab_sig.size, tab_played.size, tab_last.size,
+               tab_max_display.size, tab_change.size, nf_mu.size, nf_w.size, scale.size,
+               sum_aw.size, sum_w.size, fb_base.size, fb_cap.size, fb_start.size,
+               fb_len.size)
+    _check_room(players, n_after, rows, ev_f, ev_i, at)
+    if out_status.shape[0] != 2 or out_status.shape[1] < players.size:
+        raise ValueError("internal error: status buffer too small for the round")
+    # the players' rows are scattered over megabytes: ask for all of them at once
+    _prefetch_players(players, 0, players.size, tab_mu, tab_sig, tab_played, tab_last,
+                      tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
+                      fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
+    _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change)
+    for i in range(s_n, n_after):
+        nf_mu[i] = nf_mu0
+        nf_w[i] = nf_w0
+        scale[i] = 1.0
+        sum_aw[i] = 0.0
+        sum_w[i] = 0.0
+        fb_base[i] = 0
+        fb_cap[i] = 0
+        fb_start[i] = 0
+        fb_len[i] = 0
+    if iparams[I_KIND] == LOGISTIC:
+        # what reserve will need once the diffusion ran (which, collapsing, empties
+        # every participant's list of factors)
+        collapse = iparams[I_COLLAPSE] != 0
+        need = used
+        for k in range(players.size):
+            i = players[k]
+            start = 0 if collapse else fb_start[i]
+            length = 0 if collapse else fb_len[i]
+            if start + length >= fb_cap[i] and start == 0:
+                need += max(4, 2 * fb_cap[i])
+        if need > f_mu.size:
+            return max(need, int(f_mu.size * 1.5) + 1024), used, 0
+    # the batch loop itself, on a batch of this one round (the same compiled code)
+    n = players.size
+    offsets = np.zeros(2, dtype=np.int64)
+    offsets[1] = n
+    times = np.full(1, t, dtype=np.int64)
+    weights = np.full(1, weight)
+    ceilings = np.full(1, ceiling)
+    out = np.empty((3, n))
+    f_mu2, _, _, used, flagged = elo_mmr_rounds(
+        0, 1, offsets, players, lo, times, weights, ceilings,
+        tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+        fparams, iparams, noob_delay,
+        nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
+        f_mu, f_warg, f_wout, used, out, out_status,
+    )
+    if f_mu2.size != f_mu.size:
+        raise ValueError("internal error: the factor pool moved during the round")
+    for k in range(n):
+        ev_f[0, at + k] = out[0, k]
+        ev_f[1, at + k] = out[1, k]
+        ev_f[2, at + k] = out[2, k]
+    _log_events(players, lo, index, ev_i, at)
+    return 0, used, flagged
+
+
+@nb.njit(cache=True)
+def trueskill_add(players, lo, t, sig_perf, index, n_before, n_after, mu0, sig0,
+                  tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
+                  sig_drift, eps, conv_eps, max_rounds, ev_f, ev_i, at):
+    """``Rater.add`` of one round with TrueSkill-SPb (:func:`trueskill_rounds` on a
+    batch of that round).
+
+    Players ``n_before..n_after-1`` of the table are the round's newcomers (their
+    rows get the prior ``(mu0, sig0)``).  The events go to ``ev_f[:, at:]`` (mu,
+    sigma, performance) and ``ev_i[:, at:]`` (contest ``index``, player, place).
+    Returns the number of message-passing rounds and the round's flags.
+    """
+    rows = min(tab_mu.size, tab_sig.size, tab_played.size, tab_last.size,
+               tab_max_display.size, tab_change.size)
+    _check_room(players, n_after, rows, ev_f, ev_i, at)
+    _new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
+                    tab_max_display, tab_change)
+    n = players.size
+    offsets = np.zeros(2, dtype=np.int64)
+    offsets[1] = n
+    times = np.full(1, t, dtype=np.int64)
+    sig_perfs = np.full(1, sig_perf)
+    out = np.empty((3, n))
+    n_iter = np.zeros(1, dtype=np.int64)
+    flags = np.zeros(1, dtype=np.int64)
+    trueskill_rounds(0, 1, offsets, players, lo, times, sig_perfs, tab_mu, tab_sig,
+                     tab_played, tab_last, tab_max_display, tab_change, sig_drift, eps,
+                     conv_eps, max_rounds, out, n_iter, flags)
+    for k in range(n):
+        ev_f[0, at + k] = out[0, k]
+        ev_f[1, at + k] = out[1, k]
+        ev_f[2, at + k] = out[2, k]
+    _log_events(players, lo, index, ev_i, at)
+    return n_iter[0], flags[0]

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -65,6 +65,10 @@ from podium.systems.base import (
     SystemState,
     param,
 )
+
+if TYPE_CHECKING:
+    from podium.core.contest import Contest
+    from podium.core.state import PlayerTable
 
 __all__ = ["EloMMR", "EloMMRState", "round_performance_model", "PRESETS"]
 
@@ -369,6 +373,72 @@ class EloMMR(RatingSystem):
                 return out
         return out
 
+    def rate_small_round(
+        self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
+        players: npt.NDArray[np.int64], n_before: int, n_after: int,
+        prior: tuple[float, float], events: tuple[FloatArray, np.ndarray, int],
+    ) -> Any:
+        """``Rater.add`` of one small individual round, in one compiled call
+        (:func:`~podium.systems._rounds_kernels.elo_mmr_add`; the same numbers as
+        :meth:`rate_rounds`, bit for bit).
+
+        ``players`` are the participants' rows of the Rater's ``table`` (standings
+        order); rows ``n_before..n_after-1`` are the round's newcomers, whose rows the
+        kernel writes (``prior``, the contest's time) within the table's capacity.
+        ``events`` is ``(values, ids, at)`` as
+        :meth:`~podium.core.state.EventLog.reserve_tail` gives it: the round's events
+        are written to columns ``at..``; the contest is the Rater's ``index``-th.
+
+        Returns the round's warnings, or ``None`` (nothing changed) when the round is
+        not for this path: a team round, more than ``_BATCH_MAX_PLAYERS`` players,
+        before the Rater has seen ``_BATCH_AFTER`` contests; ``NotImplemented`` for a
+        subclass that changes the update (no round is).  When the kernel raises, the
+        caller rolls the state back to ``n_before`` players
+        (:meth:`SystemState.truncate_players`).
+        """
+        if not self._compiled_rounds:
+            return NotImplemented
+        if (index + 1 < _BATCH_AFTER or players.size > _BATCH_MAX_PLAYERS
+                or contest.team_round):
+            return None
+        assert isinstance(state, EloMMRState)
+        RK = _rounds_kernels()
+        fparams, iparams, noob_delay = self._rounds_params
+        s_n = state.n
+        if n_after > s_n:
+            if state.nf_mu.shape[0] < n_after:
+                state.ensure_players(n_after)
+            else:  # the kernel writes the newcomers' rows
+                state.n = n_after
+        ceiling = contest.perf_ceiling
+        status = np.empty((2, players.size), dtype=np.int8)
+        ev_f, ev_i, at = events
+        while True:
+            grow_to, used, flagged = RK.elo_mmr_add(
+                players, contest.lo, contest.time_seconds, contest.weight,
+                _NAN if ceiling is None else ceiling, index, n_before, n_after, s_n,
+                prior[0], prior[1], state.mu_noob, 1.0 / state.sig_noob**2,
+                table.mu, table.sigma, table.contests, table.last_time, table.max_display,
+                table.last_change, fparams, iparams, noob_delay,
+                state.nf_mu, state.nf_w, state.scale, state.sum_aw, state.sum_w,
+                state.fb_base, state.fb_cap, state.fb_start, state.fb_len,
+                state.f_mu, state.f_warg, state.f_wout, state.used, ev_f, ev_i, at, status,
+            )
+            if not grow_to:
+                break
+            # the pool grows as _elo_mmr_kernels.reserve grows it (zeros beyond `used`)
+            for name in ("f_mu", "f_warg", "f_wout"):
+                pool = np.zeros(grow_to)
+                pool[:used] = getattr(state, name)[:used]
+                setattr(state, name, pool)
+        state.used = used
+        if state.used > 4 * state.n:  # as in _rate_small_rounds
+            state.maybe_compact()
+        if not flagged:
+            return ()
+        return (*_status_warnings(status[0], contest, "performance"),
+                *_status_warnings(status[1], contest, "rating"))
+
     @cached_property
     def _compiled_rounds(self) -> bool:
         """Whether the compiled loop is this system's update: not for a subclass that
@@ -526,6 +596,7 @@ def _rounds_kernels() -> ModuleType:
 
 
 _RK: ModuleType | None = None
+_NAN = math.nan
 
 
 def round_performance_model(

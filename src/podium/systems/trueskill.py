@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +113,10 @@ from podium.systems.base import (
     param,
 )
 from podium.systems.glicko import drift_performance_model
+
+if TYPE_CHECKING:
+    from podium.core.contest import Contest
+    from podium.core.state import PlayerTable
 
 __all__ = ["TrueSkillSPb", "TrueSkillState", "PRESETS"]
 
@@ -296,6 +300,55 @@ class TrueSkillSPb(RatingSystem):
                     return out
         return out
 
+    def rate_small_round(
+        self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
+        players: npt.NDArray[np.int64], n_before: int, n_after: int,
+        prior: tuple[float, float], events: tuple[FloatArray, np.ndarray, int],
+    ) -> Any:
+        """``Rater.add`` of one individual round, in one compiled call
+        (:func:`~podium.systems._rounds_kernels.trueskill_add`; the same numbers as
+        :meth:`rate_rounds`).  The arguments and the result are those of
+        :meth:`EloMMR.rate_small_round <podium.systems.elo_mmr.EloMMR.rate_small_round>`;
+        ``None`` (nothing changed) for a team round or before the Rater has seen
+        ``_BATCH_AFTER`` contests, ``NotImplemented`` for a subclass that changes the
+        update."""
+        cls = type(self)
+        if (cls.round_update is not TrueSkillSPb.round_update
+                or cls.display_rating is not TrueSkillSPb.display_rating
+                or cls.display_center is not None):
+            return NotImplemented
+        if index + 1 < _BATCH_AFTER or contest.team_round:
+            return None
+        from podium.systems import _rounds_kernels as RK
+
+        if n_after > state.n:
+            state.ensure_players(n_after)
+        ev_f, ev_i, at = events
+        rounds, flags = RK.trueskill_add(
+            players, contest.lo, contest.time_seconds, self.beta / math.sqrt(contest.weight),
+            index, n_before, n_after, prior[0], prior[1], table.mu, table.sigma,
+            table.contests, table.last_time, table.max_display, table.last_change,
+            float(self.sig_drift), float(self.eps), float(self.convergence_eps),
+            int(self.max_rounds), ev_f, ev_i, at,
+        )
+        if not flags:
+            return ()
+        return self._round_warnings(contest.label, flags, rounds)
+
+    def _round_warnings(self, label: str, flags: int, rounds: int) -> tuple[str, ...]:
+        """The warnings of a round the compiled loop flagged."""
+        from podium.systems import _rounds_kernels as RK
+
+        warnings = []
+        if flags & RK.TS_UNCONVERGED and self.warn_unconverged:
+            warnings.append(
+                f"contest {label!r}: message passing stopped after "
+                f"{rounds} rounds (max_rounds) before reaching convergence_eps"
+            )
+        if flags & RK.TS_NONFINITE:
+            warnings.append(f"contest {label!r}: message passing produced non-finite ratings")
+        return tuple(warnings)
+
     def _compiled_rounds(
         self, state: SystemState, batch: RoundBatch, r0: int, r1: int,
         sig_perf: FloatArray, out: RoundsOutput,
@@ -317,16 +370,8 @@ class TrueSkillSPb(RatingSystem):
         if not flagged:
             out.warnings += [()] * (r1 - r0)
         for r in range(r0, r1) if flagged else ():
-            label = batch.contests[r].label
-            warnings = []
-            if flags[r] & RK.TS_UNCONVERGED and self.warn_unconverged:
-                warnings.append(
-                    f"contest {label!r}: message passing stopped after "
-                    f"{int(n_iter[r])} rounds (max_rounds) before reaching convergence_eps"
-                )
-            if flags[r] & RK.TS_NONFINITE:
-                warnings.append(f"contest {label!r}: message passing produced non-finite ratings")
-            out.warnings.append(tuple(warnings))
+            out.warnings.append(self._round_warnings(batch.contests[r].label, int(flags[r]),
+                                                     int(n_iter[r])))
         out.done = r1
 
 
