@@ -12,7 +12,7 @@ import pytest
 
 import podium.systems as systems_pkg
 from podium.errors import ConfigError
-from podium.systems import SYSTEMS, _MODULES, _Registry, get_system
+from podium.systems import _MODULES, SYSTEMS, _Registry, get_system
 
 
 def _discovered() -> dict[str, str]:
