@@ -108,19 +108,24 @@ def test_rate_imports_its_system_only(tmp_path: Path) -> None:
 
 def test_collector_tuned_for_the_podium_process_only(tmp_path: Path) -> None:
     """``main()`` reading the process's command line (the ``podium`` command) raises
-    the collector's older thresholds and freezes the heap at the end; ``main(argv)``
-    called in a program changes nothing."""
+    the collector's older thresholds for ``rate`` (not for the other modules' commands,
+    such as the server) and freezes the heap at the end; ``main(argv)`` called in a
+    program changes nothing."""
     _tiny_history(tmp_path / "h")
     args = ["rate", str(tmp_path / "h"), "--system", "mmr-simple", "--no-progress"]
     code = (
         "import gc, sys; from podium.cli import main; before = gc.get_threshold(); "
         f"main({[*args, '--out', str(tmp_path / 'o1')]!r}); "
         "print(gc.get_threshold() == before, gc.get_freeze_count()); "
+        "import contextlib, io; sys.argv = ['podium', 'serve', '--help']; "
+        "exec('with contextlib.redirect_stdout(io.StringIO()) as h:\\n try: main()\\n "
+        "except SystemExit: pass'); assert 'usage: podium serve' in h.getvalue(); "
+        "print(gc.get_threshold() == before, gc.get_freeze_count() > 0); "
         f"sys.argv = ['podium', *{[*args, '--out', str(tmp_path / 'o2')]!r}]; main(); "
         "print(gc.get_threshold()[1:], gc.get_freeze_count() > 0)"
     )
     out = _run(["-c", code], dict(os.environ))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-2:] == ["True 0", "(1000, 1000) True"]
+    assert out.stdout.splitlines()[-3:] == ["True 0", "True True", "(1000, 1000) True"]
     assert ((tmp_path / "o1" / "ratings.csv").read_bytes()
             == (tmp_path / "o2" / "ratings.csv").read_bytes())

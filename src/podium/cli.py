@@ -536,10 +536,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv:
         The arguments (without the program name).  ``None``, the default, reads this
         process's command line (``sys.argv[1:]``): the ``podium`` command and ``python
-        -m podium``.  Only then is the whole process one command, and ``main`` tunes
-        the garbage collector for a short-lived process (:func:`_short_lived_gc`,
-        :func:`_skip_final_collection`): a warm ``podium rate`` of a small file spends
-        a fifth of its time in collections otherwise.
+        -m podium``.  Only then is the whole process one command, and ``main`` skips
+        the collection at exit (:func:`_skip_final_collection`) and, for the commands
+        of :data:`OWN_COMMANDS` (not a long-lived server), tunes the collector for a
+        short process (:func:`_short_lived_gc`): a warm ``podium rate`` of a small
+        file spends a fifth of its time in collections otherwise.
 
     Returns
     -------
@@ -548,7 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     if argv is not None:
         return _main(argv)
-    _short_lived_gc()
+    if _command_of(None) in OWN_COMMANDS:
+        _short_lived_gc()
     try:
         return _main(argv)
     finally:
