@@ -73,3 +73,59 @@ def test_cold_cache_is_announced_once(tmp_path: Path, system: str) -> None:
     second = _run(cmd, env)
     assert second.returncode == 0, second.stderr
     assert "compiling kernels" not in second.stderr
+
+
+def _tiny_history(path: Path) -> None:
+    path.mkdir()
+    standings = [[f"p{i}", i, i] for i in range(5)]
+    (path / "0.json").write_text(json.dumps({"name": "r0", "time_seconds": 0,
+                                             "standings": standings}))
+
+
+def test_rate_imports_its_system_only(tmp_path: Path) -> None:
+    """``podium rate --system S`` imports S's module (and those it builds on), none of
+    the other systems', and not the store (``rate`` opens none)."""
+    from podium.systems import _MODULES
+
+    _tiny_history(tmp_path / "h")
+    code = (
+        "import sys; from podium.cli import main; "
+        f"rc = main(['rate', {str(tmp_path / 'h')!r}, '--system', 'mmr-simple', '--out', "
+        f"{str(tmp_path / 'o')!r}, '--no-progress']); "
+        "print(rc, 'podium.store' in sys.modules); "
+        "print(sorted(m for m in sys.modules if m.startswith('podium.systems.')))"
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    status, modules = out.stdout.splitlines()[-2:]
+    assert status.split() == ["0", "False"]
+    others = {f"podium.systems.{m}" for m in _MODULES.values()} - {
+        "podium.systems.elo_mmr_simple", "podium.systems.elo_mmr"}  # the one it builds on
+    loaded = set(eval(modules))  # noqa: S307 - our own subprocess's list
+    assert "podium.systems.elo_mmr_simple" in loaded
+    assert not loaded & others, sorted(loaded & others)
+
+
+def test_collector_tuned_for_the_podium_process_only(tmp_path: Path) -> None:
+    """``main()`` reading the process's command line (the ``podium`` command) raises
+    the collector's older thresholds for ``rate`` (not for the other modules' commands,
+    such as the server) and freezes the heap at the end; ``main(argv)`` called in a
+    program changes nothing."""
+    _tiny_history(tmp_path / "h")
+    args = ["rate", str(tmp_path / "h"), "--system", "mmr-simple", "--no-progress"]
+    code = (
+        "import gc, sys; from podium.cli import main; before = gc.get_threshold(); "
+        f"main({[*args, '--out', str(tmp_path / 'o1')]!r}); "
+        "print(gc.get_threshold() == before, gc.get_freeze_count()); "
+        "import contextlib, io; sys.argv = ['podium', 'serve', '--help']; "
+        "exec('with contextlib.redirect_stdout(io.StringIO()) as h:\\n try: main()\\n "
+        "except SystemExit: pass'); assert 'usage: podium serve' in h.getvalue(); "
+        "print(gc.get_threshold() == before, gc.get_freeze_count() > 0); "
+        f"sys.argv = ['podium', *{[*args, '--out', str(tmp_path / 'o2')]!r}]; main(); "
+        "print(gc.get_threshold()[1:], gc.get_freeze_count() > 0)"
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-3:] == ["True 0", "True True", "(1000, 1000) True"]
+    assert ((tmp_path / "o1" / "ratings.csv").read_bytes()
+            == (tmp_path / "o2" / "ratings.csv").read_bytes())
