@@ -29,6 +29,7 @@ from test_rounds import (  # noqa: F401 - batch_from_start is a fixture
 from podium import Contest, Rater
 from podium.core.contest import HandlePool
 from podium.core.guards import HandleError
+from podium.errors import ContestError
 from podium.io import load_contests, write_contest_dir
 from podium.io._common import _Handles
 
@@ -101,13 +102,12 @@ def test_spellings_that_normalise_alike_share_a_code(tmp_path: Path) -> None:
 
 def test_a_bad_handle_leaves_the_numbering_as_it_was() -> None:
     intern = _Handles(coded=True)
-    handles, codes = intern.coded(["a", "b"])
-    assert handles == ("a", "b") and codes == [0, 1]
+    assert intern.coded(["a", "b"]) == [0, 1]
     table = dict(intern.codes)
     with pytest.raises(HandleError):
         intern.coded(["c", "b", "bad\x00handle", "d"])
     assert intern.codes == table and intern.pool is not None and intern.pool.names == ["a", "b"]
-    assert intern.coded(["d", "a", "d2"]) == (("d", "a", "d2"), [2, 0, 3])
+    assert intern.coded(["d", "a", "d2"]) == [2, 0, 3]
 
 
 def test_copies_and_pickles_drop_the_codes(tmp_path: Path) -> None:
@@ -116,10 +116,21 @@ def test_copies_and_pickles_drop_the_codes(tmp_path: Path) -> None:
         assert other == c and other.handle_codes is None
 
 
-def test_codes_must_match_the_standings(tmp_path: Path) -> None:
-    c = _plain(_history(1, 1, 10))[0]
-    with pytest.raises(ValueError, match="one int64 per standing"):
-        c._set_handle_codes(HandlePool(), np.zeros(len(c) + 1, dtype=np.int64))
+def test_numbered_contests_check_their_codes_and_spell_handles_on_demand() -> None:
+    pool = HandlePool()
+    pool.names.extend(["a", "b", "c"])
+    lo = np.array([0, 1, 2])
+    c = Contest._from_codes(pool, np.array([2, 0, 1]), lo, lo, name="r")
+    assert c._handles is None and len(c) == 3  # not spelled out yet
+    assert c.handles == ("c", "a", "b") and c == Contest.from_arrays(["c", "a", "b"], lo, lo,
+                                                                        name="r")
+    with pytest.raises(ContestError, match="duplicate handle") as err:
+        Contest._from_codes(pool, np.array([1, 2, 1]), lo, lo, name="r")
+    assert err.value.player == "b"
+    with pytest.raises(ContestError, match="standings are empty"):
+        Contest._from_codes(pool, np.zeros(0, dtype=np.int64), lo[:0], lo[:0])
+    with pytest.raises(ValueError, match="outside the pool"):
+        Contest._from_codes(pool, np.array([0, 3, 1]), lo, lo)
 
 
 # ---------------------------------------------------------------------- the Rater

@@ -244,7 +244,7 @@ class Rater:
             owner = repeat(0, len(unknown))
         else:
             offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
-            np.cumsum([len(c.handles) for c in rated], out=offsets_arr[1:])
+            np.cumsum([len(c) for c in rated], out=offsets_arr[1:])
             offsets = offsets_arr.tolist()
             players, pool, codes = table.lookup_rounds(rated, offsets)
             where = np.flatnonzero(players < 0)
@@ -258,7 +258,8 @@ class Rater:
             unknown = where.tolist()
             owner = (np.searchsorted(offsets_arr, where, side="right") - 1).tolist()
         for k, r in zip(unknown, owner, strict=True):  # a Python loop over the newcomers only
-            h = rated[r].handles[k - offsets[r]]
+            h = (rated[r].handles[k - offsets[r]] if codes is None or codes[k] < 0
+                 else pool.names[codes[k]])  # type: ignore[union-attr]
             j = fresh.get(h)
             if j is None:
                 j = -1 if pool is None else index_get(h, -1)  # known, but not by its code

@@ -108,10 +108,9 @@ class Contest:
         and a member weight outside (0, 1].
     """
 
-    __slots__ = ("handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
+    __slots__ = ("_handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
                  "teams", "team_round", "_team_names", "_codes")
 
-    handles: tuple[str, ...]
     lo: npt.NDArray[np.int64]
     hi: npt.NDArray[np.int64]
     name: str
@@ -373,22 +372,22 @@ class Contest:
         url: str | None,
         teams: tuple[tuple[str, ...], npt.NDArray[np.int64], npt.NDArray[np.int64],
                      npt.NDArray[np.int64], npt.NDArray[np.float64]] | None = None,
+        codes: tuple[HandlePool, npt.NDArray[np.int64]] | None = None,
     ) -> None:
         label = name or "<unnamed>"
         if not isinstance(name, str):
             raise ContestError(f"name must be a string, got {type(name).__name__}", contest=label)
-        hs = tuple(handles)
-        n = len(hs)
-        if n == 0:
-            raise ContestError("standings are empty", contest=label)
-        if set(map(type, hs)) != {str} or not all(hs):
-            for h in hs:
-                if not isinstance(h, str) or not h:
-                    raise ContestError(f"every handle must be a non-empty string, got {h!r}",
-                                       contest=label)
+        if codes is not None:  # handles of a pool: distinct names, each a valid handle
+            hs: tuple[str, ...] | None = None
+            n = _check_codes(codes, label)
+        else:
+            hs = tuple(handles)
+            n = len(hs)
+            _check_handles(hs, label)
         team_names: tuple[str, ...] = ()
         offsets = np.zeros(0, dtype=np.int64)
         if teams is not None:
+            assert hs is not None
             team_names, offsets, t_lo, t_hi, _ = teams
             if set(map(type, team_names)) != {str} or not all(team_names):
                 for nm in team_names:
@@ -403,7 +402,7 @@ class Contest:
                         raise ContestError("two teams of the contest have this name",
                                            contest=label, team=nm)
                     seen_t.add(nm)
-        if len(set(hs)) != n:
+        if hs is not None and len(set(hs)) != n:
             seen: dict[str, int] = {}
             for i, h in enumerate(hs):
                 if h in seen:
@@ -421,7 +420,8 @@ class Contest:
             raise ContestError(f"{n} handles but {lo_a.size} lo and {hi_a.size} hi values",
                                contest=label)
         if teams is None:
-            _check_ranges(lo_a, hi_a, hs, label, "player")
+            _check_ranges(lo_a, hi_a, hs if hs is not None else _Spelled(codes), label,
+                          "player")
         else:
             _check_ranges(t_lo, t_hi, team_names, label, "team")
         if isinstance(time_seconds, bool):
@@ -461,7 +461,7 @@ class Contest:
                                    contest=label)
         if url is not None and not isinstance(url, str):
             raise ContestError(f"url must be a string, got {url!r}", contest=label)
-        self.handles = hs
+        self._handles = hs
         self.lo = lo_a
         self.hi = hi_a
         self.lo.flags.writeable = False
@@ -474,7 +474,9 @@ class Contest:
         self.teams = None
         self.team_round = False
         self._team_names: tuple[str, ...] | None = None
-        self._codes: tuple[HandlePool, npt.NDArray[np.int64]] | None = None
+        self._codes = codes
+        if codes is not None:
+            codes[1].flags.writeable = False
         if teams is not None:
             offsets.flags.writeable = False
             w_arr = teams[4]
@@ -484,7 +486,17 @@ class Contest:
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
-        return len(self.handles)
+        return int(self.lo.shape[0])
+
+    @property
+    def handles(self) -> tuple[str, ...]:
+        """The players' handles, best first (one per standing)."""
+        hs = self._handles
+        if hs is None:  # numbered by a loader: spelled out on first use
+            assert self._codes is not None
+            names = self._codes[0].names
+            hs = self._handles = tuple(map(names.__getitem__, self._codes[1].tolist()))
+        return hs
 
     @property
     def label(self) -> str:
@@ -505,16 +517,24 @@ class Contest:
         is ``handles[k]`` (see :class:`HandlePool`); ``None`` otherwise."""
         return self._codes
 
-    def _set_handle_codes(self, pool: HandlePool, codes: npt.NDArray[np.int64]) -> None:
-        """Attach the handles' numbers in ``pool`` (for loaders; checked cheaply)."""
-        if codes.shape != (len(self.handles),) or codes.dtype != np.int64:
-            raise ValueError("handle codes must be one int64 per standing")
-        codes.flags.writeable = False
-        self._codes = (pool, codes)
+    @classmethod
+    def _from_codes(
+        cls, pool: HandlePool, codes: npt.NDArray[np.int64], lo: Any, hi: Any, *,
+        name: str = "", time_seconds: int | float = 0, weight: float = 1.0,
+        perf_ceiling: float | None = None, url: str | None = None,
+    ) -> Contest:
+        """Build from the handles' numbers in ``pool`` (for loaders, whose pool holds
+        only valid, distinct handles): :meth:`from_arrays` without spelling the
+        handles out until they are read."""
+        self = cls.__new__(cls)
+        self._init((), lo, hi, name, time_seconds, weight, perf_ceiling, url,
+                   codes=(pool, codes))
+        return self
 
     def __getstate__(self) -> dict[str, Any]:
         # a copy or pickle does not carry the load's handle pool
-        state = {k: getattr(self, k) for k in self.__slots__ if k != "_codes"}
+        state = {k: getattr(self, k) for k in self.__slots__ if k not in ("_codes", "_handles")}
+        state["_handles"] = self.handles
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -600,6 +620,55 @@ class Contest:
     __hash__ = None  # type: ignore[assignment]
 
 
+class _Spelled:
+    """Numbered handles as a sequence of names (for messages), spelled one by one."""
+
+    def __init__(self, codes: tuple[HandlePool, npt.NDArray[np.int64]] | None) -> None:
+        assert codes is not None
+        self.names, self.codes = codes[0].names, codes[1]
+
+    def __len__(self) -> int:
+        return int(self.codes.size)
+
+    def __getitem__(self, i: int) -> str:
+        return self.names[int(self.codes[i])]
+
+
+def _check_handles(hs: tuple[str, ...], label: str) -> None:
+    """Refuse empty standings and a handle that is not a non-empty string."""
+    if not hs:
+        raise ContestError("standings are empty", contest=label)
+    if set(map(type, hs)) != {str} or not all(hs):
+        for h in hs:
+            if not isinstance(h, str) or not h:
+                raise ContestError(f"every handle must be a non-empty string, got {h!r}",
+                                   contest=label)
+
+
+def _check_codes(codes: tuple[HandlePool, npt.NDArray[np.int64]], label: str) -> int:
+    """The number of standings of numbered handles; refuses empty standings, codes
+    outside the pool and a handle twice (named)."""
+    pool, c = codes
+    if c.ndim != 1 or c.dtype != np.int64:
+        raise ValueError("handle codes must be a 1-d int64 array")
+    n = int(c.size)
+    if n == 0:
+        raise ContestError("standings are empty", contest=label)
+    if int(c.min()) < 0 or int(c.max()) >= len(pool):
+        raise ValueError(f"handle codes outside the pool of {len(pool)} handles")
+    s = np.sort(c)
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    if dup.size:
+        # the first repeated handle in standings order, as the handle check names it
+        twice = set(s[dup].tolist())
+        seen: set[int] = set()
+        for k in c.tolist():
+            if k in seen and k in twice:
+                raise ContestError("duplicate handle", contest=label, player=pool.names[k])
+            seen.add(k)
+    return n
+
+
 def _place_keys(handles: Sequence[str], places: Any, meta: Any) -> npt.NDArray[np.float64]:
     """1-based places as sort keys (lower is better), checked: one per handle, finite,
     at least 1; the error names the contest and the first offending player."""
@@ -636,7 +705,7 @@ def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | Non
 
 
 def _check_ranges(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                  labels: Sequence[str], contest: str, what: str) -> None:
+                  labels: Sequence[str] | _Spelled, contest: str, what: str) -> None:
     """Check that ``(lo, hi)`` are contiguous 0-based tie ranges over ``len(labels)``
     positions (players, or teams of a team contest); the error names the entry."""
     n = len(labels)

@@ -86,8 +86,8 @@ class _Handles:
 
     A *coded* table (``coded=True``, as :func:`podium.io.load_contests` makes) also
     numbers the handles in a :class:`~podium.core.contest.HandlePool`:
-    :meth:`coded` returns a contest's handles and their numbers with one dictionary
-    pass (``codes`` maps each handle as given to the number of its normal form).
+    :meth:`coded` returns the numbers of a contest's handles with one dictionary pass
+    (``codes`` maps each handle as given to the number of its normal form).
     """
 
     __slots__ = ("table", "raw", "pool", "codes")
@@ -118,15 +118,15 @@ class _Handles:
             out = tuple(map(table.__getitem__, handles))
         return out
 
-    def coded(self, handles: Sequence[str]) -> tuple[tuple[str, ...], list[int]]:
-        """The handles to use for ``handles`` (a contest's, in order) and their numbers
-        in :attr:`pool` (a coded table only)."""
+    def coded(self, handles: Sequence[str]) -> list[int]:
+        """The numbers in :attr:`pool` of the handles to use for ``handles`` (a
+        contest's, in order; a coded table only)."""
         pool = self.pool
         assert pool is not None, "not a coded handle table"
         found: list[Any] = list(map(self.codes.get, handles))
         if None in found:
             self._number_new(handles, found, pool)
-        return tuple(map(pool.names.__getitem__, found)), found
+        return found
 
     def _number_new(self, handles: Sequence[str], found: list[Any], pool: HandlePool) -> None:
         """Number the handles of ``handles`` that ``found`` has as ``None``, in place.

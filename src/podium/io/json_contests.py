@@ -115,25 +115,22 @@ def _decode_fast(
     except OverflowError:
         return None
     _check_texts(doc.name, doc.url, source)
-    codes: list[int] | None = None
+    pool = intern.pool
     try:
-        if intern.pool is None:
+        if pool is None:
             handles = intern.all(raw)
-        else:
-            handles, codes = intern.coded(raw)
+        else:  # numbered: the Contest spells its handles out only if they are read
+            codes = np.fromiter(intern.coded(raw), dtype=np.int64, count=n)
     except HandleError as exc:
         raise _handle_error(exc, source, doc.name or "<unnamed>") from None
+    meta = {"name": doc.name, "time_seconds": doc.time_seconds, "weight": doc.weight,
+            "perf_ceiling": doc.perf_ceiling, "url": doc.url}
     try:
-        contest = Contest.from_arrays(
-            handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds, weight=doc.weight,
-            perf_ceiling=doc.perf_ceiling, url=doc.url,
-        )
+        if pool is None:
+            return Contest.from_arrays(handles, lo, hi, **meta)
+        return Contest._from_codes(pool, codes, lo, hi, **meta)
     except ContestError as exc:
         raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
-    if codes is not None:
-        assert intern.pool is not None
-        contest._set_handle_codes(intern.pool, np.fromiter(codes, dtype=np.int64, count=n))
-    return contest
 
 
 def _decode_contest(
