@@ -550,7 +550,7 @@ class Contest:
     @property
     def n_teams(self) -> int:
         """Number of teams (of players, for an individual contest)."""
-        return len(self.handles) if self.teams is None else len(self.teams)
+        return len(self) if self.teams is None else len(self.teams)
 
     @property
     def team_names(self) -> tuple[str, ...] | None:

@@ -7,9 +7,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from itertools import islice
+from itertools import islice, repeat
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from podium.core.contest import Contest, HandlePool
 from podium.core.guards import (
@@ -118,29 +121,25 @@ class _Handles:
             out = tuple(map(table.__getitem__, handles))
         return out
 
-    def coded(self, handles: Sequence[str]) -> list[int]:
+    def coded(self, handles: Sequence[str]) -> npt.NDArray[np.int64]:
         """The numbers in :attr:`pool` of the handles to use for ``handles`` (a
         contest's, in order; a coded table only)."""
         pool = self.pool
         assert pool is not None, "not a coded handle table"
-        found: list[Any] = list(map(self.codes.get, handles))
-        if None in found:
-            self._number_new(handles, found, pool)
+        found = np.fromiter(map(self.codes.get, handles, repeat(-1)), dtype=np.int64,
+                            count=len(handles))
+        where = np.flatnonzero(found < 0)
+        if where.size:
+            self._number_new(handles, found, where, pool)
         return found
 
-    def _number_new(self, handles: Sequence[str], found: list[Any], pool: HandlePool) -> None:
-        """Number the handles of ``handles`` that ``found`` has as ``None``, in place.
+    def _number_new(self, handles: Sequence[str], found: npt.NDArray[np.int64],
+                    where: npt.NDArray[np.intp], pool: HandlePool) -> None:
+        """Number the handles ``handles[where]`` (new to the table) into ``found``.
         Every new handle is checked before anything is added: on a
         :class:`~podium.core.guards.HandleError` the table is as it was."""
-        where: list[int] = []
-        k = found.index(None)
-        try:
-            while True:
-                where.append(k)
-                k = found.index(None, k + 1)
-        except ValueError:
-            pass
-        new = list(dict.fromkeys(handles[k] for k in where))
+        at = where.tolist()
+        new = list(dict.fromkeys(map(handles.__getitem__, at)))
         if self.raw:
             if not "".join(new).isascii():
                 for h in new:
@@ -158,8 +157,7 @@ class _Handles:
                 code = codes[norm] = len(names)
                 names.append(norm)
             codes[h] = code
-        for k in where:
-            found[k] = codes[handles[k]]
+        found[where] = list(map(codes.__getitem__, map(handles.__getitem__, at)))
 
     def _check(self, new: list[str]) -> bool:
         """Check the handles just added to the table (each mapped to itself); fix the

@@ -120,7 +120,7 @@ def _decode_fast(
         if pool is None:
             handles = intern.all(raw)
         else:  # numbered: the Contest spells its handles out only if they are read
-            codes = np.fromiter(intern.coded(raw), dtype=np.int64, count=n)
+            codes = intern.coded(raw)
     except HandleError as exc:
         raise _handle_error(exc, source, doc.name or "<unnamed>") from None
     meta = {"name": doc.name, "time_seconds": doc.time_seconds, "weight": doc.weight,
