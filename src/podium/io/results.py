@@ -588,17 +588,33 @@ def write_results(
     ]
     if histories:
         tables.append(("histories", lambda: _histories_table(rater, names)))
-    written: list[Path] = []
+    written = [directory / f"{name}.{fmt}" for name, _ in tables]
+
+    def write(k: int) -> None:
+        name, build = tables[k]
+        if name == "histories" and fmt == "csv":
+            atomic_write(written[k], lambda fh: _write_histories_csv(rater, names, fh),
+                         binary=True)
+        else:
+            write_table(build(), written[k], fmt)
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for name, build in tables:
-            path = directory / f"{name}.{fmt}"
-            if name == "histories" and fmt == "csv":
-                atomic_write(path, lambda fh: _write_histories_csv(rater, names, fh),
-                             binary=True)
-            else:
-                write_table(build(), path, fmt)
-            written.append(path)
+        if histories and rater.events and _workers() > 1:
+            # the small tables are written beside the large one (each file on its own;
+            # the handles' sort order, which both use, is computed first)
+            names.ranks  # noqa: B018 - computed once, before the threads share it
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(1, thread_name_prefix="podium-write") as pool:
+                small = pool.submit(lambda: [write(k) for k in range(len(tables) - 1)])
+                try:
+                    write(len(tables) - 1)
+                finally:
+                    small.result()
+        else:
+            for k in range(len(tables)):
+                write(k)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else directory
         raise PodiumError(f"{where}: cannot write output ({exc.strerror or exc})") from None
