@@ -40,12 +40,19 @@ if TYPE_CHECKING:
     from podium.core.contest import Contest
     from podium.rater import Rater
 
-__all__ = ["add_small_round"]
+__all__ = ["add_small_round", "early_warning"]
 
 log = logging.getLogger("podium")
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
+
+
+def early_warning(contest: Contest, index: int, last_time: int) -> str:
+    """The warning for contest ``index`` dated before the previous contest."""
+    return (f"contest {contest.label!r} (#{index}) has time_seconds={contest.time_seconds}, "
+            f"earlier than the previous contest ({last_time}); rated in the given order with "
+            "no time drift for its players")
 
 
 def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
@@ -109,10 +116,7 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
     if last_time is None or t > last_time:
         rater.last_time = t
     elif t < last_time:
-        warnings = (
-            f"contest {contest.label!r} (#{index}) has time_seconds={t}, earlier than the "
-            f"previous contest ({last_time}); rated in the given order with no time drift "
-            "for its players", *warnings)
+        warnings = (early_warning(contest, index, last_time), *warnings)
     for w in warnings:
         log.warning(w)
     return index, n, len(new), warnings

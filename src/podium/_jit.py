@@ -121,9 +121,12 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     if not cache_is_cold(system):
         return False
     kernels = system_kernels(system)
-    seconds = sum(_COMPILE_SECONDS.get(m, 0.0) for m in kernels)
+    return _announce(name, sum(_COMPILE_SECONDS.get(m, 0.0) for m in kernels), stream)
+
+
+def _announce(what: str, seconds: float, stream: TextIO | None) -> bool:
     out = sys.stderr if stream is None else stream
-    print(f"compiling kernels for {name}, once: ~{max(seconds, 1.0):.0f} s", file=out,
+    print(f"compiling kernels for {what}, once: ~{max(seconds, 1.0):.0f} s", file=out,
           flush=True)
     return True
 
@@ -154,7 +157,4 @@ def announce_module_compile(what: str, module: ModuleType, seconds: float,
                if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
     if not kernels or any(_has_index(d) for d in kernels):
         return False
-    out = sys.stderr if stream is None else stream
-    print(f"compiling kernels for {what}, once: ~{max(seconds, 1.0):.0f} s", file=out,
-          flush=True)
-    return True
+    return _announce(what, seconds, stream)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from podium._add import add_small_round
+from podium._add import add_small_round, early_warning
 from podium.core.contest import Contest, HandlePool
 from podium.core.state import ContestRecord, EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
@@ -197,11 +197,7 @@ class Rater:
         for pos, contest in enumerate(contests):
             t = contest.time_seconds
             if last_time is not None and t < last_time:
-                early[pos] = (
-                    f"contest {contest.label!r} (#{first + pos}) has time_seconds={t}, "
-                    f"earlier than the previous contest ({last_time}); rated in the given "
-                    "order with no time drift for its players"
-                )
+                early[pos] = early_warning(contest, first + pos, last_time)
             if contest.is_outcome_free:
                 continue
             if not _INT64_MIN <= t <= _INT64_MAX:
