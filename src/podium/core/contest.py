@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from podium.core.handles import HandlePool, Spelled, check_codes
 from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
 
@@ -31,29 +32,6 @@ __all__ = ["Contest", "HandlePool", "Standing", "TeamStanding", "Teams"]
 Standing = tuple[str, int, int]
 #: ``(team name, lo, hi, members)``; a member is a handle or a ``(handle, weight)`` pair.
 TeamStanding = tuple[str, int, int, Sequence[Any]]
-
-
-class HandlePool:
-    """The distinct handles of one load, numbered in order of first appearance.
-
-    A loader that interns handles (:func:`podium.io.load_contests`) gives every
-    contest it builds, besides its handles, their numbers in the load's pool
-    (:attr:`Contest.handle_codes`).  A :class:`~podium.Rater` then finds the players
-    of a batch of contests with one NumPy gather over those numbers instead of one
-    dictionary lookup per player-round.  ``names[code]`` is the handle (in its
-    normal form) numbered ``code``; names are only ever appended.
-    """
-
-    __slots__ = ("names",)
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __repr__(self) -> str:
-        return f"HandlePool({len(self.names)} handles)"
 
 
 def _as_int_array(values: Any, what: str, contest: str) -> npt.NDArray[np.int64]:
@@ -379,7 +357,7 @@ class Contest:
             raise ContestError(f"name must be a string, got {type(name).__name__}", contest=label)
         if codes is not None:  # handles of a pool: distinct names, each a valid handle
             hs: tuple[str, ...] | None = None
-            n = _check_codes(codes, label)
+            n = check_codes(codes, label)
         else:
             hs = tuple(handles)
             n = len(hs)
@@ -420,7 +398,7 @@ class Contest:
             raise ContestError(f"{n} handles but {lo_a.size} lo and {hi_a.size} hi values",
                                contest=label)
         if teams is None:
-            _check_ranges(lo_a, hi_a, hs if hs is not None else _Spelled(codes), label,
+            _check_ranges(lo_a, hi_a, hs if hs is not None else Spelled(codes), label,
                           "player")
         else:
             _check_ranges(t_lo, t_hi, team_names, label, "team")
@@ -620,20 +598,6 @@ class Contest:
     __hash__ = None  # type: ignore[assignment]
 
 
-class _Spelled:
-    """Numbered handles as a sequence of names (for messages), spelled one by one."""
-
-    def __init__(self, codes: tuple[HandlePool, npt.NDArray[np.int64]] | None) -> None:
-        assert codes is not None
-        self.names, self.codes = codes[0].names, codes[1]
-
-    def __len__(self) -> int:
-        return int(self.codes.size)
-
-    def __getitem__(self, i: int) -> str:
-        return self.names[int(self.codes[i])]
-
-
 def _check_handles(hs: tuple[str, ...], label: str) -> None:
     """Refuse empty standings and a handle that is not a non-empty string."""
     if not hs:
@@ -643,30 +607,6 @@ def _check_handles(hs: tuple[str, ...], label: str) -> None:
             if not isinstance(h, str) or not h:
                 raise ContestError(f"every handle must be a non-empty string, got {h!r}",
                                    contest=label)
-
-
-def _check_codes(codes: tuple[HandlePool, npt.NDArray[np.int64]], label: str) -> int:
-    """The number of standings of numbered handles; refuses empty standings, codes
-    outside the pool and a handle twice (named)."""
-    pool, c = codes
-    if c.ndim != 1 or c.dtype != np.int64:
-        raise ValueError("handle codes must be a 1-d int64 array")
-    n = int(c.size)
-    if n == 0:
-        raise ContestError("standings are empty", contest=label)
-    if int(c.min()) < 0 or int(c.max()) >= len(pool):
-        raise ValueError(f"handle codes outside the pool of {len(pool)} handles")
-    s = np.sort(c)
-    dup = np.flatnonzero(s[1:] == s[:-1])
-    if dup.size:
-        # the first repeated handle in standings order, as the handle check names it
-        twice = set(s[dup].tolist())
-        seen: set[int] = set()
-        for k in c.tolist():
-            if k in seen and k in twice:
-                raise ContestError("duplicate handle", contest=label, player=pool.names[k])
-            seen.add(k)
-    return n
 
 
 def _place_keys(handles: Sequence[str], places: Any, meta: Any) -> npt.NDArray[np.float64]:
@@ -705,7 +645,7 @@ def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | Non
 
 
 def _check_ranges(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                  labels: Sequence[str] | _Spelled, contest: str, what: str) -> None:
+                  labels: Sequence[str] | Spelled, contest: str, what: str) -> None:
     """Check that ``(lo, hi)`` are contiguous 0-based tie ranges over ``len(labels)``
     positions (players, or teams of a team contest); the error names the entry."""
     n = len(labels)

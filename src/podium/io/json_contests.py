@@ -123,12 +123,14 @@ def _decode_fast(
             codes = intern.coded(raw)
     except HandleError as exc:
         raise _handle_error(exc, source, doc.name or "<unnamed>") from None
-    meta = {"name": doc.name, "time_seconds": doc.time_seconds, "weight": doc.weight,
-            "perf_ceiling": doc.perf_ceiling, "url": doc.url}
     try:
         if pool is None:
-            return Contest.from_arrays(handles, lo, hi, **meta)
-        return Contest._from_codes(pool, codes, lo, hi, **meta)
+            return Contest.from_arrays(
+                handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
+                weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
+        return Contest._from_codes(
+            pool, codes, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
+            weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
     except ContestError as exc:
         raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
 

@@ -606,8 +606,12 @@ def write_results(
             names.ranks  # noqa: B018 - computed once, before the threads share it
             from concurrent.futures import ThreadPoolExecutor
 
+            def write_small() -> None:
+                for k in range(len(tables) - 1):
+                    write(k)
+
             with ThreadPoolExecutor(1, thread_name_prefix="podium-write") as pool:
-                small = pool.submit(lambda: [write(k) for k in range(len(tables) - 1)])
+                small = pool.submit(write_small)
                 try:
                     write(len(tables) - 1)
                 finally:
