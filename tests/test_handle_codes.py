@@ -210,3 +210,18 @@ def test_rate_command_output_is_the_same_with_codes(tmp_path: Path) -> None:
     fb: Any = b.ratings()
     assert fa.equals(fb)
     assert a.players.handles == b.players.handles
+
+
+@pytest.mark.parametrize("system", ["mmr", "trueskill"])
+def test_add_of_loaded_contests_uses_their_numbers(tmp_path: Path, system: str) -> None:
+    """``Rater.add`` of loaded contests (one at a time, past the small-round path's
+    start) equals ``extend`` of the same contests without numbers, and leaves the
+    handles unspelled (they are found by number)."""
+    history = _history(7, 60, 50)
+    coded = _coded(history, tmp_path / "h")
+    a, b = Rater(system), Rater(system)
+    for c in coded:
+        a.add(c)
+    b.extend(_plain(history))
+    assert_same(a, b)
+    assert all(c._handles is None for c in coded)

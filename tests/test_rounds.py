@@ -641,3 +641,31 @@ def test_a_system_that_changes_the_update_is_not_asked_again() -> None:
         assert [r.add(c) for c in history] == ref_reports
     assert r._small is None and not taken
     assert_same(r, ref)
+
+
+@pytest.mark.parametrize("system", ["mmr", "trueskill"])
+def test_add_offers_the_small_round_path_only_rounds_within_its_limits(system: str) -> None:
+    """A round the system's ``small_round_limits`` exclude (too early, too large) goes
+    straight to the batch path: ``rate_small_round`` is not asked (which would look
+    the handles up a second time)."""
+    r = Rater(system)
+    after, most = type(r.system).small_round_limits
+    seen: list[int] = []
+    small = r._small
+    assert small is not None
+
+    def spy(state: Any, table: Any, contest: Contest, *rest: Any) -> Any:
+        seen.append(len(contest))
+        return small(state, table, contest, *rest)
+
+    r._small = spy
+    ref = Rater(system)
+    rng = np.random.default_rng(9)
+    sizes = [4] * (after + 3) + [(most or 40) + 1, 5]
+    for m, size in enumerate(sizes):
+        c = Contest.from_scores([f"h{i}" for i in rng.choice(60, size, replace=False)],
+                                rng.normal(size=size), name=f"r{m}", time_seconds=60 * m)
+        assert r.add(c) == ref.extend([c])[0]
+    expected = sizes[after - 1:] if most is None else [s for s in sizes[after - 1:] if s <= most]
+    assert seen == expected
+    assert_same(r, ref)

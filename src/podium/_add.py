@@ -18,7 +18,12 @@ n_after - 1`` are the round's newcomers, which the system writes (``prior``, the
 contest's time: what :meth:`~podium.core.state.PlayerTable.add_players` writes) within
 the table's capacity; the events go to columns ``at ..`` of ``values`` (mu, sigma,
 perf) and ``ids`` (contest index, player, place), as
-:meth:`~podium.core.state.EventLog.reserve_tail` lays them out.  It returns the
+:meth:`~podium.core.state.EventLog.reserve_tail` lays them out.  A system may
+declare ``small_round_limits = (after, most)``: the Rater then offers it no round
+before its ``after``-th contest and none of more than ``most`` players (a large
+round goes straight to the batch path, its handles looked up once).  So does a
+contest a loader numbered (:attr:`~podium.core.contest.Contest.handle_codes`): the batch
+path finds its players by number.  It returns the
 round's warnings, or ``None`` having changed nothing (the round is not for it; the
 Rater then takes the batch path), or ``NotImplemented`` likewise when no round is
 (a subclass that changes the update: the Rater stops asking).  When it raises, the
@@ -70,9 +75,12 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
         the system declines.
     """
     t = contest.time_seconds
-    if contest.teams is not None or contest.is_outcome_free \
-            or not _INT64_MIN <= t <= _INT64_MAX:
-        return None
+    after, most = getattr(rater.system, "small_round_limits", (0, None))
+    if (len(rater.contests) + 1 < after or (most is not None and len(contest) > most)
+            or contest.teams is not None or contest.is_outcome_free
+            or contest.handle_codes is not None  # loaded: found by handle numbers
+            or not _INT64_MIN <= t <= _INT64_MAX):
+        return None  # declined before any work: the batch path rates it
     table = rater.players
     handles = contest.handles
     looked = list(map(table.index.get, handles, repeat(-1)))

@@ -231,7 +231,9 @@ class Rater:
         owner: Iterable[int]
         pool: HandlePool | None = None
         codes: npt.NDArray[np.int64] | None = None
-        if n_rounds == 1:  # Rater.add: for one small round, lists cost less than NumPy calls
+        if n_rounds == 1 and rated[0].handle_codes is None:
+            # Rater.add: for one small round, lists cost less than NumPy calls (a loaded
+            # contest's players are found by their handle numbers, below)
             looked_up = list(map(index_get, rated[0].handles, repeat(-1)))
             players = np.array(looked_up, dtype=np.int64)
             offsets = [0, len(looked_up)]

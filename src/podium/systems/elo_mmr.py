@@ -179,6 +179,9 @@ class EloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr"
+    #: ``Rater.add`` asks :meth:`rate_small_round` only from this contest on and for
+    #: rounds of at most this many players (it declines the others).
+    small_round_limits: ClassVar[tuple[int, int | None]] = (_BATCH_AFTER, _BATCH_MAX_PLAYERS)
     team_rule: ClassVar[str | None] = (
         "two-phase: team performance from the team terms (weighted sums), then each member "
         "conditioned on the team sum (docs/teams.md)"

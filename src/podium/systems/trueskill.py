@@ -182,6 +182,8 @@ class TrueSkillSPb(RatingSystem):
     """
 
     name: ClassVar[str] = "trueskill"
+    #: ``Rater.add`` asks :meth:`rate_small_round` only from this contest on (any size).
+    small_round_limits: ClassVar[tuple[int, int | None]] = (_BATCH_AFTER, None)
     team_rule: ClassVar[str | None] = (
         "the TrueSkill team factor graph [Herbrich2006]: team performance = sum of "
         "weighted member performances, adjacent teams win by > 2 eps or draw within it")
