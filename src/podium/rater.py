@@ -248,16 +248,16 @@ class Rater:
             where = np.flatnonzero(players < 0)
             if (pool is not None and codes is not None and where.size
                     and table.knows_all_by_code(pool) and bool((codes >= 0).all())):
-                # every unknown code is a newcomer's: number them in NumPy
+                # every unknown code is a newcomer's: numbered in NumPy
                 new_handles, new_counts = table.number_newcomers(
                     pool, codes, players, where, offsets_arr)
-                table.remember_codes(pool, codes[where], players[where])
                 where = where[:0]
             unknown = where.tolist()
             owner = (np.searchsorted(offsets_arr, where, side="right") - 1).tolist()
+        pool_names = pool.names if pool is not None else []
         for k, r in zip(unknown, owner, strict=True):  # a Python loop over the newcomers only
-            h = (rated[r].handles[k - offsets[r]] if codes is None or codes[k] < 0
-                 else pool.names[codes[k]])  # type: ignore[union-attr]
+            h = (pool_names[codes[k]] if codes is not None and codes[k] >= 0
+                 else rated[r].handles[k - offsets[r]])
             j = fresh.get(h)
             if j is None:
                 j = -1 if pool is None else index_get(h, -1)  # known, but not by its code
@@ -665,5 +665,3 @@ def rate(contests: Iterable[Contest], system: str | RatingSystem = "mmr", **para
     r = Rater(system, **params)
     r.extend(contests)
     return r
-
-

@@ -68,10 +68,9 @@ def check_codes(codes: tuple[HandlePool, npt.NDArray[np.int64]], label: str) -> 
     dup = np.flatnonzero(s[1:] == s[:-1])
     if dup.size:
         # the first repeated handle in standings order, as the handle check names it
-        twice = set(s[dup].tolist())
         seen: set[int] = set()
         for k in c.tolist():
-            if k in seen and k in twice:
+            if k in seen:
                 raise ContestError("duplicate handle", contest=label, player=pool.names[k])
             seen.add(k)
     return n

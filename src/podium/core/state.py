@@ -186,8 +186,9 @@ class PlayerTable:
         """Number the newcomers from :attr:`n` on in order of first appearance, into
         ``players[where]`` (``where``: the rows whose code no player has, all of them
         newcomers' as :meth:`knows_all_by_code` tells; ``codes``: every row's code in
-        ``pool``; ``offsets``: where each round starts, and the end).  Returns their
-        handles and how many debut in each round; the players are not added."""
+        ``pool``; ``offsets``: where each round starts, and the end), and remember
+        their codes.  Returns their handles and how many debut in each round; the
+        players themselves are not added."""
         new_codes, first, inverse = np.unique(codes[where], return_index=True,
                                               return_inverse=True)
         by_first = np.argsort(first, kind="stable")
@@ -197,6 +198,7 @@ class PlayerTable:
         debut_rows = where[first[by_first]]
         rounds = np.searchsorted(offsets, debut_rows, side="right") - 1
         counts = np.bincount(rounds, minlength=offsets.size - 1).tolist()
+        self.remember_codes(pool, new_codes, self.n + rank)
         names = pool.names
         return list(map(names.__getitem__, new_codes[by_first].tolist())), counts
 
