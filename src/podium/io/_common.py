@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from itertools import islice, repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,14 @@ from podium.core.guards import (
 )
 from podium.errors import ContestError, DataFormatError
 
+if TYPE_CHECKING:
+    from podium.io._scan import ByteTable, Scanned
+
 PathArg = str | os.PathLike[str]
+
+#: Rows a coded handle table numbers one by one before the compiled reader of
+#: :mod:`podium.io._scan` takes over (small loads never compile it).
+SCAN_AFTER_ROWS = 200_000
 
 #: The stem of a contest file name (``12`` of ``12.json``).
 INDEX_RE = re.compile(r"[0-9]+")
@@ -90,10 +97,13 @@ class _Handles:
     A *coded* table (``coded=True``, as :func:`podium.io.load_contests` makes) also
     numbers the handles in a :class:`~podium.core.contest.HandlePool`:
     :meth:`coded` returns the numbers of a contest's handles with one dictionary pass
-    (``codes`` maps each handle as given to the number of its normal form).
+    (``codes`` maps each handle as given to the number of its normal form).  Once it
+    has numbered :data:`SCAN_AFTER_ROWS` rows, it starts the compiled reader of
+    :mod:`podium.io._scan` (:meth:`switch`): the JSON readers then hand it whole
+    standings arrays as bytes, and its table of handle bytes mirrors ``codes``.
     """
 
-    __slots__ = ("table", "raw", "pool", "codes")
+    __slots__ = ("table", "raw", "pool", "codes", "rows", "fast")
 
     def __init__(self, table: dict[str, str] | None = None, raw: bool = False,
                  coded: bool = False) -> None:
@@ -101,6 +111,12 @@ class _Handles:
         self.raw = raw
         self.pool: HandlePool | None = HandlePool() if coded else None
         self.codes: dict[str, int] = {}
+        #: rows numbered by :meth:`coded`; at ``SCAN_AFTER_ROWS`` the compiled reader
+        #: starts
+        self.rows = 0
+        #: the compiled reader's table of handle bytes (:mod:`podium.io._scan`), once
+        #: this load is large enough to pay for it
+        self.fast: ByteTable | None = None
 
     def __call__(self, handle: str) -> str:
         """The handle to use for ``handle``."""
@@ -126,12 +142,47 @@ class _Handles:
         contest's, in order; a coded table only)."""
         pool = self.pool
         assert pool is not None, "not a coded handle table"
-        found = np.fromiter(map(self.codes.get, handles, repeat(-1)), dtype=np.int64,
+        codes = self.codes
+        found = np.fromiter(map(codes.get, handles, repeat(-1)), dtype=np.int64,
                             count=len(handles))
         where = np.flatnonzero(found < 0)
         if where.size:
+            before = len(codes)
             self._number_new(handles, found, where, pool)
+            if self.fast is not None:  # the compiled table mirrors the new keys
+                added = list(islice(reversed(codes.items()), len(codes) - before))
+                self.fast.add(reversed(added))
+        self.rows += len(handles)
+        if self.fast is None and self.rows >= SCAN_AFTER_ROWS:
+            self.switch()
         return found
+
+    def switch(self) -> None:
+        """Start the compiled reader (:mod:`podium.io._scan`): its table gets every
+        handle numbered so far."""
+        from podium.io._scan import ByteTable, announce_compile
+
+        announce_compile()
+        fast = ByteTable()
+        fast.add(self.codes.items())
+        self.fast = fast
+
+    def scanned(self, scan: Scanned) -> None:
+        """Take the handles a scan numbered first into the pool and ``codes``."""
+        assert self.pool is not None
+        names = self.pool.names
+        names.extend(scan.new_names)
+        self.codes.update(zip(scan.new_names, range(scan.first_code, len(names)), strict=True))
+        self.rows += len(scan.codes)
+
+    def unscanned(self, scan: Scanned) -> None:
+        """Undo :meth:`scanned` (and the scan) for a contest refused after its scan."""
+        assert self.pool is not None and self.fast is not None
+        for h in scan.new_names:
+            del self.codes[h]
+        del self.pool.names[scan.first_code:]
+        self.fast.forget(scan.keys_before)
+        self.rows -= len(scan.codes)
 
     def _number_new(self, handles: Sequence[str], found: npt.NDArray[np.int64],
                     where: npt.NDArray[np.intp], pool: HandlePool) -> None:

@@ -85,6 +85,56 @@ class _ContestDoc(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_ContestDoc)
 
 
+class _ContestRawDoc(msgspec.Struct):
+    """:class:`_ContestDoc` with the standings kept as JSON text (for the compiled
+    reader of :mod:`podium.io._scan`)."""
+
+    name: str
+    time_seconds: int | float
+    standings: msgspec.Raw
+    url: str | None = None
+    weight: int | float = 1.0
+    perf_ceiling: int | float | None = None
+
+
+_RAW_DECODER = msgspec.json.Decoder(_ContestRawDoc)
+
+
+def _plain_fields(doc: _ContestDoc | _ContestRawDoc) -> bool:
+    """Whether the fast paths take the top-level fields: an integer time, numbers
+    within 64 bits (else the checking path reads the text again and names them)."""
+    if isinstance(doc.time_seconds, float):
+        return False  # keep the checking path's exact handling of float times
+    return all(not (type(v) is int and not -(2**63) <= v < 2**63)
+               for v in (doc.time_seconds, doc.weight, doc.perf_ceiling))
+
+
+def _decode_scanned(data: bytes, source: str, intern: _Handles) -> Contest | None:
+    """The contest of well-formed JSON text through the compiled standings reader
+    (:mod:`podium.io._scan`); ``None`` when the reader does not take it (the handle
+    table is then as it was and :func:`_decode_fast` reads it)."""
+    fast, pool = intern.fast, intern.pool
+    assert fast is not None and pool is not None
+    try:
+        doc = _RAW_DECODER.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if not _plain_fields(doc):
+        return None
+    scan = fast.scan(np.frombuffer(doc.standings, dtype=np.uint8), len(pool))
+    if scan is None:
+        return None
+    intern.scanned(scan)
+    try:
+        _check_texts(doc.name, doc.url, source)
+        return Contest._from_codes(
+            pool, scan.codes, scan.lo, scan.hi, name=doc.name, time_seconds=doc.time_seconds,
+            weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
+    except (ContestError, DataFormatError):  # the general path names the problem
+        intern.unscanned(scan)
+        return None
+
+
 def _decode_fast(
     data: bytes, source: str, intern: _Handles, *, allow_empty: bool
 ) -> Contest | _EmptyContest | None:
@@ -95,6 +145,10 @@ def _decode_fast(
     64 bits): the checking path (:func:`_parse_json_bytes` then
     :func:`contest_from_json_dict`) then reads it again and names the problem.
     """
+    if intern.fast is not None:
+        scanned = _decode_scanned(data, source, intern)
+        if scanned is not None:
+            return scanned
     try:
         doc = _DECODER.decode(data)
     except msgspec.DecodeError:  # also ValidationError
@@ -103,11 +157,8 @@ def _decode_fast(
     n = len(standings)
     if n == 0:
         return _EmptyContest(doc.name, source) if allow_empty else None
-    if isinstance(doc.time_seconds, float):
-        return None  # keep the checking path's exact handling of float times
-    for v in (doc.time_seconds, doc.weight, doc.perf_ceiling):
-        if type(v) is int and not -(2**63) <= v < 2**63:
-            return None  # beyond 64 bits: the checking path names it
+    if not _plain_fields(doc):
+        return None
     raw, los, his = zip(*standings, strict=True)
     try:
         lo = np.fromiter(los, dtype=np.int64, count=n)
