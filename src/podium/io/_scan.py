@@ -72,7 +72,7 @@ class ByteTable:
         self.key_code: npt.NDArray[np.int64] = np.empty(keys, dtype=np.int64)
         self.key_slot: npt.NDArray[np.int64] = np.empty(keys, dtype=np.int64)
         self.n_keys = 0
-        self._rows = np.empty((3, 0), dtype=np.int64)  # a scan's codes, lo, hi
+        self._rows = np.empty((8, 0), dtype=np.int64)  # a scan's work space
         self._names = np.empty(0, dtype=np.uint8)  # a scan's new handles
 
     def _room(self, keys: int, nbytes: int) -> None:
@@ -117,23 +117,22 @@ class ByteTable:
         bound = standings.size // _MIN_ROW_BYTES + 1
         self._room(bound, standings.size)
         if self._rows.shape[1] < bound:  # scratch, reused by the next scans
-            self._rows = np.empty((3, max(bound, 2 * self._rows.shape[1])), dtype=np.int64)
+            self._rows = np.empty((8, max(bound, 2 * self._rows.shape[1])), dtype=np.int64)
         if self._names.size < standings.size:
             self._names = np.empty(max(standings.size, 2 * self._names.size), dtype=np.uint8)
-        codes, lo, hi = self._rows
         names = self._names
         keys_before = self.n_keys
         status, rows, n_keys, used, after, names_len = kern.scan_standings(
             standings, self.tab, self.arena, self.used, self.key_off, self.key_len,
-            self.key_hash, self.key_code, self.key_slot, self.n_keys, next_code, codes, lo,
-            hi, names)
+            self.key_hash, self.key_code, self.key_slot, self.n_keys, next_code, self._rows,
+            names)
         if status != kern.OK:
             return None
         self.n_keys, self.used = n_keys, used
         new_names = (names[:names_len].tobytes().decode("ascii").split("\n")
                      if after > next_code else [])
-        return Scanned(codes[:rows].copy(), lo[:rows].copy(), hi[:rows].copy(), new_names,
-                       next_code, keys_before)
+        codes, lo, hi = self._rows[:3, :rows].copy()
+        return Scanned(codes, lo, hi, new_names, next_code, keys_before)
 
     def forget(self, keys_before: int) -> None:
         """Take out the keys added since there were ``keys_before`` (the last ones)."""

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from podium.core.intrinsics import prefetch
+
 #: :func:`scan_standings` read the standings.
 OK = 0
 #: It met something other than the plain form; the table is as it was.
@@ -206,106 +208,129 @@ def _int(buf, i, n):
 
 
 @nb.njit(cache=True, nogil=True)
+def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
+    """Pass 1 of :func:`scan_standings`: each row's handle (its bytes' range, hash and
+    first 16 bytes), ``lo`` and ``hi``; the slot each handle probes first is fetched
+    into the cache meanwhile.  Returns the number of rows, or -1 when the text is not
+    the plain form."""
+    n = buf.size
+    flat = tab.reshape(tab.size)
+    mask = tab.shape[0] - 1
+    rows = 0
+    i = _skip_ws(buf, 0, n)
+    if i >= n or buf[i] != _OPEN:
+        return -1
+    i = _skip_ws(buf, i + 1, n)
+    while i < n and buf[i] == _OPEN:
+        i = _skip_ws(buf, i + 1, n)
+        if i >= n or buf[i] != _QUOTE:
+            return -1
+        # the handle: printable ASCII, no escape; its key read on the way
+        start = i + 1
+        i = start
+        w0 = np.uint64(0)
+        w1 = np.uint64(0)
+        tail = _FNV_OFFSET
+        while i < n:
+            c = buf[i]
+            if c == _QUOTE:
+                break
+            if c < _SPACE or c > 126 or c == _BACKSLASH:
+                return -1
+            j = i - start
+            if j < 8:
+                w0 |= np.uint64(c) << np.uint64(8 * j)
+            elif j < _HEAD:
+                w1 |= np.uint64(c) << np.uint64(8 * (j - 8))
+            else:
+                tail = (tail ^ np.uint64(c)) * _FNV_PRIME
+            i += 1
+        if i >= n:
+            return -1
+        h = _mix(w0, w1, tail, i - start)
+        prefetch(flat, 4 * _home(h, mask))
+        starts[rows] = start
+        ends[rows] = i
+        hashes[rows] = h
+        w0s[rows] = np.int64(w0)
+        w1s[rows] = np.int64(w1)
+        i = _skip_ws(buf, i + 1, n)
+        if i >= n or buf[i] != _COMMA:
+            return -1
+        v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
+        if i < 0:
+            return -1
+        lo[rows] = v
+        i = _skip_ws(buf, i, n)
+        if i >= n or buf[i] != _COMMA:
+            return -1
+        v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
+        if i < 0:
+            return -1
+        hi[rows] = v
+        rows += 1
+        i = _skip_ws(buf, i, n)
+        if i >= n or buf[i] != _CLOSE:
+            return -1
+        i = _skip_ws(buf, i + 1, n)
+        if i < n and buf[i] == _COMMA:
+            i = _skip_ws(buf, i + 1, n)
+            continue
+        if i < n and buf[i] == _CLOSE and _skip_ws(buf, i + 1, n) == n:
+            return rows
+        return -1
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
 def scan_standings(buf, tab, arena, used, key_off, key_len, key_hash, key_code, key_slot,
-                   n_keys, next_code, codes, lo, hi, names):
+                   n_keys, next_code, rows_out, names):
     """Read the plain standings array ``buf`` (module docstring; valid JSON text).
 
-    Writes row ``r``'s handle number, ``lo`` and ``hi`` into ``codes[r]``, ``lo[r]``,
-    ``hi[r]``; a handle new to the table gets the number ``next_code``, the next
-    one the one after, and its bytes go into ``names`` (new handles joined by
-    newlines).  The arrays must have room: ``codes``, ``lo``, ``hi`` and the key arrays
-    for every row, ``arena`` and ``names`` for every byte of ``buf``, ``tab`` at most
-    half full after.
+    ``rows_out`` has 8 rows of work space, one column per row of the standings at
+    least; row ``r``'s handle number, ``lo`` and ``hi`` go to ``rows_out[0, r]``,
+    ``rows_out[1, r]``, ``rows_out[2, r]``.  A handle new to the table gets the
+    number ``next_code``, the next one the one after, and its bytes go into
+    ``names`` (new handles joined by newlines).  The arrays must have room: the key
+    arrays for every row, ``arena`` and ``names`` for every byte of ``buf``, ``tab``
+    at most half full after.
 
     Returns ``(status, rows, n_keys, used, next_code, names_len)`` after the scan; on
     :data:`GAVE_UP` the table is as it was and the other values are the inputs.
     """
-    n = buf.size
+    codes = rows_out[0]
+    starts = rows_out[3]
+    ends = rows_out[4]
+    hashes = rows_out[5]
+    w0s = rows_out[6]
+    w1s = rows_out[7]
+    rows = _parse_rows(buf, tab, rows_out[1], rows_out[2], starts, ends, hashes, w0s, w1s)
+    if rows < 0:
+        return GAVE_UP, 0, n_keys, used, next_code, 0
     keys0 = n_keys
     used0 = used
     code0 = next_code
     names_len = 0
-    rows = 0
-    status = GAVE_UP
-    i = _skip_ws(buf, 0, n)
-    if i < n and buf[i] == _OPEN:
-        i = _skip_ws(buf, i + 1, n)
-        while i < n and buf[i] == _OPEN:
-            i = _skip_ws(buf, i + 1, n)
-            if i >= n or buf[i] != _QUOTE:
-                break
-            # the handle: printable ASCII, no escape; its key read on the way
-            start = i + 1
-            i = start
-            w0 = np.uint64(0)
-            w1 = np.uint64(0)
-            tail = _FNV_OFFSET
-            plain = True
-            while i < n:
-                c = buf[i]
-                if c == _QUOTE:
-                    break
-                if c < _SPACE or c > 126 or c == _BACKSLASH:
-                    plain = False
-                    break
-                j = i - start
-                if j < 8:
-                    w0 |= np.uint64(c) << np.uint64(8 * j)
-                elif j < _HEAD:
-                    w1 |= np.uint64(c) << np.uint64(8 * (j - 8))
-                else:
-                    tail = (tail ^ np.uint64(c)) * _FNV_PRIME
-                i += 1
-            if not plain or i >= n:
-                break
-            end = i
-            h = _mix(w0, w1, tail, end - start)
-            k0 = np.int64(w0)
-            k1 = np.int64(w1)
-            slot = _find(buf, start, end, h, k0, k1, tab, arena, key_off, key_len)
-            if slot >= 0:
-                codes[rows] = tab[slot, 1] & _CODE_MASK
-            else:  # new: kept only if it is its own normal form
-                length = end - start
-                if length == 0 or length > _MAX_LEN or buf[start] == _SPACE \
-                        or buf[end - 1] == _SPACE:
-                    break
-                used = _put(buf, start, end, h, k0, k1, -1 - slot, next_code, tab, arena,
-                            used, key_off, key_len, key_hash, key_code, key_slot, n_keys)
-                if next_code > code0:
-                    names[names_len] = _NEWLINE
-                    names_len += 1
-                names[names_len:names_len + length] = buf[start:end]
-                names_len += length
-                codes[rows] = next_code
-                n_keys += 1
-                next_code += 1
-            i = _skip_ws(buf, i + 1, n)
-            if i >= n or buf[i] != _COMMA:
-                break
-            v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
-            if i < 0:
-                break
-            lo[rows] = v
-            i = _skip_ws(buf, i, n)
-            if i >= n or buf[i] != _COMMA:
-                break
-            v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
-            if i < 0:
-                break
-            hi[rows] = v
-            rows += 1
-            i = _skip_ws(buf, i, n)
-            if i >= n or buf[i] != _CLOSE:
-                break
-            i = _skip_ws(buf, i + 1, n)
-            if i < n and buf[i] == _COMMA:
-                i = _skip_ws(buf, i + 1, n)
-                continue
-            if i < n and buf[i] == _CLOSE and _skip_ws(buf, i + 1, n) == n:
-                status = OK
-            break
-    if status != OK:
-        forget_keys(tab, key_slot, keys0, n_keys)
-        return GAVE_UP, 0, keys0, used0, code0, 0
+    for r in range(rows):
+        start = starts[r]
+        end = ends[r]
+        slot = _find(buf, start, end, hashes[r], w0s[r], w1s[r], tab, arena, key_off, key_len)
+        if slot >= 0:
+            codes[r] = tab[slot, 1] & _CODE_MASK
+            continue
+        # new: kept only if it is its own normal form
+        length = end - start
+        if length == 0 or length > _MAX_LEN or buf[start] == _SPACE or buf[end - 1] == _SPACE:
+            forget_keys(tab, key_slot, keys0, n_keys)
+            return GAVE_UP, 0, keys0, used0, code0, 0
+        used = _put(buf, start, end, hashes[r], w0s[r], w1s[r], -1 - slot, next_code, tab,
+                    arena, used, key_off, key_len, key_hash, key_code, key_slot, n_keys)
+        if next_code > code0:
+            names[names_len] = _NEWLINE
+            names_len += 1
+        names[names_len:names_len + length] = buf[start:end]
+        names_len += length
+        codes[r] = next_code
+        n_keys += 1
+        next_code += 1
     return OK, rows, n_keys, used, next_code, names_len

@@ -43,12 +43,9 @@ import math
 
 import numba as nb
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 import podium.systems._elo_mmr_kernels as K
+from podium.core.intrinsics import prefetch as _prefetch
 from podium.core.numerics.performance import (
     GAUSSIAN,
     LOGISTIC,
@@ -62,29 +59,6 @@ from podium.systems._trueskill_kernels import trueskill_round
 # Serial twins of the parallel round kernels (see the module docstring).
 _update_logistic = nb.njit(K.update_logistic.py_func)
 _subsampled = nb.njit(K.subsampled_performance.py_func)
-
-
-
-@intrinsic
-def _prefetch(typingctx, arr, i):
-    """Hint the CPU to fetch ``arr[i]`` into the cache (``llvm.prefetch``; no effect
-    on any value)."""
-    sig = types.void(arr, i)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False)
-        i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # read access, high temporal locality, data cache
-        builder.call(fn, [i8p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 #: Per-round flags of :func:`trueskill_rounds`.
