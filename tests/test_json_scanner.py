@@ -289,3 +289,18 @@ def test_forgetting_a_scan_restores_the_table_exactly() -> None:
     assert np.array_equal(fast.tab, before[2])
     assert intern.codes == before[3]
     assert intern.pool is not None and intern.pool.names == ["alice", "bob"]
+
+
+def test_a_load_beyond_the_table_goes_on_with_the_general_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``MAX_KEYS`` handles (2**31 - 1: a slot keeps a number in 32 bits) the
+    scanner declines and the general path numbers the rest, the same way."""
+    import podium.io._scan as scan_module
+
+    monkeypatch.setattr(scan_module, "MAX_KEYS", 60)
+    texts = [json.dumps(_doc([[f"p{k}_{i}", i, i] for i in range(7)], name=f"c{k}")).encode()
+             for k in range(12)]
+    outcomes, intern = _both_ways(texts)
+    assert all(o[0] == "contest" for o in outcomes)
+    assert intern.fast is None  # given up once the general path had to number past it
+    assert intern.pool is not None and len(intern.pool.names) == 84

@@ -150,8 +150,7 @@ class _Handles:
             before = len(codes)
             self._number_new(handles, found, where, pool)
             if self.fast is not None:  # the compiled table mirrors the new keys
-                added = list(islice(reversed(codes.items()), len(codes) - before))
-                self.fast.add(reversed(added))
+                self._mirror(list(islice(reversed(codes.items()), len(codes) - before)))
         self.rows += len(handles)
         if self.fast is None and self.rows >= SCAN_AFTER_ROWS:
             self.switch()
@@ -166,6 +165,17 @@ class _Handles:
         fast = ByteTable()
         fast.add(self.codes.items())
         self.fast = fast
+
+    def _mirror(self, added: list[tuple[str, int]]) -> None:
+        """Add to the compiled table the keys the general path just numbered (newest
+        first in ``added``); past the table's size the load goes on without it."""
+        from podium.io._scan import MAX_KEYS
+
+        assert self.fast is not None
+        if max(self.fast.n_keys, len(self.codes)) + len(added) > MAX_KEYS:
+            self.fast = None
+            return
+        self.fast.add(reversed(added))
 
     def scanned(self, scan: Scanned) -> None:
         """Take the handles a scan numbered first into the pool and ``codes``."""

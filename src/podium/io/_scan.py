@@ -26,13 +26,16 @@ import numpy.typing as npt
 
 from podium.io import _scan_kernels as kern
 
-__all__ = ["COMPILE_SECONDS", "ByteTable", "Scanned", "announce_compile", "plain_key"]
+__all__ = ["COMPILE_SECONDS", "MAX_KEYS", "ByteTable", "Scanned", "announce_compile", "plain_key"]
 
 #: Rough compile time (seconds) of the kernels when Numba's cache is cold (4.3-4.6 s
 #: measured on the 2-core development machine, busy, with a fresh ``NUMBA_CACHE_DIR``).
 COMPILE_SECONDS = 4.0
 #: Bytes of a row's shortest form ``["a",0,0],``: an upper bound on the rows of a text.
 _MIN_ROW_BYTES = 10
+#: The most keys and numbers the table holds (a slot keeps both in 32 bits); a load
+#: beyond it goes on with the general path.
+MAX_KEYS = 2**31 - 1
 
 
 def plain_key(handle: str) -> bool:
@@ -115,6 +118,8 @@ class ByteTable:
         """Read a standings array (its JSON bytes); ``None`` when the scanner does not
         take it (the table is then as it was)."""
         bound = standings.size // _MIN_ROW_BYTES + 1
+        if max(self.n_keys, next_code) + bound > MAX_KEYS:
+            return None
         self._room(bound, standings.size)
         if self._rows.shape[1] < bound:  # scratch, reused by the next scans
             self._rows = np.empty((8, max(bound, 2 * self._rows.shape[1])), dtype=np.int64)
