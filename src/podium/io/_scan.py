@@ -31,8 +31,8 @@ __all__ = ["COMPILE_SECONDS", "MAX_KEYS", "ByteTable", "Scanned", "announce_comp
 #: Rough compile time (seconds) of the kernels when Numba's cache is cold (4.3-4.6 s
 #: measured on the 2-core development machine, busy, with a fresh ``NUMBA_CACHE_DIR``).
 COMPILE_SECONDS = 4.0
-#: Bytes of a row's shortest form ``["a",0,0],``: an upper bound on the rows of a text.
-_MIN_ROW_BYTES = 10
+#: ``[`` in UTF-8.
+_OPEN = 0x5B
 #: The most keys and numbers the table holds (a slot keeps both in 32 bits); a load
 #: beyond it goes on with the general path.
 MAX_KEYS = 2**31 - 1
@@ -117,7 +117,9 @@ class ByteTable:
     def scan(self, standings: npt.NDArray[np.uint8], next_code: int) -> Scanned | None:
         """Read a standings array (its JSON bytes); ``None`` when the scanner does not
         take it (the table is then as it was)."""
-        bound = standings.size // _MIN_ROW_BYTES + 1
+        # every row opens with "[": the brackets bound the rows (tightly, unlike the
+        # text's size, which would size the table for rows of 10 bytes)
+        bound = int(np.count_nonzero(standings == _OPEN))
         if max(self.n_keys, next_code) + bound > MAX_KEYS:
             return None
         self._room(bound, standings.size)
