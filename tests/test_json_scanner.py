@@ -304,3 +304,29 @@ def test_a_load_beyond_the_table_goes_on_with_the_general_path(
     assert all(o[0] == "contest" for o in outcomes)
     assert intern.fast is None  # given up once the general path had to number past it
     assert intern.pool is not None and len(intern.pool.names) == 84
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                                  max_size=20),
+                          st.integers(-(10**19), 10**19), st.integers(0, 99)),
+                max_size=6),
+       st.binary(max_size=4), st.integers(0, 200))
+def test_the_scanner_reads_only_what_json_says(rows: list[tuple[str, int, int]], junk: bytes,
+                                               cut: int) -> None:
+    """Any bytes (a valid standings text, cut short or with junk spliced in): the
+    scanner either gives up or reads exactly the rows that ``json.loads`` reads."""
+    text = json.dumps([list(r) for r in rows]).encode()
+    text = text[:cut] + junk + text[cut:]
+    fast = ByteTable()
+    scan = fast.scan(np.frombuffer(text, dtype=np.uint8), 0)
+    if scan is None:
+        assert fast.n_keys == 0 and not fast.tab.any()
+        return
+    parsed = json.loads(text)  # what the scanner took is valid JSON ...
+    names: dict[str, int] = {}
+    codes = [names.setdefault(h, len(names)) for h, _, _ in parsed]
+    assert scan.new_names == list(names)  # ... and means the same rows
+    assert scan.codes.tolist() == codes
+    assert scan.lo.tolist() == [lo for _, lo, _ in parsed]
+    assert scan.hi.tolist() == [hi for _, _, hi in parsed]

@@ -180,9 +180,12 @@ def add_keys(data, ends, codes, tab, arena, used, key_off, key_len, key_hash, ke
 
 @nb.njit(cache=True, nogil=True)
 def _skip_ws(buf, i, n):
-    """The index of the first byte from ``i`` that is not whitespace (the text is valid
-    JSON -- msgspec checked it -- so outside strings every byte <= 32 is whitespace)."""
-    while i < n and buf[i] <= _SPACE:
+    """The index of the first byte from ``i`` that is not JSON whitespace (space, tab,
+    newline, carriage return)."""
+    while i < n:
+        c = buf[i]
+        if c > _SPACE or not (c == _SPACE or c == _NEWLINE or c == 13 or c == 9):
+            break
         i += 1
     return i
 
@@ -285,7 +288,7 @@ def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
 @nb.njit(cache=True, nogil=True)
 def scan_standings(buf, tab, arena, used, key_off, key_len, key_hash, key_code, key_slot,
                    n_keys, next_code, rows_out, names):
-    """Read the plain standings array ``buf`` (module docstring; valid JSON text).
+    """Read the plain standings array ``buf`` (module docstring).
 
     ``rows_out`` has 8 rows of work space, one column per row of the standings at
     least; row ``r``'s handle number, ``lo`` and ``hi`` go to ``rows_out[0, r]``,
