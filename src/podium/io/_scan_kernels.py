@@ -211,6 +211,16 @@ def _int(buf, i, n):
 
 
 @nb.njit(cache=True, nogil=True)
+def _comma_int(buf, i, n):
+    """``(value, next index)`` of ``, integer`` (whitespace around) at ``i``; next index
+    -1 if not that."""
+    i = _skip_ws(buf, i, n)
+    if i >= n or buf[i] != _COMMA:
+        return np.int64(0), -1
+    return _int(buf, _skip_ws(buf, i + 1, n), n)
+
+
+@nb.njit(cache=True, nogil=True)
 def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
     """Pass 1 of :func:`scan_standings`: each row's handle (its bytes' range, hash and
     first 16 bytes), ``lo`` and ``hi``; the slot each handle probes first is fetched
@@ -257,20 +267,14 @@ def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
         hashes[rows] = h
         w0s[rows] = np.int64(w0)
         w1s[rows] = np.int64(w1)
-        i = _skip_ws(buf, i + 1, n)
-        if i >= n or buf[i] != _COMMA:
-            return -1
-        v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
+        lo_r, i = _comma_int(buf, i + 1, n)
         if i < 0:
             return -1
-        lo[rows] = v
-        i = _skip_ws(buf, i, n)
-        if i >= n or buf[i] != _COMMA:
-            return -1
-        v, i = _int(buf, _skip_ws(buf, i + 1, n), n)
+        hi_r, i = _comma_int(buf, i, n)
         if i < 0:
             return -1
-        hi[rows] = v
+        lo[rows] = lo_r
+        hi[rows] = hi_r
         rows += 1
         i = _skip_ws(buf, i, n)
         if i >= n or buf[i] != _CLOSE:
