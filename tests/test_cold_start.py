@@ -129,3 +129,20 @@ def test_collector_tuned_for_the_podium_process_only(tmp_path: Path) -> None:
     assert out.stdout.splitlines()[-3:] == ["True 0", "True True", "(1000, 1000) True"]
     assert ((tmp_path / "o1" / "ratings.csv").read_bytes()
             == (tmp_path / "o2" / "ratings.csv").read_bytes())
+
+
+def test_a_small_job_never_loads_the_large_job_kernels(tmp_path: Path) -> None:
+    """The compiled standings reader (from ``SCAN_AFTER_ROWS`` rows on) and the compiled
+    CSV writer (tables of 100,000 rows or more) cost seconds to compile the first
+    time: a small ``podium rate`` must not even import them."""
+    _tiny_history(tmp_path / "h")
+    code = (
+        "import sys; from podium.cli import main; "
+        f"rc = main(['rate', {str(tmp_path / 'h')!r}, '--system', 'mmr', '--out', "
+        f"{str(tmp_path / 'o')!r}, '--no-progress']); "
+        "print(rc, sorted(m for m in ('podium.io._scan', 'podium.io._scan_kernels', "
+        "'podium.io._csv_kernels', 'podium.io._csv_rows') if m in sys.modules))"
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "0 []"
