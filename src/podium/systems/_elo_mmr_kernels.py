@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from podium.core.intrinsics import prefetch
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.performance import LOGISTIC
 from podium.core.numerics.robust import robust_average_zero
@@ -98,6 +99,10 @@ def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, d
     return beta, gamma
 
 
+#: How many participants ahead the serial loops over a round's players fetch rows.
+_AHEAD = 8
+
+
 @nb.njit(cache=True)
 def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamma: np.ndarray,
             rho: float, collapse: bool, normal: Normal, lazy: LazyWeights, blocks: Blocks,
@@ -124,6 +129,12 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
     fb_base, _, fb_start, fb_len = blocks
     f_wout = pool.wout
     for k in range(n):
+        if k + _AHEAD < n:  # the rows of a later participant, fetched meanwhile
+            j = players[k + _AHEAD]
+            prefetch(nf_w, j)
+            prefetch(nf_mu, j)
+            prefetch(scale, j)
+            prefetch(sum_aw, j)
         i = players[k]
         s_old = post_sig[k]
         s_new = math.hypot(s_old, gamma[k])
@@ -178,6 +189,12 @@ def reserve(players: np.ndarray, blocks: Blocks, pool: Factors,
     f_mu, f_warg, f_wout = pool
     need = used
     for k in range(players.size):
+        if k + _AHEAD < players.size:  # the rows of a later participant, fetched meanwhile
+            j = players[k + _AHEAD]
+            prefetch(fb_start, j)
+            prefetch(fb_len, j)
+            prefetch(fb_cap, j)
+            prefetch(fb_base, j)
         i = players[k]
         if fb_start[i] + fb_len[i] >= fb_cap[i] and fb_start[i] == 0:
             need += max(4, 2 * fb_cap[i])
@@ -266,6 +283,21 @@ def update_logistic(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
     fb_base, _, fb_start, fb_len = blocks
     f_mu, f_warg, f_wout = pool
     for k in nb.prange(n):
+        if k + _AHEAD < n:  # a later participant's rows, and a nearer one's factors
+            j = players[k + _AHEAD]
+            prefetch(fb_base, j)
+            prefetch(fb_start, j)
+            prefetch(fb_len, j)
+            prefetch(scale, j)
+            prefetch(nf_w, j)
+            prefetch(nf_mu, j)
+            prefetch(sum_aw, j)
+            prefetch(sum_w, j)
+            j = players[k + 2]
+            q = fb_base[j] + fb_start[j]
+            prefetch(f_mu, q)
+            prefetch(f_warg, q)
+            prefetch(f_wout, q)
         i = players[k]
         if fb_len[i] >= max_history:
             q = fb_base[i] + fb_start[i]
