@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -70,10 +70,22 @@ IntArray = npt.NDArray[np.int64]
 #: geometric, so that every bucket sees many player-rounds on a long history).
 TREND_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 7, 10, 15, 22, 33, 50, 75, 110, 160, 240)
 
+#: Lower edges, in rating points above ``mu_noob``, of the rating-level buckets of L
+#: (bucket 0 holds everything below the first edge).
+LEVEL_EDGES: tuple[float, ...] = (-600.0, -400.0, -200.0, 0.0, 200.0, 400.0, 600.0, 800.0,
+                                  1000.0, 1200.0, 1400.0, 1600.0)
+
 #: Entries of :attr:`MMRPlusState.learned` before the trend table.
 _NOOB_MU = 0
 _RELIABILITY = 1
 _LEARNED_HEAD = 2
+#: Length of ``learned`` before L's table was added (older checkpoints).
+_LEARNED_OLD = _LEARNED_HEAD + len(TREND_EDGES)
+_LEVEL = _LEARNED_OLD
+_WHITE = _LEVEL + len(LEVEL_EDGES) + 1
+#: W's table: one entry (``white_by="all"``) or one per experience or level bucket
+_WHITE_LEN = max(len(TREND_EDGES), len(LEVEL_EDGES) + 1)
+_LEARNED_LEN = _WHITE + _WHITE_LEN
 
 
 def trend_bucket(played: npt.ArrayLike) -> IntArray:
@@ -88,6 +100,18 @@ def trend_bucket(played: npt.ArrayLike) -> IntArray:
     return np.maximum(out, 0)
 
 
+def level_bucket(level: npt.ArrayLike) -> IntArray:
+    """The rating-level bucket of ratings ``level`` points above ``mu_noob``.
+
+    >>> level_bucket([-1000.0, -600.0, 0.0, 199.0, 5000.0]).tolist()
+    [0, 1, 4, 4, 12]
+    """
+    edges = np.asarray(LEVEL_EDGES, dtype=np.float64)
+    out: IntArray = np.searchsorted(edges, np.asarray(level, dtype=np.float64),
+                                    side="right").astype(np.int64)
+    return out
+
+
 class MMRPlusState(EloMMRState):
     """:class:`~podium.systems.elo_mmr.EloMMRState` plus what MMR-plus learns.
 
@@ -99,15 +123,23 @@ class MMRPlusState(EloMMRState):
     """
 
     _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
-        *EloMMRState._EXTRA_FIELDS, ("offset", 0.0),
+        *EloMMRState._EXTRA_FIELDS, ("offset", 0.0), ("vol", 1.0),
+        ("zlast", math.nan),
     )
     offset: FloatArray
+    vol: FloatArray
+    zlast: FloatArray
 
     def __init__(self, mu_noob: float, sig_noob: float) -> None:
         super().__init__(mu_noob, sig_noob)
-        self.learned: FloatArray = np.zeros(_LEARNED_HEAD + len(TREND_EDGES))
+        self.learned: FloatArray = np.zeros(_LEARNED_LEN)
         self.learned[_NOOB_MU] = mu_noob
         self.learned[_RELIABILITY] = 1.0
+        self.learned[_LEVEL:_WHITE] = 1.0
+        self.learned[_WHITE:] = 0.0
+        #: the round's ``delta = hypot(sigma, beta)`` of each participant, kept by
+        #: ``_diffuse`` for ``_learn`` (not checkpointed: it lives for one round)
+        self.round_delta: FloatArray = np.zeros(0)
 
     @property
     def noob_mu(self) -> float:
@@ -122,7 +154,19 @@ class MMRPlusState(EloMMRState):
     @property
     def trend(self) -> FloatArray:
         """The learned skill change per contest of each experience bucket (a view)."""
-        return self.learned[_LEARNED_HEAD:]
+        return self.learned[_LEARNED_HEAD:_LEARNED_OLD]
+
+    @property
+    def level(self) -> FloatArray:
+        """L's learned relative residual variance of each rating-level bucket (a view)."""
+        return self.learned[_LEVEL:_WHITE]
+
+    @property
+    def drift_scale(self) -> FloatArray:
+        """W's learned multipliers of the drift variance ``gamma^2`` (1 before any round):
+        entry 0 for ``white_by="all"``, else one per bucket (a copy)."""
+        out: FloatArray = np.exp(self.learned[_WHITE:])
+        return out
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """As :meth:`EloMMRState.to_arrays`, plus ``learned``."""
@@ -139,12 +183,16 @@ class MMRPlusState(EloMMRState):
         KeyError, ValueError
             When an entry is missing or ``learned`` has the wrong length.
         """
+        if "vol" not in d and "nf_mu" in d:  # a checkpoint from before V and W
+            n = np.asarray(d["nf_mu"]).size
+            d = {**d, "vol": np.ones(n), "zlast": np.full(n, math.nan)}
         st = super().from_arrays(d)
         learned = np.array(d["learned"], dtype=np.float64).reshape(-1)
-        if learned.size != _LEARNED_HEAD + len(TREND_EDGES):
+        if learned.size == _LEARNED_OLD:  # a checkpoint from before L
+            learned = np.r_[learned, np.ones(_WHITE - _LEVEL), np.zeros(_WHITE_LEN)]
+        if learned.size != _LEARNED_LEN:
             raise ValueError(
-                f"state entry 'learned' has {learned.size} values, not "
-                f"{_LEARNED_HEAD + len(TREND_EDGES)}"
+                f"state entry 'learned' has {learned.size} values, not {_LEARNED_LEN}"
             )
         if not np.isfinite(learned).all():
             raise ValueError("state entry 'learned' holds a non-finite value")
@@ -217,9 +265,32 @@ class MMRPlus(EloMMR):
     size_power: float = param(0.5, "nonnegative")
     clip_below: float | None = param(None, "number_or_none")
     clip_above: float | None = param(None, "number_or_none")
+    vol_rate: float = param(0.0, "nonnegative")
+    vol_power: float = param(1.0, "nonnegative")
+    vol_min: float = param(0.25, "positive")
+    vol_max: float = param(4.0, "positive")
+    level_memory: float = param(0.0, "nonnegative")
+    level_power: float = param(1.0, "nonnegative")
+    level_max: float = param(4.0, "positive")
+    level_spread: bool = param(False, "bool")
+    white_rate: float = param(0.0, "nonnegative")
+    white_memory: float = param(300.0, "positive")
+    white_max: float = param(10.0, "positive")
+    white_by: Literal["all", "experience", "level"] = "all"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.vol_rate > 1.0:
+            raise ConfigError(f"vol_rate must be in [0, 1], got {self.vol_rate!r}")
+        for name in ("level_max", "white_max"):
+            if getattr(self, name) < 1.0:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.white_by not in ("all", "experience", "level"):
+            raise ConfigError(
+                f"white_by must be 'all', 'experience' or 'level', got {self.white_by!r}")
+        if self.vol_min > self.vol_max:
+            raise ConfigError(
+                f"vol_min ({self.vol_min!r}) must not exceed vol_max ({self.vol_max!r})")
         for name in ("size_ref", "clip_below", "clip_above", "reliability_ref"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v > 0):
@@ -242,6 +313,7 @@ class MMRPlus(EloMMR):
             mu_in = np.where(new, state.noob_mu, rnd.mu)
             state.nf_mu[rnd.players[new]] = state.noob_mu
             rnd = dataclasses.replace(rnd, mu=mu_in)
+        state.round_delta = np.zeros(0)
         out = super().round_update(state, rnd)
         self._learn(state, rnd, out.perf)
         if self.trend_rate > 0.0:
@@ -306,6 +378,76 @@ class MMRPlus(EloMMR):
                 if np.isfinite(step).all():
                     np.clip(state.trend + step, -self.trend_limit, self.trend_limit,
                             out=state.trend)
+        if (self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0) and \
+                state.round_delta.size == rnd.players.size:
+            self._learn_spread(state, rnd, perf, state.round_delta)
+
+    def _learn_spread(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray,
+                      delta: FloatArray) -> None:
+        """V and L: the standardised residuals ``z = (r - mean r) / delta`` of the
+        returning participants, relative to their mean square over the round."""
+        ret = np.flatnonzero(rnd.played > 0)
+        if ret.size < 2:
+            return
+        r = perf[ret] - rnd.mu[ret]
+        z = (r - r.mean()) / delta[ret]
+        msq = float(z @ z) / z.size
+        if not (math.isfinite(msq) and msq > 0.0):
+            return
+        q = z * z / msq
+        who = rnd.players[ret]
+        if self.vol_rate > 0.0:
+            state.vol[who] += self.vol_rate * (q - state.vol[who])
+        if self.white_rate > 0.0:
+            zn = z / math.sqrt(msq)
+            prev = state.zlast[who]
+            both = np.isfinite(prev)
+            if int(np.count_nonzero(both)) >= 2:
+                a, b = zn[both], prev[both]
+                g = self._white_group(rnd.played[ret][both], rnd.mu[ret][both])
+                ab = np.bincount(g, weights=a * b, minlength=_WHITE_LEN)
+                aa = np.bincount(g, weights=a * a, minlength=_WHITE_LEN)
+                bb = np.bincount(g, weights=b * b, minlength=_WHITE_LEN)
+                m = np.bincount(g, minlength=_WHITE_LEN)
+                den = np.sqrt(aa * bb)
+                ok = (m >= 2) & (den > 0.0)
+                c = np.zeros(_WHITE_LEN)
+                c[ok] = ab[ok] / den[ok]
+                lim = math.log(self.white_max)
+                step = self.white_rate * m / (m + self.white_memory) * c
+                if np.isfinite(step).all():
+                    tab = state.learned[_WHITE:]
+                    np.clip(tab + step, -lim, lim, out=tab)
+            state.zlast[who] = zn
+        if self.level_memory > 0.0:
+            b = level_bucket(rnd.mu[ret] - self.mu_noob)
+            nb = len(LEVEL_EDGES) + 1
+            sums = np.bincount(b, weights=q, minlength=nb)
+            counts = np.bincount(b, minlength=nb)
+            seen = counts > 0
+            lv = state.level
+            lv[seen] += counts[seen] / (counts[seen] + self.level_memory) * (
+                sums[seen] / counts[seen] - lv[seen])
+
+    def _white_group(self, played: IntArray, mu: FloatArray) -> IntArray:
+        """W: the entry of the drift table of each player (``white_by``)."""
+        if self.white_by == "experience":
+            return trend_bucket(np.maximum(played, 1))
+        if self.white_by == "level":
+            return level_bucket(mu - self.mu_noob)
+        return np.zeros(played.size, dtype=np.int64)
+
+    def _vol_factor(self, state: MMRPlusState, players: IntArray,
+                    played: IntArray) -> FloatArray:
+        """V: the multiplier of each participant's drift variance ``gamma^2``."""
+        v = state.vol[players]
+        return np.clip(v, self.vol_min, self.vol_max) ** self.vol_power
+
+    def _level_factor(self, state: MMRPlusState, mu: FloatArray) -> FloatArray:
+        """L: the multiplier (of ``gamma^2``, or of ``beta^2`` with ``level_spread``)
+        of each participant's rating-level bucket."""
+        g = state.level[level_bucket(mu - self.mu_noob)]
+        return np.clip(g, 1.0 / self.level_max, self.level_max) ** self.level_power
 
     # ------------------------------------------------------------------ local coordinates
     def _diffuse(self, state: EloMMRState, rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
@@ -318,12 +460,25 @@ class MMRPlus(EloMMR):
             np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
             rnd.delta_seconds,
         )
+        if self.vol_rate > 0.0:
+            gamma = gamma * np.sqrt(self._vol_factor(state, rnd.players, rnd.played))
+        if self.white_rate > 0.0:
+            g = self._white_group(rnd.played, rnd.mu)
+            gamma = gamma * np.exp(0.5 * state.learned[_WHITE + g])
+        if self.level_memory > 0.0:
+            lf = np.sqrt(self._level_factor(state, rnd.mu))
+            if self.level_spread:
+                beta = beta * lf
+            else:
+                gamma = gamma * lf
         sig = K.diffuse(
             rnd.players, rnd.mu - state.offset[rnd.players], rnd.sigma, gamma, float(self.rho),
             self.collapses, state.normal_view(),
             K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
             state.pool_view(),
         )
+        if self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0:
+            state.round_delta = np.hypot(sig, beta)
         return beta, sig
 
     def _reliability_factor(self, s: float) -> float:
