@@ -11,7 +11,8 @@ different model (:func:`lobby_contests`) -- this script
    their first 10 % has nobody with 5 earlier contests);
 2. rates every history with Elo-MMR's defaults, Elo-MMR tuned, MMR-plus's preset,
    MMR-plus tuned and the ablation rows (each ingredient of the preset switched off,
-   each rejected ingredient switched on), scoring every contest after the first 10 %
+   each rejected ingredient switched on, the measured W by experience on the preset and
+   on the tuned parameters), scoring every contest after the first 10 %
    (``podium.evaluation.evaluate``: the paper's pair inversion and rank deviation,
    [Batty2026]'s L1/L2, Kendall's tau and Spearman's rho);
 3. appends every result to ``OUT/results.jsonl`` and writes the tables into

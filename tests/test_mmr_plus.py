@@ -382,7 +382,7 @@ def test_volatility_gives_erratic_players_more_drift() -> None:
     assert on.state.vol[i] > 1.0 > on.state.vol[j]
     assert on.rating("steady")[1] < off.rating("steady")[1]
     # the multiplier of gamma^2 is clipped to [vol_min, vol_max]
-    v = on.system._vol_factor(on.state, np.array([i, j]), np.array([5, 5]))
+    v = on.system._vol_factor(on.state, np.array([i, j]))
     assert ((0.25 <= v) & (v <= 4.0)).all()
 
 
@@ -582,6 +582,20 @@ def test_explain_reports_round_weight_and_trend_shift() -> None:
     j = rater.players.index[handle]
     assert e.mu_after == float(rater.players.mu[j])
     assert e.quantities["trend_shift"] == float(rater.state.offset[j]) - before != 0.0
+    assert e.quantities["drift_factor"] == e.quantities["spread_factor"] == 1.0
     assert e.quantities["round_weight"] == pytest.approx(
         e.quantities["contest_weight"] * e.quantities["size_factor"]
         * e.quantities["reliability_factor"], rel=1e-15)
+
+
+def test_explain_reports_the_learned_drift_factor() -> None:
+    """With W on, ``explain`` names the multiplier of the player's drift, and it is the
+    learned table's entry of the player's group."""
+    hist = drift_history(120.0)
+    rater = Rater("mmr-plus", white_rate=0.5)
+    rater.extend(hist[:-1])
+    e = rater.explain(hist[-1], "d0")
+    assert e.quantities["drift_factor"] == pytest.approx(rater.state.drift_scale[0],
+                                                         rel=1e-12)
+    assert e.quantities["drift_factor"] > 1.0 and e.quantities["spread_factor"] == 1.0
+    assert "gamma^2 x" in " ".join(e.notes)

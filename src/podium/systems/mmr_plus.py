@@ -28,7 +28,22 @@ N. a newcomer prior learned from debuts (``noob_memory``): ``m <- m + d / (d + K
 F. round weights by the size of the field (``size_ref``): ``min(1, (n / size_ref) ^
    size_power)`` for a round of ``n`` players;
 C. a clip of the performance entering the posterior (``clip_below``/``clip_above``):
-   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``).
+   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``);
+V. per-player volatility (``vol_rate``): with the standardised residuals
+   ``z_i = (r_i - mean r) / sqrt(sigma_i^2 + beta^2)`` of the returning participants
+   and ``q_i = z_i^2 / mean z^2``, ``v_i <- v_i + vol_rate (q_i - v_i)``; the next
+   drift is ``gamma_i^2 clip(v_i, vol_min, vol_max) ^ vol_power``;
+L. drift (or, with ``level_spread``, performance spread) by rating level
+   (``level_memory``): ``g[b] <- g[b] + c_b / (c_b + level_memory) (mean_{i in b} q_i
+   - g[b])`` over the buckets :data:`LEVEL_EDGES` of ``mu - mu_noob``; ``gamma^2`` (or
+   ``beta^2``) is multiplied by ``clip(g[b], 1 / level_max, level_max) ^ level_power``;
+W. drift calibrated by the whiteness of the residuals (``white_rate``): with
+   ``u_i = z_i / rms(z)`` and the same player's ``u`` of its previous round, the
+   correlation ``c_g`` of consecutive ``u`` in group ``g`` (``white_by``: everybody,
+   experience buckets or level buckets) drives ``log s[g] += white_rate m_g / (m_g +
+   white_memory) c_g`` (clipped to ``+-log white_max``) and ``gamma^2`` is multiplied by
+   ``s[g]``: lagging ratings (positive correlation) get more drift, over-reacting ones
+   (negative) less; the fixed point is white residuals, as for an optimal filter.
 
 Elo-MMR's own parameters keep their meaning and multi-skill's defaults.  A
 translation is implemented lazily: each player carries an ``offset`` and its normal
@@ -60,7 +75,7 @@ from podium.systems.base import (
 )
 from podium.systems.elo_mmr import EloMMR, EloMMRState, _status_warnings
 
-__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "PRESETS"]
+__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "LEVEL_EDGES", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -116,10 +131,15 @@ class MMRPlusState(EloMMRState):
     """:class:`~podium.systems.elo_mmr.EloMMRState` plus what MMR-plus learns.
 
     Per player: ``offset``, the translation of its posterior (its normal factor's
-    mean and its logistic factors' locations are stored relative to it).  Shared:
-    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1]]`` (N's
-    prior, R's running rank correlation, T's table over :data:`TREND_EDGES`).  Both
-    are checkpointed with the rest (checkpoint key ``state.learned``).
+    mean and its logistic factors' locations are stored relative to it); ``vol``, V's
+    running mean of relative squared residuals (1 for a newcomer); ``zlast``, W's
+    standardised residual of the player's last round (NaN before one).  Shared:
+    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1], g[0], ...,
+    g[L], log s[0], ..., log s[W-1]]`` (N's prior, R's running rank correlation, T's
+    table over :data:`TREND_EDGES`, L's table over :data:`LEVEL_EDGES`, W's table).
+    All are checkpointed with the rest (checkpoint keys ``state.vol``,
+    ``state.zlast``, ``state.learned``); a checkpoint written before V, L and W (no
+    ``vol``/``zlast``, the shorter ``learned``) loads with them at their neutral values.
     """
 
     _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
@@ -249,6 +269,33 @@ class MMRPlus(EloMMR):
         C: the performance entering the posterior is clamped to ``[mu - clip_below
         delta, mu + clip_above delta]``, ``delta = sqrt(sigma^2 + beta^2)`` (default
         ``None``: no clamp).
+    vol_rate:
+        V: step of each player's running mean of relative squared residuals, in
+        ``[0, 1]`` (default ``0``: off).
+    vol_min, vol_max:
+        V: bounds of the multiplier of ``gamma^2`` (defaults 0.25 and 4;
+        ``vol_min <= vol_max``; equal bounds give a constant multiplier).
+    vol_power:
+        V: exponent of the multiplier (default 1).
+    level_memory:
+        L: pseudo-count of the running mean of each rating-level bucket (default ``0``:
+        off).
+    level_power, level_max:
+        L: exponent and bound (``>= 1``; the multiplier lies in ``[1 / level_max,
+        level_max]``) of the bucket's multiplier (defaults 1 and 4).
+    level_spread:
+        L: multiply the performance spread ``beta^2`` instead of the drift ``gamma^2``
+        (default ``False``).
+    white_rate:
+        W: step of the drift controller (default ``0``: off).
+    white_memory:
+        W: a round with ``m`` players of a group with a previous residual moves its
+        entry by ``white_rate * m / (m + white_memory) * c`` (default 300).
+    white_max:
+        W: bound (``>= 1``) of the multiplier of ``gamma^2``, both ways (default 10).
+    white_by:
+        W: ``"all"`` (one multiplier, default), ``"experience"`` (one per bucket of
+        :data:`TREND_EDGES`) or ``"level"`` (one per bucket of :data:`LEVEL_EDGES`).
     """
 
     name: ClassVar[str] = "mmr-plus"
@@ -324,8 +371,9 @@ class MMRPlus(EloMMR):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The rating before and after, with what ``mmr-plus`` adds to Elo-MMR: the
-        round's weight after R (reliability) and the size factor, and the trend shift
-        T applied after the update.  Elo-MMR's term-by-term explanation is not given
+        round's weight after R (reliability) and the size factor, the multipliers of the
+        player's drift ``gamma^2`` and spread ``beta^2`` (V, L, W; 1 when off), and the
+        trend shift T applied after the update.  Elo-MMR's term-by-term explanation is not given
         here: the update runs in each player's local coordinates (docs/mmr-plus.md), so
         its terms would not be the numbers the round used."""
         from podium.systems._explain import check_position, explanation, prepared_copy
@@ -335,23 +383,28 @@ class MMRPlus(EloMMR):
         size = self._size_factor(int(rnd.players.size))
         rel = self._reliability_factor(state.reliability)
         copy = prepared_copy(state, rnd)
+        assert isinstance(copy, MMRPlusState)
+        drift, spread = self._spread_factors(copy, rnd)
         out = self.round_update(copy, rnd)
         i = int(rnd.players[k])
         before = float(state.offset[i]) if i < state.n else 0.0
         shift = float(copy.offset[i]) - before
         q = {"contest_weight": float(rnd.contest.weight), "size_factor": size,
              "reliability": float(state.reliability), "reliability_factor": rel,
-             "round_weight": float(rnd.contest.weight) * size * rel, "trend_shift": shift}
+             "round_weight": float(rnd.contest.weight) * size * rel, "trend_shift": shift,
+             "drift_factor": float(drift[k]), "spread_factor": float(spread[k])}
         return explanation(self, rnd, k, out, quantities=q, notes=(
             f"Elo-MMR's update with the round weight {q['round_weight']:.6g} (contest "
-            f"weight x size factor {size:.6g} x reliability factor {rel:.6g}), then the "
-            f"experience trend moved mu by {shift:+.6g}",
+            f"weight x size factor {size:.6g} x reliability factor {rel:.6g}; the drift "
+            f"gamma^2 x {q['drift_factor']:.6g}, the spread beta^2 x "
+            f"{q['spread_factor']:.6g}), then the experience trend moved mu by {shift:+.6g}",
             "MMRPlus does not break its update into terms (the Elo-MMR update runs in the "
             "player's local coordinates)"))
 
     # ------------------------------------------------------------------ learning
     def _learn(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray) -> None:
-        """Update the learned newcomer prior and the trend table from one round."""
+        """Update the learned newcomer prior, reliability and trend table from one round,
+        then (V, L, W) the tables of the residuals' spread."""
         new = rnd.played == 0
         if self.noob_memory > 0.0 and new.any():
             d = int(np.count_nonzero(new))
@@ -384,7 +437,7 @@ class MMRPlus(EloMMR):
 
     def _learn_spread(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray,
                       delta: FloatArray) -> None:
-        """V and L: the standardised residuals ``z = (r - mean r) / delta`` of the
+        """V, L and W: the standardised residuals ``z = (r - mean r) / delta`` of the
         returning participants, relative to their mean square over the round."""
         ret = np.flatnonzero(rnd.played > 0)
         if ret.size < 2:
@@ -420,10 +473,10 @@ class MMRPlus(EloMMR):
                     np.clip(tab + step, -lim, lim, out=tab)
             state.zlast[who] = zn
         if self.level_memory > 0.0:
-            b = level_bucket(rnd.mu[ret] - self.mu_noob)
+            lb = level_bucket(rnd.mu[ret] - self.mu_noob)
             nb = len(LEVEL_EDGES) + 1
-            sums = np.bincount(b, weights=q, minlength=nb)
-            counts = np.bincount(b, minlength=nb)
+            sums = np.bincount(lb, weights=q, minlength=nb)
+            counts = np.bincount(lb, minlength=nb)
             seen = counts > 0
             lv = state.level
             lv[seen] += counts[seen] / (counts[seen] + self.level_memory) * (
@@ -437,11 +490,27 @@ class MMRPlus(EloMMR):
             return level_bucket(mu - self.mu_noob)
         return np.zeros(played.size, dtype=np.int64)
 
-    def _vol_factor(self, state: MMRPlusState, players: IntArray,
-                    played: IntArray) -> FloatArray:
+    def _vol_factor(self, state: MMRPlusState, players: IntArray) -> FloatArray:
         """V: the multiplier of each participant's drift variance ``gamma^2``."""
         v = state.vol[players]
         return np.clip(v, self.vol_min, self.vol_max) ** self.vol_power
+
+    def _spread_factors(self, state: MMRPlusState,
+                        rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
+        """V, L, W: the multipliers of each participant's ``gamma^2`` and ``beta^2``."""
+        n = rnd.players.size
+        drift = np.ones(n)
+        spread = np.ones(n)
+        if self.vol_rate > 0.0:
+            drift *= self._vol_factor(state, rnd.players)
+        if self.white_rate > 0.0:
+            drift *= np.exp(state.learned[_WHITE + self._white_group(rnd.played, rnd.mu)])
+        if self.level_memory > 0.0:
+            if self.level_spread:
+                spread *= self._level_factor(state, rnd.mu)
+            else:
+                drift *= self._level_factor(state, rnd.mu)
+        return drift, spread
 
     def _level_factor(self, state: MMRPlusState, mu: FloatArray) -> FloatArray:
         """L: the multiplier (of ``gamma^2``, or of ``beta^2`` with ``level_spread``)
@@ -460,24 +529,18 @@ class MMRPlus(EloMMR):
             np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
             rnd.delta_seconds,
         )
-        if self.vol_rate > 0.0:
-            gamma = gamma * np.sqrt(self._vol_factor(state, rnd.players, rnd.played))
-        if self.white_rate > 0.0:
-            g = self._white_group(rnd.played, rnd.mu)
-            gamma = gamma * np.exp(0.5 * state.learned[_WHITE + g])
-        if self.level_memory > 0.0:
-            lf = np.sqrt(self._level_factor(state, rnd.mu))
-            if self.level_spread:
-                beta = beta * lf
-            else:
-                gamma = gamma * lf
+        spreads = self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0
+        if spreads:
+            drift, spread = self._spread_factors(state, rnd)
+            gamma = gamma * np.sqrt(drift)
+            beta = beta * np.sqrt(spread)
         sig = K.diffuse(
             rnd.players, rnd.mu - state.offset[rnd.players], rnd.sigma, gamma, float(self.rho),
             self.collapses, state.normal_view(),
             K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
             state.pool_view(),
         )
-        if self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0:
+        if spreads:
             state.round_delta = np.hypot(sig, beta)
         return beta, sig
 
