@@ -24,11 +24,13 @@ from podium.io import synthetic_contests, write_contest_dir
 from podium.store import Store
 from podium.systems import SYSTEMS, get_system
 from podium.systems.mmr_plus import (
+    GAP_EDGES,
     LEVEL_EDGES,
     PRESETS,
     TREND_EDGES,
     MMRPlus,
     MMRPlusState,
+    gap_bucket,
     level_bucket,
     trend_bucket,
 )
@@ -243,6 +245,15 @@ def test_cli_eval_compare_and_rate(tmp_path, capsys) -> None:
     out = tmp_path / "ratings.csv"
     assert main(["rate", str(data), "--system", "mmr-plus", "--out", str(out)]) == 0
     assert out.exists()
+    # tuning with a fixed text-valued switch (its value is shown as text)
+    pfile = tmp_path / "tuned.json"
+    assert main(["tune", str(data), "--system", "mmr-plus", "--trials", "2",
+                 "--train-frac", "0.8", "--min-history", "2",
+                 "--set", "white_rate=0.5", "--set", "white_by=experience",
+                 "--storage", f"sqlite:///{tmp_path / 'tune.db'}", "--out", str(pfile),
+                 "--no-progress"]) == 0
+    assert "white_by=experience" in capsys.readouterr().err
+    assert json.loads(pfile.read_text())["params"]["white_by"] == "experience"
 
 
 # ---------------------------------------------------------------------- the ingredients
@@ -418,6 +429,13 @@ def test_whiteness_learns_more_drift_where_skills_move() -> None:
     # everyone has 0..29 earlier rounds: the buckets from 33 contests on never learn
     assert (table[trend_bucket(33):] == 1.0).all() and (table[trend_bucket(10)] > 1.0)
     assert (table <= 10.0 + 1e-12).all() and (table >= 0.1 - 1e-12).all()
+    # by the gap since the previous round: these rounds carry no times (gap 0)
+    by_gap = Rater("mmr-plus", **{**OFF, "white_rate": 0.5, "white_by": "gap"})
+    by_gap.extend(drift_history(120.0))
+    assert by_gap.state.drift_scale[0] > 1.5 and (by_gap.state.drift_scale[1:] == 1.0).all()
+    days = np.asarray(GAP_EDGES) * 86_400.0
+    assert gap_bucket(days).tolist() == list(range(len(GAP_EDGES)))
+    assert gap_bucket(days[1:] - 1.0).tolist() == list(range(len(GAP_EDGES) - 1))
 
 
 def test_level_buckets_and_table() -> None:

@@ -40,7 +40,8 @@ L. drift (or, with ``level_spread``, performance spread) by rating level
 W. drift calibrated by the whiteness of the residuals (``white_rate``): with
    ``u_i = z_i / rms(z)`` and the same player's ``u`` of its previous round, the
    correlation ``c_g`` of consecutive ``u`` in group ``g`` (``white_by``: everybody,
-   experience buckets or level buckets) drives ``log s[g] += white_rate m_g / (m_g +
+   experience buckets, level buckets or buckets of the gap since the player's previous
+   round) drives ``log s[g] += white_rate m_g / (m_g +
    white_memory) c_g`` (clipped to ``+-log white_max``) and ``gamma^2`` is multiplied by
    ``s[g]``: lagging ratings (positive correlation) get more drift, over-reacting ones
    (negative) less; the fixed point is white residuals, as for an optimal filter.
@@ -75,7 +76,7 @@ from podium.systems.base import (
 )
 from podium.systems.elo_mmr import EloMMR, EloMMRState, _status_warnings
 
-__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "LEVEL_EDGES", "PRESETS"]
+__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "LEVEL_EDGES", "GAP_EDGES", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -90,6 +91,11 @@ TREND_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 7, 10, 15, 22, 33, 50, 75, 110, 1
 LEVEL_EDGES: tuple[float, ...] = (-600.0, -400.0, -200.0, 0.0, 200.0, 400.0, 600.0, 800.0,
                                   1000.0, 1200.0, 1400.0, 1600.0)
 
+#: Lower edges, in days since the player's previous round, of W's gap buckets
+#: (``white_by="gap"``).
+GAP_EDGES: tuple[float, ...] = (0.0, 2.0, 4.0, 7.0, 10.0, 14.0, 21.0, 30.0, 45.0, 60.0,
+                                90.0, 180.0, 365.0)
+
 #: Entries of :attr:`MMRPlusState.learned` before the trend table.
 _NOOB_MU = 0
 _RELIABILITY = 1
@@ -99,7 +105,7 @@ _LEARNED_OLD = _LEARNED_HEAD + len(TREND_EDGES)
 _LEVEL = _LEARNED_OLD
 _WHITE = _LEVEL + len(LEVEL_EDGES) + 1
 #: W's table: one entry (``white_by="all"``) or one per experience or level bucket
-_WHITE_LEN = max(len(TREND_EDGES), len(LEVEL_EDGES) + 1)
+_WHITE_LEN = max(len(TREND_EDGES), len(LEVEL_EDGES) + 1, len(GAP_EDGES))
 _LEARNED_LEN = _WHITE + _WHITE_LEN
 
 
@@ -112,6 +118,18 @@ def trend_bucket(played: npt.ArrayLike) -> IntArray:
     edges = np.asarray(TREND_EDGES, dtype=np.int64)
     out: IntArray = np.searchsorted(edges, np.asarray(played, dtype=np.int64),
                                     side="right").astype(np.int64) - 1
+    return np.maximum(out, 0)
+
+
+def gap_bucket(seconds: npt.ArrayLike) -> IntArray:
+    """The gap bucket of players whose previous round was ``seconds`` ago.
+
+    >>> gap_bucket([0.0, 86_400.0, 2 * 86_400.0, 400 * 86_400.0]).tolist()
+    [0, 0, 1, 12]
+    """
+    edges = np.asarray(GAP_EDGES, dtype=np.float64)
+    days = np.asarray(seconds, dtype=np.float64) / 86_400.0
+    out: IntArray = np.searchsorted(edges, days, side="right").astype(np.int64) - 1
     return np.maximum(out, 0)
 
 
@@ -295,7 +313,9 @@ class MMRPlus(EloMMR):
         W: bound (``>= 1``) of the multiplier of ``gamma^2``, both ways (default 10).
     white_by:
         W: ``"all"`` (one multiplier, default), ``"experience"`` (one per bucket of
-        :data:`TREND_EDGES`) or ``"level"`` (one per bucket of :data:`LEVEL_EDGES`).
+        :data:`TREND_EDGES`), ``"level"`` (one per bucket of :data:`LEVEL_EDGES`) or
+        ``"gap"`` (one per bucket of :data:`GAP_EDGES`, days since the player's
+        previous round).
     """
 
     name: ClassVar[str] = "mmr-plus"
@@ -323,7 +343,7 @@ class MMRPlus(EloMMR):
     white_rate: float = param(0.0, "nonnegative")
     white_memory: float = param(300.0, "positive")
     white_max: float = param(10.0, "positive")
-    white_by: Literal["all", "experience", "level"] = "all"
+    white_by: Literal["all", "experience", "level", "gap"] = "all"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -332,9 +352,9 @@ class MMRPlus(EloMMR):
         for name in ("level_max", "white_max"):
             if getattr(self, name) < 1.0:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
-        if self.white_by not in ("all", "experience", "level"):
-            raise ConfigError(
-                f"white_by must be 'all', 'experience' or 'level', got {self.white_by!r}")
+        if self.white_by not in ("all", "experience", "level", "gap"):
+            raise ConfigError("white_by must be 'all', 'experience', 'level' or 'gap', "
+                              f"got {self.white_by!r}")
         if self.vol_min > self.vol_max:
             raise ConfigError(
                 f"vol_min ({self.vol_min!r}) must not exceed vol_max ({self.vol_max!r})")
@@ -457,7 +477,8 @@ class MMRPlus(EloMMR):
             both = np.isfinite(prev)
             if int(np.count_nonzero(both)) >= 2:
                 a, b = zn[both], prev[both]
-                g = self._white_group(rnd.played[ret][both], rnd.mu[ret][both])
+                g = self._white_group(rnd.played[ret][both], rnd.mu[ret][both],
+                                      rnd.delta_seconds[ret][both])
                 ab = np.bincount(g, weights=a * b, minlength=_WHITE_LEN)
                 aa = np.bincount(g, weights=a * a, minlength=_WHITE_LEN)
                 bb = np.bincount(g, weights=b * b, minlength=_WHITE_LEN)
@@ -482,12 +503,15 @@ class MMRPlus(EloMMR):
             lv[seen] += counts[seen] / (counts[seen] + self.level_memory) * (
                 sums[seen] / counts[seen] - lv[seen])
 
-    def _white_group(self, played: IntArray, mu: FloatArray) -> IntArray:
+    def _white_group(self, played: IntArray, mu: FloatArray,
+                     delta_seconds: FloatArray) -> IntArray:
         """W: the entry of the drift table of each player (``white_by``)."""
         if self.white_by == "experience":
             return trend_bucket(np.maximum(played, 1))
         if self.white_by == "level":
             return level_bucket(mu - self.mu_noob)
+        if self.white_by == "gap":
+            return gap_bucket(delta_seconds)
         return np.zeros(played.size, dtype=np.int64)
 
     def _vol_factor(self, state: MMRPlusState, players: IntArray) -> FloatArray:
@@ -504,7 +528,8 @@ class MMRPlus(EloMMR):
         if self.vol_rate > 0.0:
             drift *= self._vol_factor(state, rnd.players)
         if self.white_rate > 0.0:
-            drift *= np.exp(state.learned[_WHITE + self._white_group(rnd.played, rnd.mu)])
+            g = self._white_group(rnd.played, rnd.mu, rnd.delta_seconds)
+            drift *= np.exp(state.learned[_WHITE + g])
         if self.level_memory > 0.0:
             if self.level_spread:
                 spread *= self._level_factor(state, rnd.mu)
