@@ -11,7 +11,8 @@ different model (:func:`lobby_contests`) -- this script
    their first 10 % has nobody with 5 earlier contests);
 2. rates every history with Elo-MMR's defaults, Elo-MMR tuned, MMR-plus's preset,
    MMR-plus tuned and the ablation rows (each ingredient of the preset switched off,
-   each rejected ingredient switched on), scoring every contest after the first 10 %
+   each rejected ingredient switched on, the measured W by experience on the preset and
+   on the tuned parameters), scoring every contest after the first 10 %
    (``podium.evaluation.evaluate``: the paper's pair inversion and rank deviation,
    [Batty2026]'s L1/L2, Kendall's tau and Spearman's rho);
 3. appends every result to ``OUT/results.jsonl`` and writes the tables into
@@ -68,6 +69,19 @@ ROWS: list[tuple[str, str, dict[str, Any], str]] = [
      "--system mmr-plus --set clip_below=1.5"),
     ("+ drift per day (D)", "mmr-plus", {"drift_per_day": 10.0},
      "--system mmr-plus --set drift_per_day=10"),
+    ("+ volatility (V)", "mmr-plus", {"vol_rate": 0.3}, "--system mmr-plus --set vol_rate=0.3"),
+    ("+ drift by rating level (L)", "mmr-plus", {"level_memory": 1000.0},
+     "--system mmr-plus --set level_memory=1000"),
+    ("+ spread by rating level (L′)", "mmr-plus", {"level_memory": 1000.0, "level_spread": True},
+     "--system mmr-plus --set level_memory=1000 --set level_spread=true"),
+    ("+ drift from residual whiteness (W)", "mmr-plus", {"white_rate": 0.5},
+     "--system mmr-plus --set white_rate=0.5"),
+    ("+ W by experience (W_e)", "mmr-plus", {"white_rate": 0.5, "white_by": "experience"},
+     "--system mmr-plus --set white_rate=0.5 --set white_by=experience"),
+    ("MMR-plus tuned + W_e", "mmr-plus",
+     {"tuned": True, "white_rate": 0.5, "white_by": "experience"},
+     "--system mmr-plus --params DIR/mmr-plus.json --set white_rate=0.5 "
+     "--set white_by=experience"),
 ]
 
 PUBLISHED = {"codeforces": (78.6, 14.7), "reddit": (61.6, 27.3), "synthetic": (81.7, 12.8)}
@@ -153,7 +167,7 @@ def run(args: argparse.Namespace) -> None:
                 if not pfile.exists():
                     print(f"skip {ds} {label}: no {pfile}", file=sys.stderr)
                     continue
-                p = json.loads(pfile.read_text())["params"]
+                p = {**json.loads(pfile.read_text())["params"], **p}
             res = evaluate(contests, system, params=p, train_frac=0.1)
             rec = res.to_dict()
             rec.update(dataset=ds, label=label, flags=flags, given=p)

@@ -23,7 +23,17 @@ from podium.evaluation.runner import evaluate
 from podium.io import synthetic_contests, write_contest_dir
 from podium.store import Store
 from podium.systems import SYSTEMS, get_system
-from podium.systems.mmr_plus import PRESETS, TREND_EDGES, MMRPlus, MMRPlusState, trend_bucket
+from podium.systems.mmr_plus import (
+    GAP_EDGES,
+    LEVEL_EDGES,
+    PRESETS,
+    TREND_EDGES,
+    MMRPlus,
+    MMRPlusState,
+    gap_bucket,
+    level_bucket,
+    trend_bucket,
+)
 
 #: Every ingredient off: Elo-MMR itself.
 OFF: dict[str, Any] = {"reliability_ref": None, "trend_rate": 0.0, "noob_memory": 0.0,
@@ -32,7 +42,10 @@ OFF: dict[str, Any] = {"reliability_ref": None, "trend_rate": 0.0, "noob_memory"
 ON: dict[str, Any] = {"reliability_ref": 0.7, "reliability_memory": 20.0,
                       "noob_memory": 50.0, "trend_rate": 0.5, "trend_prior": 5.0,
                       "size_ref": 40.0, "size_power": 0.5, "clip_below": 1.5,
-                      "clip_above": 2.5}
+                      "clip_above": 2.5, "vol_rate": 0.3, "level_memory": 20.0,
+                      "white_rate": 0.5, "white_memory": 20.0, "white_by": "experience"}
+#: The ingredients that change the drift (V, L, W): sigma's fixed point moves with them.
+DRIFT_KEYS = ("vol_rate", "level_memory", "white_rate", "white_memory", "white_by")
 #: The ingredients whose updates Theorem 5.5's proof still covers (docs/mmr-plus.md).
 MONOTONE: dict[str, Any] = {**OFF, "size_ref": 40.0, "size_power": 0.5, "clip_below": 1.5,
                             "clip_above": 2.5}
@@ -82,6 +95,10 @@ def test_registered_with_its_own_parameters() -> None:
     ("reliability_power", -1.0), ("reliability_floor", 0.0), ("size_ref", 0.0),
     ("size_ref", math.inf), ("size_power", -1.0),
     ("clip_below", -2.0), ("clip_above", 0.0),
+    ("vol_rate", -0.1), ("vol_rate", 1.5), ("vol_min", 0.0), ("vol_max", math.inf),
+    ("vol_power", -1.0), ("level_memory", -1.0), ("level_max", 0.5), ("level_power", math.nan),
+    ("white_rate", math.inf), ("white_memory", 0.0), ("white_max", 0.9),
+    ("white_by", "players"),
 ])
 def test_bad_parameters_are_refused(name: str, value: float) -> None:
     with pytest.raises(ConfigError, match=name):
@@ -102,6 +119,28 @@ def test_every_ingredient_off_is_elo_mmr_bit_for_bit(extra: dict[str, Any]) -> N
     ea, eb = _events(a), _events(b)
     for k in ea:
         assert np.array_equal(ea[k], eb[k]), k
+
+
+def test_vol_min_above_vol_max_is_refused() -> None:
+    with pytest.raises(ConfigError, match="vol_min"):
+        get_system("mmr-plus", vol_min=2.0, vol_max=1.5)
+
+
+def test_new_switches_off_leave_the_preset_bit_for_bit() -> None:
+    """V, L and W are off at their defaults; with their switch off, their other knobs
+    change nothing (the preset's numbers and learned tables to the last bit)."""
+    history = mixed_history()
+    a = Rater("mmr-plus")
+    a.extend(history)
+    b = Rater("mmr-plus", vol_rate=0.0, vol_min=0.5, vol_max=2.0, vol_power=2.0,
+              level_memory=0.0, level_spread=True, level_max=9.0,
+              white_rate=0.0, white_by="level", white_max=3.0, white_memory=5.0)
+    b.extend(history)
+    ea, eb = _events(a), _events(b)
+    for k in ea:
+        assert np.array_equal(ea[k], eb[k]), k
+    assert np.array_equal(a.state.learned, b.state.learned)
+    assert MMRPlus().vol_rate == MMRPlus().level_memory == MMRPlus().white_rate == 0.0
 
 
 def test_team_round_with_ingredients_off_is_elo_mmr() -> None:
@@ -140,6 +179,29 @@ def test_checkpoint_resumes_bit_for_bit(tmp_path) -> None:
     # they did learn
     assert whole.state.trend.any() and whole.state.noob_mu != 1500.0
     assert whole.state.reliability != 1.0
+    assert (whole.state.vol[: whole.state.n] != 1.0).any()
+    assert (whole.state.level != 1.0).any() and (whole.state.drift_scale != 1.0).any()
+
+
+def test_checkpoint_from_before_v_l_w_still_loads() -> None:
+    """A checkpoint written before V, L and W (no ``vol``/``zlast``, the shorter
+    ``learned``) loads with them at their neutral values and rates on as the preset."""
+    history = mixed_history()
+    whole = Rater("mmr-plus")
+    whole.extend(history)
+    first = Rater("mmr-plus")
+    first.extend(history[:12])
+    image = {k: v for k, v in first.to_arrays().items()
+             if k not in ("state.vol", "state.zlast")}
+    old_len = 2 + len(TREND_EDGES)
+    image["state.learned"] = image["state.learned"][:old_len]
+    resumed = Rater.from_arrays(image)
+    assert resumed.state.learned.size == first.state.learned.size
+    np.testing.assert_array_equal(resumed.state.learned, first.state.learned)
+    resumed.extend(history[12:])
+    ea, eb = _events(whole), _events(resumed)
+    for k in ea:
+        assert np.array_equal(ea[k], eb[k]), k
 
 
 def test_damaged_learned_state_is_a_checkpoint_error() -> None:
@@ -183,6 +245,15 @@ def test_cli_eval_compare_and_rate(tmp_path, capsys) -> None:
     out = tmp_path / "ratings.csv"
     assert main(["rate", str(data), "--system", "mmr-plus", "--out", str(out)]) == 0
     assert out.exists()
+    # tuning with a fixed text-valued switch (its value is shown as text)
+    pfile = tmp_path / "tuned.json"
+    assert main(["tune", str(data), "--system", "mmr-plus", "--trials", "2",
+                 "--train-frac", "0.8", "--min-history", "2",
+                 "--set", "white_rate=0.5", "--set", "white_by=experience",
+                 "--storage", f"sqlite:///{tmp_path / 'tune.db'}", "--out", str(pfile),
+                 "--no-progress"]) == 0
+    assert "white_by=experience" in capsys.readouterr().err
+    assert json.loads(pfile.read_text())["params"]["white_by"] == "experience"
 
 
 # ---------------------------------------------------------------------- the ingredients
@@ -301,6 +372,88 @@ def test_clip_below_bounds_a_collapse() -> None:
     assert drop_plain[-2] - drop_plain[-1] > drop_clip[-2] - drop_clip[-1] > 0.0
 
 
+def test_volatility_gives_erratic_players_more_drift() -> None:
+    """V: Elo-MMR's sigma depends on participation only; with V a player whose results
+    stray from its rating (alternately first and last) gets a larger drift, hence a
+    larger sigma, than one who always finishes where its rating says."""
+    field = [f"f{k}" for k in range(10)]
+    history = []
+    for t in range(20):
+        erratic_place = 1 if t % 2 else 12
+        places = [k + 2 for k in range(10)]
+        history.append(Contest.from_places(
+            [*field, "steady", "erratic"], [*places, 7, erratic_place], name=f"e{t}"))
+    off = Rater("mmr-plus", **OFF)
+    on = Rater("mmr-plus", **{**OFF, "vol_rate": 0.3})
+    for r in (off, on):
+        r.extend(history)
+    assert off.rating("erratic")[1] == off.rating("steady")[1]
+    assert on.rating("erratic")[1] > off.rating("erratic")[1]
+    i, j = on.players.index["erratic"], on.players.index["steady"]
+    assert on.state.vol[i] > 1.0 > on.state.vol[j]
+    assert on.rating("steady")[1] < off.rating("steady")[1]
+    # the multiplier of gamma^2 is clipped to [vol_min, vol_max]
+    v = on.system._vol_factor(on.state, np.array([i, j]))
+    assert ((0.25 <= v) & (v <= 4.0)).all()
+
+
+def drift_history(step: float, seed: int = 5) -> list[Contest]:
+    """40 players in every one of 120 rounds; skills take a random-walk step of
+    standard deviation ``step`` after each round; performance noise 150."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(1500.0, 300.0, 40)
+    out = []
+    for t in range(120):
+        perf = skill + rng.normal(0.0, 150.0, 40)
+        out.append(Contest.from_places([f"d{k}" for k in range(40)],
+                                       (-perf).argsort().argsort() + 1, name=f"d{t}"))
+        skill = skill + rng.normal(0.0, step, 40)
+    return out
+
+
+def test_whiteness_learns_more_drift_where_skills_move() -> None:
+    """W: where skills take large random-walk steps the ratings lag, consecutive
+    residuals of a player correlate positively, and the learned drift multiplier
+    rises above 1; where skills stand still it falls below 1 (Elo-MMR's default drift
+    is then too large).  Entries of groups nobody was in stay at 1."""
+    moving = Rater("mmr-plus", **{**OFF, "white_rate": 0.5})
+    moving.extend(drift_history(120.0))
+    still = Rater("mmr-plus", **{**OFF, "white_rate": 0.5})
+    still.extend(drift_history(0.0))
+    assert moving.state.drift_scale[0] > 1.5, moving.state.drift_scale
+    assert still.state.drift_scale[0] < 0.9, still.state.drift_scale
+    assert (moving.state.drift_scale[1:] == 1.0).all()
+    by_exp = Rater("mmr-plus", **{**OFF, "white_rate": 0.5, "white_by": "experience"})
+    by_exp.extend(drift_history(120.0)[:30])
+    table = by_exp.state.drift_scale
+    # everyone has 0..29 earlier rounds: the buckets from 33 contests on never learn
+    assert (table[trend_bucket(33):] == 1.0).all() and (table[trend_bucket(10)] > 1.0)
+    assert (table <= 10.0 + 1e-12).all() and (table >= 0.1 - 1e-12).all()
+    # by the gap since the previous round: these rounds carry no times (gap 0)
+    by_gap = Rater("mmr-plus", **{**OFF, "white_rate": 0.5, "white_by": "gap"})
+    by_gap.extend(drift_history(120.0))
+    assert by_gap.state.drift_scale[0] > 1.5 and (by_gap.state.drift_scale[1:] == 1.0).all()
+    days = np.asarray(GAP_EDGES) * 86_400.0
+    assert gap_bucket(days).tolist() == list(range(len(GAP_EDGES)))
+    assert gap_bucket(days[1:] - 1.0).tolist() == list(range(len(GAP_EDGES) - 1))
+
+
+def test_level_buckets_and_table() -> None:
+    """L: buckets of the rating above ``mu_noob``; the learned relative residual
+    variance of a bucket nobody was in stays 1, and the multipliers are clipped."""
+    edges = np.asarray(LEVEL_EDGES)
+    assert level_bucket(edges).tolist() == list(range(1, len(LEVEL_EDGES) + 1))
+    assert level_bucket(edges - 1e-9).tolist() == list(range(len(LEVEL_EDGES)))
+    for spread in (False, True):
+        r = Rater("mmr-plus", **{**OFF, "level_memory": 5.0, "level_spread": spread})
+        r.extend(mixed_history())
+        lv = r.state.level
+        assert lv[level_bucket(5000.0 - 1500.0)] == 1.0  # nobody rated 5000
+        assert (lv != 1.0).any() and np.isfinite(lv).all()
+        f = r.system._level_factor(r.state, np.array([0.0, 1500.0, 3000.0]))
+        assert ((1.0 / 4.0 <= f) & (f <= 4.0)).all()
+
+
 
 # ---------------------------------------------------------------------- the paper's properties
 @hyp(20)
@@ -385,7 +538,8 @@ def test_learned_prior_breaks_theorem_5_5s_premise() -> None:
 def test_sigma_still_tends_to_sig_limit(weight_limit: float, sig_limit: float) -> None:
     """Eq. 8 with Alg. 2: whatever the round weight (the size factor scales it), the
     fixed point of sigma is sig_limit; the trend and the clip do not touch sigma."""
-    r = Rater("mmr-plus", **ON, weight_limit=weight_limit, sig_limit=sig_limit)
+    on = {k: v for k, v in ON.items() if k not in DRIFT_KEYS}  # V, L, W move the fixed point
+    r = Rater("mmr-plus", **on, weight_limit=weight_limit, sig_limit=sig_limit)
     for k in range(400):
         r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name=f"r{k}"))
     assert r.rating("b")[1] == pytest.approx(sig_limit, rel=1e-6)
@@ -446,6 +600,20 @@ def test_explain_reports_round_weight_and_trend_shift() -> None:
     j = rater.players.index[handle]
     assert e.mu_after == float(rater.players.mu[j])
     assert e.quantities["trend_shift"] == float(rater.state.offset[j]) - before != 0.0
+    assert e.quantities["drift_factor"] == e.quantities["spread_factor"] == 1.0
     assert e.quantities["round_weight"] == pytest.approx(
         e.quantities["contest_weight"] * e.quantities["size_factor"]
         * e.quantities["reliability_factor"], rel=1e-15)
+
+
+def test_explain_reports_the_learned_drift_factor() -> None:
+    """With W on, ``explain`` names the multiplier of the player's drift, and it is the
+    learned table's entry of the player's group."""
+    hist = drift_history(120.0)
+    rater = Rater("mmr-plus", white_rate=0.5)
+    rater.extend(hist[:-1])
+    e = rater.explain(hist[-1], "d0")
+    assert e.quantities["drift_factor"] == pytest.approx(rater.state.drift_scale[0],
+                                                         rel=1e-12)
+    assert e.quantities["drift_factor"] > 1.0 and e.quantities["spread_factor"] == 1.0
+    assert "gamma^2 x" in " ".join(e.notes)

@@ -229,7 +229,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         "train_contests": res.train_contests, "trials": res.trials,
         "study": res.study_name, "storage": res.storage, "data": str(args.path),
     }})
-    shown = ", ".join(f"{k}={v:.6g}" for k, v in res.best_params.items())
+    shown = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                      for k, v in res.best_params.items())
     print(f"best of {res.trials} trials in study {res.study_name!r}: {res.objective} "
           f"{res.best_value:.4f} on the first {res.train_contests} contests ({shown}); "
           f"{time.perf_counter() - t0:.1f} s", file=err)

@@ -28,7 +28,23 @@ N. a newcomer prior learned from debuts (``noob_memory``): ``m <- m + d / (d + K
 F. round weights by the size of the field (``size_ref``): ``min(1, (n / size_ref) ^
    size_power)`` for a round of ``n`` players;
 C. a clip of the performance entering the posterior (``clip_below``/``clip_above``):
-   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``).
+   ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``);
+V. per-player volatility (``vol_rate``): with the standardised residuals
+   ``z_i = (r_i - mean r) / sqrt(sigma_i^2 + beta^2)`` of the returning participants
+   and ``q_i = z_i^2 / mean z^2``, ``v_i <- v_i + vol_rate (q_i - v_i)``; the next
+   drift is ``gamma_i^2 clip(v_i, vol_min, vol_max) ^ vol_power``;
+L. drift (or, with ``level_spread``, performance spread) by rating level
+   (``level_memory``): ``g[b] <- g[b] + c_b / (c_b + level_memory) (mean_{i in b} q_i
+   - g[b])`` over the buckets :data:`LEVEL_EDGES` of ``mu - mu_noob``; ``gamma^2`` (or
+   ``beta^2``) is multiplied by ``clip(g[b], 1 / level_max, level_max) ^ level_power``;
+W. drift calibrated by the whiteness of the residuals (``white_rate``): with
+   ``u_i = z_i / rms(z)`` and the same player's ``u`` of its previous round, the
+   correlation ``c_g`` of consecutive ``u`` in group ``g`` (``white_by``: everybody,
+   experience buckets, level buckets or buckets of the gap since the player's previous
+   round) drives ``log s[g] += white_rate m_g / (m_g +
+   white_memory) c_g`` (clipped to ``+-log white_max``) and ``gamma^2`` is multiplied by
+   ``s[g]``: lagging ratings (positive correlation) get more drift, over-reacting ones
+   (negative) less; the fixed point is white residuals, as for an optimal filter.
 
 Elo-MMR's own parameters keep their meaning and multi-skill's defaults.  A
 translation is implemented lazily: each player carries an ``offset`` and its normal
@@ -42,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -60,7 +76,7 @@ from podium.systems.base import (
 )
 from podium.systems.elo_mmr import EloMMR, EloMMRState, _status_warnings
 
-__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "PRESETS"]
+__all__ = ["MMRPlus", "MMRPlusState", "TREND_EDGES", "LEVEL_EDGES", "GAP_EDGES", "PRESETS"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -70,10 +86,27 @@ IntArray = npt.NDArray[np.int64]
 #: geometric, so that every bucket sees many player-rounds on a long history).
 TREND_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 7, 10, 15, 22, 33, 50, 75, 110, 160, 240)
 
+#: Lower edges, in rating points above ``mu_noob``, of the rating-level buckets of L
+#: (bucket 0 holds everything below the first edge).
+LEVEL_EDGES: tuple[float, ...] = (-600.0, -400.0, -200.0, 0.0, 200.0, 400.0, 600.0, 800.0,
+                                  1000.0, 1200.0, 1400.0, 1600.0)
+
+#: Lower edges, in days since the player's previous round, of W's gap buckets
+#: (``white_by="gap"``).
+GAP_EDGES: tuple[float, ...] = (0.0, 2.0, 4.0, 7.0, 10.0, 14.0, 21.0, 30.0, 45.0, 60.0,
+                                90.0, 180.0, 365.0)
+
 #: Entries of :attr:`MMRPlusState.learned` before the trend table.
 _NOOB_MU = 0
 _RELIABILITY = 1
 _LEARNED_HEAD = 2
+#: Length of ``learned`` before L's table was added (older checkpoints).
+_LEARNED_OLD = _LEARNED_HEAD + len(TREND_EDGES)
+_LEVEL = _LEARNED_OLD
+_WHITE = _LEVEL + len(LEVEL_EDGES) + 1
+#: W's table: one entry (``white_by="all"``) or one per experience or level bucket
+_WHITE_LEN = max(len(TREND_EDGES), len(LEVEL_EDGES) + 1, len(GAP_EDGES))
+_LEARNED_LEN = _WHITE + _WHITE_LEN
 
 
 def trend_bucket(played: npt.ArrayLike) -> IntArray:
@@ -88,26 +121,63 @@ def trend_bucket(played: npt.ArrayLike) -> IntArray:
     return np.maximum(out, 0)
 
 
+def gap_bucket(seconds: npt.ArrayLike) -> IntArray:
+    """The gap bucket of players whose previous round was ``seconds`` ago.
+
+    >>> gap_bucket([0.0, 86_400.0, 2 * 86_400.0, 400 * 86_400.0]).tolist()
+    [0, 0, 1, 12]
+    """
+    edges = np.asarray(GAP_EDGES, dtype=np.float64)
+    days = np.asarray(seconds, dtype=np.float64) / 86_400.0
+    out: IntArray = np.searchsorted(edges, days, side="right").astype(np.int64) - 1
+    return np.maximum(out, 0)
+
+
+def level_bucket(level: npt.ArrayLike) -> IntArray:
+    """The rating-level bucket of ratings ``level`` points above ``mu_noob``.
+
+    >>> level_bucket([-1000.0, -600.0, 0.0, 199.0, 5000.0]).tolist()
+    [0, 1, 4, 4, 12]
+    """
+    edges = np.asarray(LEVEL_EDGES, dtype=np.float64)
+    out: IntArray = np.searchsorted(edges, np.asarray(level, dtype=np.float64),
+                                    side="right").astype(np.int64)
+    return out
+
+
 class MMRPlusState(EloMMRState):
     """:class:`~podium.systems.elo_mmr.EloMMRState` plus what MMR-plus learns.
 
     Per player: ``offset``, the translation of its posterior (its normal factor's
-    mean and its logistic factors' locations are stored relative to it).  Shared:
-    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1]]`` (N's
-    prior, R's running rank correlation, T's table over :data:`TREND_EDGES`).  Both
-    are checkpointed with the rest (checkpoint key ``state.learned``).
+    mean and its logistic factors' locations are stored relative to it); ``vol``, V's
+    running mean of relative squared residuals (1 for a newcomer); ``zlast``, W's
+    standardised residual of the player's last round (NaN before one).  Shared:
+    ``learned`` = ``[newcomer prior mean, reliability s, t[0], ..., t[B-1], g[0], ...,
+    g[L], log s[0], ..., log s[W-1]]`` (N's prior, R's running rank correlation, T's
+    table over :data:`TREND_EDGES`, L's table over :data:`LEVEL_EDGES`, W's table).
+    All are checkpointed with the rest (checkpoint keys ``state.vol``,
+    ``state.zlast``, ``state.learned``); a checkpoint written before V, L and W (no
+    ``vol``/``zlast``, the shorter ``learned``) loads with them at their neutral values.
     """
 
     _EXTRA_FIELDS: ClassVar[tuple[tuple[str, float], ...]] = (
-        *EloMMRState._EXTRA_FIELDS, ("offset", 0.0),
+        *EloMMRState._EXTRA_FIELDS, ("offset", 0.0), ("vol", 1.0),
+        ("zlast", math.nan),
     )
     offset: FloatArray
+    vol: FloatArray
+    zlast: FloatArray
 
     def __init__(self, mu_noob: float, sig_noob: float) -> None:
         super().__init__(mu_noob, sig_noob)
-        self.learned: FloatArray = np.zeros(_LEARNED_HEAD + len(TREND_EDGES))
+        self.learned: FloatArray = np.zeros(_LEARNED_LEN)
         self.learned[_NOOB_MU] = mu_noob
         self.learned[_RELIABILITY] = 1.0
+        self.learned[_LEVEL:_WHITE] = 1.0
+        self.learned[_WHITE:] = 0.0
+        #: the round's ``delta = hypot(sigma, beta)`` of each participant, kept by
+        #: ``_diffuse`` for ``_learn`` (not checkpointed: it lives for one round)
+        self.round_delta: FloatArray = np.zeros(0)
 
     @property
     def noob_mu(self) -> float:
@@ -122,7 +192,19 @@ class MMRPlusState(EloMMRState):
     @property
     def trend(self) -> FloatArray:
         """The learned skill change per contest of each experience bucket (a view)."""
-        return self.learned[_LEARNED_HEAD:]
+        return self.learned[_LEARNED_HEAD:_LEARNED_OLD]
+
+    @property
+    def level(self) -> FloatArray:
+        """L's learned relative residual variance of each rating-level bucket (a view)."""
+        return self.learned[_LEVEL:_WHITE]
+
+    @property
+    def drift_scale(self) -> FloatArray:
+        """W's learned multipliers of the drift variance ``gamma^2`` (1 before any round):
+        entry 0 for ``white_by="all"``, else one per bucket (a copy)."""
+        out: FloatArray = np.exp(self.learned[_WHITE:])
+        return out
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """As :meth:`EloMMRState.to_arrays`, plus ``learned``."""
@@ -139,12 +221,16 @@ class MMRPlusState(EloMMRState):
         KeyError, ValueError
             When an entry is missing or ``learned`` has the wrong length.
         """
+        if "vol" not in d and "nf_mu" in d:  # a checkpoint from before V and W
+            n = np.asarray(d["nf_mu"]).size
+            d = {**d, "vol": np.ones(n), "zlast": np.full(n, math.nan)}
         st = super().from_arrays(d)
         learned = np.array(d["learned"], dtype=np.float64).reshape(-1)
-        if learned.size != _LEARNED_HEAD + len(TREND_EDGES):
+        if learned.size == _LEARNED_OLD:  # a checkpoint from before L
+            learned = np.r_[learned, np.ones(_WHITE - _LEVEL), np.zeros(_WHITE_LEN)]
+        if learned.size != _LEARNED_LEN:
             raise ValueError(
-                f"state entry 'learned' has {learned.size} values, not "
-                f"{_LEARNED_HEAD + len(TREND_EDGES)}"
+                f"state entry 'learned' has {learned.size} values, not {_LEARNED_LEN}"
             )
         if not np.isfinite(learned).all():
             raise ValueError("state entry 'learned' holds a non-finite value")
@@ -201,6 +287,35 @@ class MMRPlus(EloMMR):
         C: the performance entering the posterior is clamped to ``[mu - clip_below
         delta, mu + clip_above delta]``, ``delta = sqrt(sigma^2 + beta^2)`` (default
         ``None``: no clamp).
+    vol_rate:
+        V: step of each player's running mean of relative squared residuals, in
+        ``[0, 1]`` (default ``0``: off).
+    vol_min, vol_max:
+        V: bounds of the multiplier of ``gamma^2`` (defaults 0.25 and 4;
+        ``vol_min <= vol_max``; equal bounds give a constant multiplier).
+    vol_power:
+        V: exponent of the multiplier (default 1).
+    level_memory:
+        L: pseudo-count of the running mean of each rating-level bucket (default ``0``:
+        off).
+    level_power, level_max:
+        L: exponent and bound (``>= 1``; the multiplier lies in ``[1 / level_max,
+        level_max]``) of the bucket's multiplier (defaults 1 and 4).
+    level_spread:
+        L: multiply the performance spread ``beta^2`` instead of the drift ``gamma^2``
+        (default ``False``).
+    white_rate:
+        W: step of the drift controller (default ``0``: off).
+    white_memory:
+        W: a round with ``m`` players of a group with a previous residual moves its
+        entry by ``white_rate * m / (m + white_memory) * c`` (default 300).
+    white_max:
+        W: bound (``>= 1``) of the multiplier of ``gamma^2``, both ways (default 10).
+    white_by:
+        W: ``"all"`` (one multiplier, default), ``"experience"`` (one per bucket of
+        :data:`TREND_EDGES`), ``"level"`` (one per bucket of :data:`LEVEL_EDGES`) or
+        ``"gap"`` (one per bucket of :data:`GAP_EDGES`, days since the player's
+        previous round).
     """
 
     name: ClassVar[str] = "mmr-plus"
@@ -217,9 +332,32 @@ class MMRPlus(EloMMR):
     size_power: float = param(0.5, "nonnegative")
     clip_below: float | None = param(None, "number_or_none")
     clip_above: float | None = param(None, "number_or_none")
+    vol_rate: float = param(0.0, "nonnegative")
+    vol_power: float = param(1.0, "nonnegative")
+    vol_min: float = param(0.25, "positive")
+    vol_max: float = param(4.0, "positive")
+    level_memory: float = param(0.0, "nonnegative")
+    level_power: float = param(1.0, "nonnegative")
+    level_max: float = param(4.0, "positive")
+    level_spread: bool = param(False, "bool")
+    white_rate: float = param(0.0, "nonnegative")
+    white_memory: float = param(300.0, "positive")
+    white_max: float = param(10.0, "positive")
+    white_by: Literal["all", "experience", "level", "gap"] = "all"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.vol_rate > 1.0:
+            raise ConfigError(f"vol_rate must be in [0, 1], got {self.vol_rate!r}")
+        for name in ("level_max", "white_max"):
+            if getattr(self, name) < 1.0:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.white_by not in ("all", "experience", "level", "gap"):
+            raise ConfigError("white_by must be 'all', 'experience', 'level' or 'gap', "
+                              f"got {self.white_by!r}")
+        if self.vol_min > self.vol_max:
+            raise ConfigError(
+                f"vol_min ({self.vol_min!r}) must not exceed vol_max ({self.vol_max!r})")
         for name in ("size_ref", "clip_below", "clip_above", "reliability_ref"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and v > 0):
@@ -242,6 +380,7 @@ class MMRPlus(EloMMR):
             mu_in = np.where(new, state.noob_mu, rnd.mu)
             state.nf_mu[rnd.players[new]] = state.noob_mu
             rnd = dataclasses.replace(rnd, mu=mu_in)
+        state.round_delta = np.zeros(0)
         out = super().round_update(state, rnd)
         self._learn(state, rnd, out.perf)
         if self.trend_rate > 0.0:
@@ -252,8 +391,9 @@ class MMRPlus(EloMMR):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The rating before and after, with what ``mmr-plus`` adds to Elo-MMR: the
-        round's weight after R (reliability) and the size factor, and the trend shift
-        T applied after the update.  Elo-MMR's term-by-term explanation is not given
+        round's weight after R (reliability) and the size factor, the multipliers of the
+        player's drift ``gamma^2`` and spread ``beta^2`` (V, L, W; 1 when off), and the
+        trend shift T applied after the update.  Elo-MMR's term-by-term explanation is not given
         here: the update runs in each player's local coordinates (docs/mmr-plus.md), so
         its terms would not be the numbers the round used."""
         from podium.systems._explain import check_position, explanation, prepared_copy
@@ -263,23 +403,28 @@ class MMRPlus(EloMMR):
         size = self._size_factor(int(rnd.players.size))
         rel = self._reliability_factor(state.reliability)
         copy = prepared_copy(state, rnd)
+        assert isinstance(copy, MMRPlusState)
+        drift, spread = self._spread_factors(copy, rnd)
         out = self.round_update(copy, rnd)
         i = int(rnd.players[k])
         before = float(state.offset[i]) if i < state.n else 0.0
         shift = float(copy.offset[i]) - before
         q = {"contest_weight": float(rnd.contest.weight), "size_factor": size,
              "reliability": float(state.reliability), "reliability_factor": rel,
-             "round_weight": float(rnd.contest.weight) * size * rel, "trend_shift": shift}
+             "round_weight": float(rnd.contest.weight) * size * rel, "trend_shift": shift,
+             "drift_factor": float(drift[k]), "spread_factor": float(spread[k])}
         return explanation(self, rnd, k, out, quantities=q, notes=(
             f"Elo-MMR's update with the round weight {q['round_weight']:.6g} (contest "
-            f"weight x size factor {size:.6g} x reliability factor {rel:.6g}), then the "
-            f"experience trend moved mu by {shift:+.6g}",
+            f"weight x size factor {size:.6g} x reliability factor {rel:.6g}; the drift "
+            f"gamma^2 x {q['drift_factor']:.6g}, the spread beta^2 x "
+            f"{q['spread_factor']:.6g}), then the experience trend moved mu by {shift:+.6g}",
             "MMRPlus does not break its update into terms (the Elo-MMR update runs in the "
             "player's local coordinates)"))
 
     # ------------------------------------------------------------------ learning
     def _learn(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray) -> None:
-        """Update the learned newcomer prior and the trend table from one round."""
+        """Update the learned newcomer prior, reliability and trend table from one round,
+        then (V, L, W) the tables of the residuals' spread."""
         new = rnd.played == 0
         if self.noob_memory > 0.0 and new.any():
             d = int(np.count_nonzero(new))
@@ -306,6 +451,97 @@ class MMRPlus(EloMMR):
                 if np.isfinite(step).all():
                     np.clip(state.trend + step, -self.trend_limit, self.trend_limit,
                             out=state.trend)
+        if (self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0) and \
+                state.round_delta.size == rnd.players.size:
+            self._learn_spread(state, rnd, perf, state.round_delta)
+
+    def _learn_spread(self, state: MMRPlusState, rnd: RoundInput, perf: FloatArray,
+                      delta: FloatArray) -> None:
+        """V, L and W: the standardised residuals ``z = (r - mean r) / delta`` of the
+        returning participants, relative to their mean square over the round."""
+        ret = np.flatnonzero(rnd.played > 0)
+        if ret.size < 2:
+            return
+        r = perf[ret] - rnd.mu[ret]
+        z = (r - r.mean()) / delta[ret]
+        msq = float(z @ z) / z.size
+        if not (math.isfinite(msq) and msq > 0.0):
+            return
+        q = z * z / msq
+        who = rnd.players[ret]
+        if self.vol_rate > 0.0:
+            state.vol[who] += self.vol_rate * (q - state.vol[who])
+        if self.white_rate > 0.0:
+            zn = z / math.sqrt(msq)
+            prev = state.zlast[who]
+            both = np.isfinite(prev)
+            if int(np.count_nonzero(both)) >= 2:
+                a, b = zn[both], prev[both]
+                g = self._white_group(rnd.played[ret][both], rnd.mu[ret][both],
+                                      rnd.delta_seconds[ret][both])
+                ab = np.bincount(g, weights=a * b, minlength=_WHITE_LEN)
+                aa = np.bincount(g, weights=a * a, minlength=_WHITE_LEN)
+                bb = np.bincount(g, weights=b * b, minlength=_WHITE_LEN)
+                m = np.bincount(g, minlength=_WHITE_LEN)
+                den = np.sqrt(aa * bb)
+                ok = (m >= 2) & (den > 0.0)
+                c = np.zeros(_WHITE_LEN)
+                c[ok] = ab[ok] / den[ok]
+                lim = math.log(self.white_max)
+                step = self.white_rate * m / (m + self.white_memory) * c
+                if np.isfinite(step).all():
+                    tab = state.learned[_WHITE:]
+                    np.clip(tab + step, -lim, lim, out=tab)
+            state.zlast[who] = zn
+        if self.level_memory > 0.0:
+            lb = level_bucket(rnd.mu[ret] - self.mu_noob)
+            nb = len(LEVEL_EDGES) + 1
+            sums = np.bincount(lb, weights=q, minlength=nb)
+            counts = np.bincount(lb, minlength=nb)
+            seen = counts > 0
+            lv = state.level
+            lv[seen] += counts[seen] / (counts[seen] + self.level_memory) * (
+                sums[seen] / counts[seen] - lv[seen])
+
+    def _white_group(self, played: IntArray, mu: FloatArray,
+                     delta_seconds: FloatArray) -> IntArray:
+        """W: the entry of the drift table of each player (``white_by``)."""
+        if self.white_by == "experience":
+            return trend_bucket(np.maximum(played, 1))
+        if self.white_by == "level":
+            return level_bucket(mu - self.mu_noob)
+        if self.white_by == "gap":
+            return gap_bucket(delta_seconds)
+        return np.zeros(played.size, dtype=np.int64)
+
+    def _vol_factor(self, state: MMRPlusState, players: IntArray) -> FloatArray:
+        """V: the multiplier of each participant's drift variance ``gamma^2``."""
+        v = state.vol[players]
+        return np.clip(v, self.vol_min, self.vol_max) ** self.vol_power
+
+    def _spread_factors(self, state: MMRPlusState,
+                        rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
+        """V, L, W: the multipliers of each participant's ``gamma^2`` and ``beta^2``."""
+        n = rnd.players.size
+        drift = np.ones(n)
+        spread = np.ones(n)
+        if self.vol_rate > 0.0:
+            drift *= self._vol_factor(state, rnd.players)
+        if self.white_rate > 0.0:
+            g = self._white_group(rnd.played, rnd.mu, rnd.delta_seconds)
+            drift *= np.exp(state.learned[_WHITE + g])
+        if self.level_memory > 0.0:
+            if self.level_spread:
+                spread *= self._level_factor(state, rnd.mu)
+            else:
+                drift *= self._level_factor(state, rnd.mu)
+        return drift, spread
+
+    def _level_factor(self, state: MMRPlusState, mu: FloatArray) -> FloatArray:
+        """L: the multiplier (of ``gamma^2``, or of ``beta^2`` with ``level_spread``)
+        of each participant's rating-level bucket."""
+        g = state.level[level_bucket(mu - self.mu_noob)]
+        return np.clip(g, 1.0 / self.level_max, self.level_max) ** self.level_power
 
     # ------------------------------------------------------------------ local coordinates
     def _diffuse(self, state: EloMMRState, rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
@@ -318,12 +554,19 @@ class MMRPlus(EloMMR):
             np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
             rnd.delta_seconds,
         )
+        spreads = self.vol_rate > 0.0 or self.level_memory > 0.0 or self.white_rate > 0.0
+        if spreads:
+            drift, spread = self._spread_factors(state, rnd)
+            gamma = gamma * np.sqrt(drift)
+            beta = beta * np.sqrt(spread)
         sig = K.diffuse(
             rnd.players, rnd.mu - state.offset[rnd.players], rnd.sigma, gamma, float(self.rho),
             self.collapses, state.normal_view(),
             K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
             state.pool_view(),
         )
+        if spreads:
+            state.round_delta = np.hypot(sig, beta)
         return beta, sig
 
     def _reliability_factor(self, s: float) -> float:
