@@ -11,8 +11,8 @@ different model (:func:`lobby_contests`) -- this script
    their first 10 % has nobody with 5 earlier contests);
 2. rates every history with Elo-MMR's defaults, Elo-MMR tuned, MMR-plus's preset,
    MMR-plus tuned and the ablation rows (each ingredient of the preset switched off,
-   each rejected ingredient switched on, the measured W by experience on the preset and
-   on the tuned parameters), scoring every contest after the first 10 %
+   W grouped otherwise, each rejected ingredient switched on), scoring every contest
+   after the first 10 %
    (``podium.evaluation.evaluate``: the paper's pair inversion and rank deviation,
    [Batty2026]'s L1/L2, Kendall's tau and Spearman's rho);
 3. appends every result to ``OUT/results.jsonl`` and writes the tables into
@@ -61,6 +61,12 @@ ROWS: list[tuple[str, str, dict[str, Any], str]] = [
     ("− trend (T off)", "mmr-plus", {"trend_rate": 0.0}, "--system mmr-plus --set trend_rate=0"),
     ("− reliability weight (R off)", "mmr-plus", {"reliability_ref": None},
      "--system mmr-plus --set reliability_ref=null"),
+    ("− drift by whiteness (W off)", "mmr-plus", {"white_rate": 0.0},
+     "--system mmr-plus --set white_rate=0"),
+    ("W by everybody (one multiplier)", "mmr-plus", {"white_by": "all"},
+     "--system mmr-plus --set white_by=all"),
+    ("W by days since the last round", "mmr-plus", {"white_by": "gap"},
+     "--system mmr-plus --set white_by=gap"),
     ("+ field-size weight (F)", "mmr-plus", {"size_ref": 1000.0, "size_power": 0.75},
      "--system mmr-plus --set size_ref=1000 --set size_power=0.75"),
     ("+ learned newcomer prior (N)", "mmr-plus", {"noob_memory": 2000.0},
@@ -74,14 +80,6 @@ ROWS: list[tuple[str, str, dict[str, Any], str]] = [
      "--system mmr-plus --set level_memory=1000"),
     ("+ spread by rating level (L′)", "mmr-plus", {"level_memory": 1000.0, "level_spread": True},
      "--system mmr-plus --set level_memory=1000 --set level_spread=true"),
-    ("+ drift from residual whiteness (W)", "mmr-plus", {"white_rate": 0.5},
-     "--system mmr-plus --set white_rate=0.5"),
-    ("+ W by experience (W_e)", "mmr-plus", {"white_rate": 0.5, "white_by": "experience"},
-     "--system mmr-plus --set white_rate=0.5 --set white_by=experience"),
-    ("MMR-plus tuned + W_e", "mmr-plus",
-     {"tuned": True, "white_rate": 0.5, "white_by": "experience"},
-     "--system mmr-plus --params DIR/mmr-plus.json --set white_rate=0.5 "
-     "--set white_by=experience"),
 ]
 
 PUBLISHED = {"codeforces": (78.6, 14.7), "reddit": (61.6, 27.3), "synthetic": (81.7, 12.8)}

@@ -37,7 +37,8 @@ from podium.systems.mmr_plus import (
 
 #: Every ingredient off: Elo-MMR itself.
 OFF: dict[str, Any] = {"reliability_ref": None, "trend_rate": 0.0, "noob_memory": 0.0,
-                       "size_ref": None, "clip_below": None, "clip_above": None}
+                       "size_ref": None, "clip_below": None, "clip_above": None,
+                       "white_rate": 0.0}
 #: Every ingredient on, with values large enough to matter on small histories.
 ON: dict[str, Any] = {"reliability_ref": 0.7, "reliability_memory": 20.0,
                       "noob_memory": 50.0, "trend_rate": 0.5, "trend_prior": 5.0,
@@ -127,20 +128,30 @@ def test_vol_min_above_vol_max_is_refused() -> None:
 
 
 def test_new_switches_off_leave_the_preset_bit_for_bit() -> None:
-    """V, L and W are off at their defaults; with their switch off, their other knobs
-    change nothing (the preset's numbers and learned tables to the last bit)."""
+    """V and L are off at their defaults and W is on (by experience); with V's and L's
+    switches off, their other knobs change nothing, and neither do W's groupings'
+    knobs when W is off (the numbers and learned tables to the last bit)."""
     history = mixed_history()
     a = Rater("mmr-plus")
     a.extend(history)
     b = Rater("mmr-plus", vol_rate=0.0, vol_min=0.5, vol_max=2.0, vol_power=2.0,
-              level_memory=0.0, level_spread=True, level_max=9.0,
-              white_rate=0.0, white_by="level", white_max=3.0, white_memory=5.0)
+              level_memory=0.0, level_spread=True, level_max=9.0)
     b.extend(history)
     ea, eb = _events(a), _events(b)
     for k in ea:
         assert np.array_equal(ea[k], eb[k]), k
     assert np.array_equal(a.state.learned, b.state.learned)
-    assert MMRPlus().vol_rate == MMRPlus().level_memory == MMRPlus().white_rate == 0.0
+    c = Rater("mmr-plus", white_rate=0.0)
+    c.extend(history)
+    d = Rater("mmr-plus", white_rate=0.0, white_by="level", white_max=3.0, white_memory=5.0)
+    d.extend(history)
+    ec, ed = _events(c), _events(d)
+    for k in ec:
+        assert np.array_equal(ec[k], ed[k]), k
+    assert not np.array_equal(ea["mu"], ec["mu"])  # W is on in the preset
+    preset = MMRPlus()
+    assert preset.vol_rate == preset.level_memory == 0.0
+    assert (preset.white_rate, preset.white_by) == (0.5, "experience")
 
 
 def test_team_round_with_ingredients_off_is_elo_mmr() -> None:
@@ -185,17 +196,26 @@ def test_checkpoint_resumes_bit_for_bit(tmp_path) -> None:
 
 def test_checkpoint_from_before_v_l_w_still_loads() -> None:
     """A checkpoint written before V, L and W (no ``vol``/``zlast``, the shorter
-    ``learned``) loads with them at their neutral values and rates on as the preset."""
+    ``learned``, no V/L/W parameters) loads with them at their neutral values and
+    rates on as the system it was: W, on in today's preset, stays off for it."""
+    import json
+
     history = mixed_history()
-    whole = Rater("mmr-plus")
+    old = {"white_rate": 0.0}  # what such a checkpoint's system was
+    whole = Rater("mmr-plus", **old)
     whole.extend(history)
-    first = Rater("mmr-plus")
+    first = Rater("mmr-plus", **old)
     first.extend(history[:12])
     image = {k: v for k, v in first.to_arrays().items()
              if k not in ("state.vol", "state.zlast")}
     old_len = 2 + len(TREND_EDGES)
     image["state.learned"] = image["state.learned"][:old_len]
+    meta = json.loads(bytes(image["meta"]).decode("utf-8"))
+    meta["params"] = {k: v for k, v in meta["params"].items()
+                      if not k.startswith(("vol_", "level_", "white_"))}
+    image["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     resumed = Rater.from_arrays(image)
+    assert resumed.system.white_rate == 0.0 and Rater("mmr-plus").system.white_rate == 0.5
     assert resumed.state.learned.size == first.state.learned.size
     np.testing.assert_array_equal(resumed.state.learned, first.state.learned)
     resumed.extend(history[12:])
@@ -416,9 +436,9 @@ def test_whiteness_learns_more_drift_where_skills_move() -> None:
     residuals of a player correlate positively, and the learned drift multiplier
     rises above 1; where skills stand still it falls below 1 (Elo-MMR's default drift
     is then too large).  Entries of groups nobody was in stay at 1."""
-    moving = Rater("mmr-plus", **{**OFF, "white_rate": 0.5})
+    moving = Rater("mmr-plus", **{**OFF, "white_rate": 0.5, "white_by": "all"})
     moving.extend(drift_history(120.0))
-    still = Rater("mmr-plus", **{**OFF, "white_rate": 0.5})
+    still = Rater("mmr-plus", **{**OFF, "white_rate": 0.5, "white_by": "all"})
     still.extend(drift_history(0.0))
     assert moving.state.drift_scale[0] > 1.5, moving.state.drift_scale
     assert still.state.drift_scale[0] < 0.9, still.state.drift_scale
@@ -539,7 +559,7 @@ def test_sigma_still_tends_to_sig_limit(weight_limit: float, sig_limit: float) -
     """Eq. 8 with Alg. 2: whatever the round weight (the size factor scales it), the
     fixed point of sigma is sig_limit; the trend and the clip do not touch sigma."""
     on = {k: v for k, v in ON.items() if k not in DRIFT_KEYS}  # V, L, W move the fixed point
-    r = Rater("mmr-plus", **on, weight_limit=weight_limit, sig_limit=sig_limit)
+    r = Rater("mmr-plus", **on, white_rate=0.0, weight_limit=weight_limit, sig_limit=sig_limit)
     for k in range(400):
         r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name=f"r{k}"))
     assert r.rating("b")[1] == pytest.approx(sig_limit, rel=1e-6)
@@ -596,11 +616,13 @@ def test_explain_reports_round_weight_and_trend_shift() -> None:
     e = rater.explain(last, handle)
     i = rater.players.index.get(handle)
     before = float(rater.state.offset[i]) if i is not None else 0.0
+    scales = rater.state.drift_scale.copy()  # W's table (by experience) before the round
     rater.add(Contest(last.standings, name=last.name, time_seconds=last.time_seconds))
     j = rater.players.index[handle]
     assert e.mu_after == float(rater.players.mu[j])
     assert e.quantities["trend_shift"] == float(rater.state.offset[j]) - before != 0.0
-    assert e.quantities["drift_factor"] == e.quantities["spread_factor"] == 1.0
+    assert e.quantities["spread_factor"] == 1.0
+    assert e.quantities["drift_factor"] in scales.tolist()
     assert e.quantities["round_weight"] == pytest.approx(
         e.quantities["contest_weight"] * e.quantities["size_factor"]
         * e.quantities["reliability_factor"], rel=1e-15)
@@ -610,10 +632,36 @@ def test_explain_reports_the_learned_drift_factor() -> None:
     """With W on, ``explain`` names the multiplier of the player's drift, and it is the
     learned table's entry of the player's group."""
     hist = drift_history(120.0)
-    rater = Rater("mmr-plus", white_rate=0.5)
+    rater = Rater("mmr-plus", white_rate=0.5, white_by="all")
     rater.extend(hist[:-1])
     e = rater.explain(hist[-1], "d0")
     assert e.quantities["drift_factor"] == pytest.approx(rater.state.drift_scale[0],
                                                          rel=1e-12)
     assert e.quantities["drift_factor"] > 1.0 and e.quantities["spread_factor"] == 1.0
     assert "gamma^2 x" in " ".join(e.notes)
+
+
+def test_store_from_before_w_goes_on_without_it(store_url: str) -> None:
+    """A store created before W joined the preset (its saved parameters name no W)
+    reopens with W off and rates on exactly as a Rater without W."""
+    import json
+
+    from sqlalchemy import update
+
+    from podium.store.schema import meta
+
+    contests = cases.tied_history()
+    with Store.create(store_url, "mmr-plus", params={"white_rate": 0.0}) as store:
+        for c in contests[:3]:
+            store.ingest(c)
+        saved = {k: v for k, v in store.params.items() if not k.startswith("white_")}
+        with store.engine.begin() as conn:
+            conn.execute(update(meta).where(meta.c.key == "params")
+                         .values(value=json.dumps(saved)))
+    ref = Rater("mmr-plus", white_rate=0.0)
+    ref.extend(contests)
+    with Store.open(store_url) as store:
+        assert store.system.white_rate == 0.0  # the preset's is 0.5
+        for c in contests[3:]:
+            store.ingest(c)
+        cases.assert_store_equals_rater(store, ref)

@@ -25,6 +25,7 @@ from podium.core.contest import Contest, HandlePool
 from podium.core.state import ContestRecord, EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.systems import SYSTEMS, RatingSystem, get_system
+from podium.systems import saved_params as _saved_params
 from podium.systems.base import RoundBatch, RoundsOutput
 
 if TYPE_CHECKING:
@@ -607,7 +608,7 @@ class Rater:
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"{where}: {what} has no readable metadata ({exc})") from None
         try:
-            rater = cls(system, events=events, **params)
+            rater = cls(system, events=events, **_saved_params(system, params))
         except ConfigError as exc:
             raise CheckpointError(f"{where}: {exc}") from None
         try:

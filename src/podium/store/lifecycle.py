@@ -37,7 +37,7 @@ from podium.store.engine import (
 )
 from podium.store.migrations import read_version, set_meta, upgrade
 from podium.store.models import StoreError
-from podium.systems import get_system
+from podium.systems import get_system, saved_params
 
 __all__ = ["StoreLifecycle"]
 
@@ -159,7 +159,7 @@ class StoreLifecycle(StoreBase):
                                  "it was not created by Store.create")
             system = stored["system"]
             try:
-                params = json.loads(stored["params"])
+                params = saved_params(system, json.loads(stored["params"]))
                 get_system(system, **params)
             except (ConfigError, ValueError, KeyError) as exc:
                 raise StoreError(

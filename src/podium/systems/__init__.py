@@ -31,6 +31,7 @@ __all__ = [
     "EloMMR",
     "SYSTEMS",
     "get_system",
+    "saved_params",
     "describe_systems",
 ]
 
@@ -157,6 +158,20 @@ def get_system(name: str, **params: Any) -> RatingSystem:
             f"unknown rating system {name!r}; available: {', '.join(SYSTEMS)}"
         ) from None
     return cls.from_params({**preset, **params})
+
+
+def saved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters to rebuild the system ``name`` saved with ``params`` (a
+    checkpoint's or a store's): those the system added later with a new default
+    (:attr:`~podium.systems.base.RatingSystem.params_added_later`) and that
+    ``params`` lacks get their value from before, so the saved ratings go on as
+    they were computed.  An unknown name is left to :func:`get_system` to refuse."""
+    try:
+        cls = SYSTEMS[name][0]
+    except KeyError:
+        return dict(params)
+    return {**{k: v for k, v in cls.params_added_later.items() if k not in params},
+            **params}
 
 
 def describe_systems() -> list[tuple[str, str]]:

@@ -524,6 +524,11 @@ class RatingSystem(ABC):
     #: How the system rates a team round (one line, for the docs and the API; see
     #: docs/teams.md); ``None``: the system refuses team rounds.
     team_rule: ClassVar[str | None] = None
+    #: Parameters whose default changed after ratings could be saved with the old one,
+    #: with that old value: a checkpoint or store whose saved parameters lack one
+    #: (saved before the parameter existed) resumes with the old value, so that it goes
+    #: on as the system it was (see :func:`podium.systems.saved_params`).
+    params_added_later: ClassVar[dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
         """Run the check of every parameter declared with :func:`param`.

@@ -1,10 +1,10 @@
-"""MMR-plus: Elo-MMR ([EbtekarLiu2021]) with round weights and skill trends learned online.
+"""MMR-plus: Elo-MMR ([EbtekarLiu2021]) with round weights, skill trends and drift learned
+online.
 
 MMR-plus keeps Elo-MMR's round (Algorithm 1: pseudodiffusion, Theorem 3.2's
 performances, Eq. 6-8's posterior, the same kernels) and adds what Elo-MMR fixes by
 hand and the data can tell (docs/mmr-plus.md has the equations, the measurements and
-the ablation).  Two ingredients are on by default, chosen on the training parts of
-the data sets and then fixed:
+the ablation).  Three ingredients are on by default, fixed for every data set:
 
 R. **round weights from the reliability of the results** (``reliability_ref``): the
    rank correlation ``s`` (Spearman) of the ratings before a round with its result,
@@ -20,6 +20,16 @@ T. **skill trends by experience** (``trend_rate``): after each round every
    :data:`TREND_EDGES`).  ``t`` is learned by an integral controller on the round's
    residuals ``r_i = p_i - mu_i`` centred on their mean over the returning
    participants: ``t[b] += trend_rate * sum_{i in b} r_i / (|b| + trend_prior)``.
+W. **drift calibrated by the whiteness of the residuals** (``white_rate``, by
+   experience: ``white_by="experience"``): with the standardised residuals
+   ``z_i = (r_i - mean r) / sqrt(sigma_i^2 + beta^2)`` of the returning participants,
+   ``u_i = z_i / rms(z)`` and the same player's ``u`` of its previous round, the
+   correlation ``c_g`` of consecutive ``u`` in group ``g`` (``white_by``: experience
+   buckets, or everybody, level buckets or buckets of the gap since the player's
+   previous round) drives ``log s[g] += white_rate m_g / (m_g + white_memory) c_g``
+   (clipped to ``+-log white_max``) and ``gamma^2`` is multiplied by ``s[g]``:
+   lagging ratings (positive correlation) get more drift, over-reacting ones
+   (negative) less; the fixed point is white residuals, as for an optimal filter.
 
 Measured and off by default (each only where the data did not support it):
 
@@ -29,22 +39,13 @@ F. round weights by the size of the field (``size_ref``): ``min(1, (n / size_ref
    size_power)`` for a round of ``n`` players;
 C. a clip of the performance entering the posterior (``clip_below``/``clip_above``):
    ``p`` is clamped to ``mu -/+ k sqrt(sigma^2 + beta^2)`` (the event keeps ``p``);
-V. per-player volatility (``vol_rate``): with the standardised residuals
-   ``z_i = (r_i - mean r) / sqrt(sigma_i^2 + beta^2)`` of the returning participants
-   and ``q_i = z_i^2 / mean z^2``, ``v_i <- v_i + vol_rate (q_i - v_i)``; the next
+V. per-player volatility (``vol_rate``): with ``z_i`` as in W and ``q_i = z_i^2 /
+   mean z^2``, ``v_i <- v_i + vol_rate (q_i - v_i)``; the next
    drift is ``gamma_i^2 clip(v_i, vol_min, vol_max) ^ vol_power``;
 L. drift (or, with ``level_spread``, performance spread) by rating level
    (``level_memory``): ``g[b] <- g[b] + c_b / (c_b + level_memory) (mean_{i in b} q_i
    - g[b])`` over the buckets :data:`LEVEL_EDGES` of ``mu - mu_noob``; ``gamma^2`` (or
-   ``beta^2``) is multiplied by ``clip(g[b], 1 / level_max, level_max) ^ level_power``;
-W. drift calibrated by the whiteness of the residuals (``white_rate``): with
-   ``u_i = z_i / rms(z)`` and the same player's ``u`` of its previous round, the
-   correlation ``c_g`` of consecutive ``u`` in group ``g`` (``white_by``: everybody,
-   experience buckets, level buckets or buckets of the gap since the player's previous
-   round) drives ``log s[g] += white_rate m_g / (m_g +
-   white_memory) c_g`` (clipped to ``+-log white_max``) and ``gamma^2`` is multiplied by
-   ``s[g]``: lagging ratings (positive correlation) get more drift, over-reacting ones
-   (negative) less; the fixed point is white residuals, as for an optimal filter.
+   ``beta^2``) is multiplied by ``clip(g[b], 1 / level_max, level_max) ^ level_power``.
 
 Elo-MMR's own parameters keep their meaning and multi-skill's defaults.  A
 translation is implemented lazily: each player carries an ``offset`` and its normal
@@ -58,7 +59,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -246,13 +247,14 @@ class MMRPlusState(EloMMRState):
 
 @dataclass(frozen=True)
 class MMRPlus(EloMMR):
-    """Elo-MMR with round weights from the learned reliability of results and skill
-    trends learned by experience (module docstring; docs/mmr-plus.md).
+    """Elo-MMR with round weights from the learned reliability of results, skill trends
+    learned by experience and a drift calibrated by experience so that a player's
+    consecutive residuals are uncorrelated (module docstring; docs/mmr-plus.md).
 
     Every parameter of :class:`~podium.systems.elo_mmr.EloMMR` keeps its meaning and
-    default.  The defaults of the parameters below are the values chosen on the
-    training parts of the data sets (docs/mmr-plus.md) -- fixed, not re-tuned per data
-    set; ``None`` or ``0`` switches an ingredient off.  Team rounds are rated as
+    default.  The defaults of the parameters below are fixed, not re-tuned per data
+    set (docs/mmr-plus.md says how each was chosen); ``None`` or ``0`` switches an
+    ingredient off.  Team rounds are rated as
     Elo-MMR rates them (in each player's local coordinates); subsampling
     (``subsample_size``) and history compression (``max_history``) work as in Elo-MMR.
 
@@ -305,20 +307,23 @@ class MMRPlus(EloMMR):
         L: multiply the performance spread ``beta^2`` instead of the drift ``gamma^2``
         (default ``False``).
     white_rate:
-        W: step of the drift controller (default ``0``: off).
+        W: step of the drift controller (default 0.5; ``0``: off).
     white_memory:
         W: a round with ``m`` players of a group with a previous residual moves its
         entry by ``white_rate * m / (m + white_memory) * c`` (default 300).
     white_max:
         W: bound (``>= 1``) of the multiplier of ``gamma^2``, both ways (default 10).
     white_by:
-        W: ``"all"`` (one multiplier, default), ``"experience"`` (one per bucket of
-        :data:`TREND_EDGES`), ``"level"`` (one per bucket of :data:`LEVEL_EDGES`) or
+        W: ``"experience"`` (one multiplier per bucket of :data:`TREND_EDGES`,
+        default), ``"all"`` (one multiplier), ``"level"`` (one per bucket of :data:`LEVEL_EDGES`) or
         ``"gap"`` (one per bucket of :data:`GAP_EDGES`, days since the player's
         previous round).
     """
 
     name: ClassVar[str] = "mmr-plus"
+    #: W joined the preset after mmr-plus ratings could be saved without it: a
+    #: checkpoint or store from before it goes on without it.
+    params_added_later: ClassVar[dict[str, Any]] = {"white_rate": 0.0}
 
     reliability_ref: float | None = param(0.5, "number_or_none")
     reliability_power: float = param(2.0, "nonnegative")
@@ -340,10 +345,10 @@ class MMRPlus(EloMMR):
     level_power: float = param(1.0, "nonnegative")
     level_max: float = param(4.0, "positive")
     level_spread: bool = param(False, "bool")
-    white_rate: float = param(0.0, "nonnegative")
+    white_rate: float = param(0.5, "nonnegative")
     white_memory: float = param(300.0, "positive")
     white_max: float = param(10.0, "positive")
-    white_by: Literal["all", "experience", "level", "gap"] = "all"
+    white_by: Literal["all", "experience", "level", "gap"] = "experience"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -644,7 +649,7 @@ def _mean_ranks(x: FloatArray) -> FloatArray:
 PRESETS: dict[str, Preset] = {
     "mmr-plus": (
         MMRPlus, {},
-        "Elo-MMR with round weights from the learned reliability of results and skill "
-        "trends by experience",
+        "Elo-MMR with round weights from the learned reliability of results, skill "
+        "trends and drift learned by experience",
     ),
 }
