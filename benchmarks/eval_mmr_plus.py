@@ -209,7 +209,8 @@ def report(out: Path) -> str:
         for s, f in tuned:
             if f.exists():
                 p = json.loads(f.read_text())["params"]
-                shown = ", ".join(f"`{k}` {v:.4g}" for k, v in p.items())
+                shown = ", ".join(f"`{k}` {v:.4g}" if isinstance(v, float) else f"`{k}` {v}"
+                                  for k, v in p.items())
                 parts.append(f"\n{s} tuned: {shown}.")
     return "\n".join(parts)
 
