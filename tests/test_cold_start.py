@@ -82,21 +82,30 @@ def _tiny_history(path: Path) -> None:
                                              "standings": standings}))
 
 
+def _rate_and_print(tmp_path: Path, system: str, probe: str
+                    ) -> subprocess.CompletedProcess[str]:
+    """``podium rate`` of a tiny history with ``system`` in a fresh interpreter, then
+    ``probe`` (Python code that may read ``rc`` and ``sys.modules``)."""
+    _tiny_history(tmp_path / "h")
+    code = (
+        "import sys; from podium.cli import main; "
+        f"rc = main(['rate', {str(tmp_path / 'h')!r}, '--system', {system!r}, '--out', "
+        f"{str(tmp_path / 'o')!r}, '--no-progress']); " + probe
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    return out
+
+
 def test_rate_imports_its_system_only(tmp_path: Path) -> None:
     """``podium rate --system S`` imports S's module (and those it builds on), none of
     the other systems', and not the store (``rate`` opens none)."""
     from podium.systems import _MODULES
 
-    _tiny_history(tmp_path / "h")
-    code = (
-        "import sys; from podium.cli import main; "
-        f"rc = main(['rate', {str(tmp_path / 'h')!r}, '--system', 'mmr-simple', '--out', "
-        f"{str(tmp_path / 'o')!r}, '--no-progress']); "
-        "print(rc, 'podium.store' in sys.modules); "
-        "print(sorted(m for m in sys.modules if m.startswith('podium.systems.')))"
-    )
-    out = _run(["-c", code], dict(os.environ))
-    assert out.returncode == 0, out.stderr
+    out = _rate_and_print(tmp_path, "mmr-simple",
+                          "print(rc, 'podium.store' in sys.modules); "
+                          "print(sorted(m for m in sys.modules "
+                          "if m.startswith('podium.systems.')))")
     status, modules = out.stdout.splitlines()[-2:]
     assert status.split() == ["0", "False"]
     others = {f"podium.systems.{m}" for m in _MODULES.values()} - {
@@ -135,14 +144,8 @@ def test_a_small_job_never_loads_the_large_job_kernels(tmp_path: Path) -> None:
     """The compiled standings reader (from ``SCAN_AFTER_ROWS`` rows on) and the compiled
     CSV writer (tables of 100,000 rows or more) cost seconds to compile the first
     time: a small ``podium rate`` must not even import them."""
-    _tiny_history(tmp_path / "h")
-    code = (
-        "import sys; from podium.cli import main; "
-        f"rc = main(['rate', {str(tmp_path / 'h')!r}, '--system', 'mmr', '--out', "
-        f"{str(tmp_path / 'o')!r}, '--no-progress']); "
-        "print(rc, sorted(m for m in ('podium.io._scan', 'podium.io._scan_kernels', "
-        "'podium.io._csv_kernels', 'podium.io._csv_rows') if m in sys.modules))"
-    )
-    out = _run(["-c", code], dict(os.environ))
-    assert out.returncode == 0, out.stderr
+    out = _rate_and_print(tmp_path, "mmr",
+                          "print(rc, sorted(m for m in ('podium.io._scan', "
+                          "'podium.io._scan_kernels', 'podium.io._csv_kernels', "
+                          "'podium.io._csv_rows') if m in sys.modules))")
     assert out.stdout.splitlines()[-1] == "0 []"

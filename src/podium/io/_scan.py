@@ -28,9 +28,9 @@ from podium.io import _scan_kernels as kern
 
 __all__ = ["COMPILE_SECONDS", "MAX_KEYS", "ByteTable", "Scanned", "announce_compile", "plain_key"]
 
-#: Rough compile time (seconds) of the kernels when Numba's cache is cold (4.3-4.6 s
-#: measured on the 2-core development machine, busy, with a fresh ``NUMBA_CACHE_DIR``).
-COMPILE_SECONDS = 4.0
+#: Rough compile time (seconds) of the kernels when Numba's cache is cold (2.5-2.7 s
+#: measured on the 2-core development machine, quiet, with a fresh ``NUMBA_CACHE_DIR``).
+COMPILE_SECONDS = 3.0
 #: ``[`` in UTF-8.
 _OPEN = 0x5B
 #: The most keys and numbers the table holds (a slot keeps both in 32 bits); a load

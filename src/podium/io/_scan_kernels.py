@@ -121,7 +121,8 @@ def _put(buf, start, end, h, w0, w1, slot, code, tab, arena, used, key_off, key_
     """Add ``buf[start:end]`` as key ``n_keys`` numbered ``code`` into the empty
     ``slot``; returns the arena's bytes used after."""
     n = end - start
-    arena[used:used + n] = buf[start:end]
+    for j in range(n):  # loops, not slice assignment: it costs seconds to compile
+        arena[used + j] = buf[start + j]
     tab[slot, 0] = h
     tab[slot, 1] = code | (n_keys << 32)
     tab[slot, 2] = w0
@@ -138,7 +139,9 @@ def _put(buf, start, end, h, w0, w1, slot, code, tab, arena, used, key_off, key_
 def forget_keys(tab, key_slot, first, stop):
     """Take keys ``stop - 1`` down to ``first`` (the last ones added) out of ``tab``."""
     for k in range(stop - 1, first - 1, -1):
-        tab[key_slot[k], :] = 0
+        slot = key_slot[k]
+        for c in range(4):
+            tab[slot, c] = 0
 
 
 @nb.njit(cache=True, nogil=True)
@@ -180,14 +183,23 @@ def add_keys(data, ends, codes, tab, arena, used, key_off, key_len, key_hash, ke
 
 @nb.njit(cache=True, nogil=True)
 def _skip_ws(buf, i, n):
-    """The index of the first byte from ``i`` that is not JSON whitespace (space, tab,
-    newline, carriage return)."""
-    while i < n:
-        c = buf[i]
-        if c > _SPACE or not (c == _SPACE or c == _NEWLINE or c == 13 or c == 9):
-            break
+    """The index of the first byte from ``i`` above a space.  Outside strings that is
+    JSON whitespace (space, tab, newline, carriage return): :func:`_parse_rows` first
+    gives up on a text holding any other byte below a space."""
+    while i < n and buf[i] <= _SPACE:
         i += 1
     return i
+
+
+@nb.njit(cache=True, nogil=True)
+def _other_control(buf):
+    """Whether ``buf`` holds a byte below a space that is not tab, newline or carriage
+    return (none may stand outside a string in JSON, nor inside a handle here)."""
+    bad = 0
+    for j in range(buf.size):
+        c = buf[j]
+        bad += (c < _SPACE) & (c != 9) & (c != _NEWLINE) & (c != 13)
+    return bad > 0
 
 
 @nb.njit(cache=True, nogil=True)
@@ -211,13 +223,12 @@ def _int(buf, i, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _comma_int(buf, i, n):
-    """``(value, next index)`` of ``, integer`` (whitespace around) at ``i``; next index
-    -1 if not that."""
+def _after_comma(buf, i, n):
+    """The index after ``,`` (whitespace around) at ``i``; -1 if there is none."""
     i = _skip_ws(buf, i, n)
     if i >= n or buf[i] != _COMMA:
-        return np.int64(0), -1
-    return _int(buf, _skip_ws(buf, i + 1, n), n)
+        return -1
+    return _skip_ws(buf, i + 1, n)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -227,6 +238,8 @@ def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
     into the cache meanwhile.  Returns the number of rows, or -1 when the text is not
     the plain form."""
     n = buf.size
+    if _other_control(buf):
+        return -1
     flat = tab.reshape(tab.size)
     mask = tab.shape[0] - 1
     rows = 0
@@ -267,10 +280,16 @@ def _parse_rows(buf, tab, lo, hi, starts, ends, hashes, w0s, w1s):
         hashes[rows] = h
         w0s[rows] = np.int64(w0)
         w1s[rows] = np.int64(w1)
-        lo_r, i = _comma_int(buf, i + 1, n)
+        i = _after_comma(buf, i + 1, n)
         if i < 0:
             return -1
-        hi_r, i = _comma_int(buf, i, n)
+        lo_r, i = _int(buf, i, n)
+        if i < 0:
+            return -1
+        i = _after_comma(buf, i, n)
+        if i < 0:
+            return -1
+        hi_r, i = _int(buf, i, n)
         if i < 0:
             return -1
         lo[rows] = lo_r
@@ -335,7 +354,8 @@ def scan_standings(buf, tab, arena, used, key_off, key_len, key_hash, key_code, 
         if next_code > code0:
             names[names_len] = _NEWLINE
             names_len += 1
-        names[names_len:names_len + length] = buf[start:end]
+        for j in range(length):
+            names[names_len + j] = buf[start + j]
         names_len += length
         codes[r] = next_code
         n_keys += 1
