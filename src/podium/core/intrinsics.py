@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -12,7 +13,7 @@ __all__ = ["prefetch"]
 
 
 @intrinsic
-def prefetch(typingctx: Any, arr: Any, i: Any) -> Any:
+def _prefetch(typingctx: Any, arr: Any, i: Any) -> Any:
     """Hint the CPU to fetch ``arr[i]`` (a 1-d array) into the cache
     (``llvm.prefetch``, for reading; no effect on any value)."""
     sig = types.void(arr, i)
@@ -31,3 +32,7 @@ def prefetch(typingctx: Any, arr: Any, i: Any) -> Any:
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+#: ``prefetch(arr, i)`` in compiled code (typed for callers as what they call).
+prefetch = cast(Callable[[Any, Any], None], _prefetch)

@@ -517,17 +517,12 @@ class RatingSystem(ABC):
 
     #: ``(mu, sigma)`` of the newcomer prior: each the name of a parameter or a number.
     newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("mu_noob", "sig_noob")
-    #: ``None``: the display rating is ``mu``.  Else the name of the parameter ``c``
-    #: with display rating ``mu - display_sigmas * (sigma - c)`` (a lower confidence
-    #: bound that equals ``mu`` for a player at the limiting uncertainty ``c``).
+    #: ``None``: the display rating is ``mu``; else the parameter ``c`` of the lower
+    #: confidence bound ``mu - display_sigmas * (sigma - c)`` (``mu`` when ``sigma = c``).
     display_center: ClassVar[str | None] = None
-    #: How the system rates a team round (one line, for the docs and the API; see
-    #: docs/teams.md); ``None``: the system refuses team rounds.
+    #: How the system rates a team round (docs/teams.md); ``None``: it refuses them.
     team_rule: ClassVar[str | None] = None
-    #: Parameters whose default changed after ratings could be saved with the old one,
-    #: with that old value: a checkpoint or store whose saved parameters lack one
-    #: (saved before the parameter existed) resumes with the old value, so that it goes
-    #: on as the system it was (see :func:`podium.systems.saved_params`).
+    #: Parameters added later -> the value saved ratings had (see ``systems.saved_params``).
     params_added_later: ClassVar[dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
