@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from podium.core.state import ContestRecord, EventLog
+from podium.core.state import EventLog
 
 if TYPE_CHECKING:
     from podium.core.contest import Contest
@@ -119,7 +119,7 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
     else:
         vals = ev[0]
         events.append(index, players, vals[0], vals[1], vals[2], contest.lo)
-    rater.contests.append(ContestRecord(contest.name, t, contest.url, n, False))
+    rater.contests.add(contest.name, t, contest.url, n, False)
     last_time = rater.last_time
     if last_time is None or t > last_time:
         rater.last_time = t

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,8 @@ import numpy.typing as npt
 
 from podium._add import add_small_round, early_warning
 from podium.core.contest import Contest, HandlePool
-from podium.core.state import ContestRecord, EventLog, PlayerTable
+from podium.core.records import ContestLog, RoundReport, RoundReports
+from podium.core.state import EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.systems import SYSTEMS, RatingSystem, get_system
 from podium.systems import saved_params as _saved_params
@@ -45,18 +45,6 @@ _NO_PLAYERS = np.zeros(0, dtype=np.int64)
 _NAN = float("nan")
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-
-
-@dataclass(frozen=True)
-class RoundReport:
-    """What happened to one contest."""
-
-    index: int
-    name: str
-    players: int
-    new_players: int
-    skipped: bool
-    warnings: tuple[str, ...] = ()
 
 
 class Rater:
@@ -90,7 +78,7 @@ class Rater:
         self.players = PlayerTable()
         self.state = self.system.make_state()
         self.events: EventLog = EventLog() if events is None else events
-        self.contests: list[ContestRecord] = []
+        self.contests = ContestLog()
         self.last_time: int | None = None
         # add's path for one small round (the system's rate_small_round), when the
         # system has one and its newcomer prior is the same for every contest
@@ -129,7 +117,7 @@ class Rater:
         contests: Iterable[Contest],
         *,
         progress: Callable[[RoundReport], None] | None = None,
-    ) -> list[RoundReport]:
+    ) -> RoundReports:
         """Rate contests in order; ``progress`` is called after each one.
 
         The contests are rated in batches (the system's
@@ -141,8 +129,12 @@ class Rater:
         has been called for each of them, and the Rater is exactly as it was
         before the failing contest.  ``progress`` is called once a batch is
         rated, for each of its contests in order.
+
+        Returns the reports as a :class:`~podium.core.records.RoundReports`: a
+        sequence of :class:`RoundReport` (indexing, iteration, ``len``) kept as columns,
+        so that a history of millions of rounds costs no object per round.
         """
-        reports: list[RoundReport] = []
+        reports = RoundReports()
         it = iter(contests)
         while True:
             chunk: list[Contest] = []
@@ -158,7 +150,7 @@ class Rater:
                         break
             except BaseException as exc:  # noqa: BLE001 - raised once the chunk is rated
                 error = exc
-            done, failed = self._rate_many(chunk) if chunk else ([], None)
+            done, failed = self._rate_many(chunk) if chunk else (RoundReports(), None)
             reports.extend(done)
             if progress is not None:
                 for rep in done:
@@ -172,7 +164,7 @@ class Rater:
 
     def _rate_many(
         self, contests: list[Contest]
-    ) -> tuple[list[RoundReport], BaseException | None]:
+    ) -> tuple[RoundReports, BaseException | None]:
         """Rate ``contests`` (validated) as one batch.
 
         Returns the reports of the contests rated and, when one failed, its
@@ -304,12 +296,13 @@ class Rater:
             if out.error is not None:
                 done = out.done
                 error = out.error
-                n_ok = rated_pos[done]
+                if done < len(rated_pos):  # else every round was rated before it failed
+                    n_ok = rated_pos[done]
                 kept = players_after[done - 1] if done else n_before
                 table.truncate(kept)
                 self.state.truncate_players(kept)
         # ---- records, events and reports, contest by contest
-        reports: list[RoundReport] = []
+        reports = RoundReports()
         events = self.events
         records = self.contests
         last_time = self.last_time
@@ -345,7 +338,7 @@ class Rater:
             if rated_pos[r] == pos:
                 a = offsets[r]
                 b = offsets[r + 1]
-                records.append(ContestRecord(contest.name, t, contest.url, b - a, False))
+                records.add(contest.name, t, contest.url, b - a, False)
                 if last_time is None or t > last_time:
                     last_time = t
                 warnings = round_warnings[r]
@@ -353,17 +346,16 @@ class Rater:
                     warnings = (early[pos], *warnings)
                 for w in warnings:
                     log.warning(w)
-                reports.append(RoundReport(index, contest.name, b - a, new_counts[r], False,
-                                           warnings))
+                reports.add(index, contest.name, b - a, new_counts[r], False, warnings)
                 r += 1
             else:
-                records.append(ContestRecord(contest.name, t, contest.url, len(contest), True))
+                records.add(contest.name, t, contest.url, len(contest), True)
                 msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
                 if pos in early:
                     log.warning(early[pos])
                 log.info(msg)
-                reports.append(RoundReport(index, contest.name, len(contest), 0, True,
-                                           (early[pos], msg) if pos in early else (msg,)))
+                reports.add(index, contest.name, len(contest), 0, True,
+                            (early[pos], msg) if pos in early else (msg,))
         self.last_time = last_time
         return reports, error
 
@@ -624,7 +616,7 @@ class Rater:
                 team_names = (json.loads(bytes(data["events_team_names"]).decode("utf-8"))
                               if "events_team_names" in data else [])
                 rater.events = EventLog.from_arrays(logged, team_names)
-            rater.contests = [ContestRecord(*row) for row in meta["contests"]]
+            rater.contests = ContestLog(meta["contests"])
             rater.last_time = meta["last_time"]
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"{where}: {what} is damaged or inconsistent ({exc})") from None

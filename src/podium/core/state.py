@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from podium.core.records import ContestLog, ContestRecord
+
 if TYPE_CHECKING:
     from podium.core.contest import Contest, HandlePool
 
-__all__ = ["PlayerTable", "EventLog", "ContestRecord", "grow"]
+__all__ = ["PlayerTable", "EventLog", "ContestLog", "ContestRecord", "grow"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -224,17 +226,6 @@ class PlayerTable:
         for name in cls._FIELDS:
             setattr(t, name, np.array(d[name]))
         return t
-
-
-@dataclass
-class ContestRecord:
-    """What the rater remembers of each processed contest."""
-
-    name: str
-    time_seconds: int
-    url: str | None
-    players: int
-    skipped: bool
 
 
 @dataclass

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from podium.core.contest import Contest
-from podium.rater import Rater, RoundReport
+from podium.core.records import RoundReports
+from podium.rater import Rater
 from podium.store.models import StoreError
 from podium.store.snapshot import RunEventLog
 
@@ -52,7 +53,8 @@ class RatedRun:
     Attributes
     ----------
     reports:
-        One :class:`~podium.rater.RoundReport` per contest of the run.
+        One :class:`~podium.rater.RoundReport` per contest of the run
+        (:class:`~podium.core.records.RoundReports`).
     offsets:
         The events of contest ``k`` of the run are ``[offsets[k], offsets[k + 1])`` of
         the arrays below (an empty range for a contest that rated nobody); within it,
@@ -64,7 +66,7 @@ class RatedRun:
         object array) holds the player's team name in a team contest, else ``None``.
     """
 
-    reports: list[RoundReport]
+    reports: RoundReports
     offsets: np.ndarray
     player: np.ndarray
     mu: np.ndarray
@@ -122,7 +124,7 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
         team_names = np.array([*sink.team_names, None], dtype=object)
 
     # The positions (in ``flat``) of the events: the rated contests' players in order.
-    rated = np.array([not r.skipped for r in reports], dtype=bool)
+    rated = ~np.array(reports.skipped, dtype=bool)
     n_ev = np.where(rated, sizes, 0)
     offsets = np.concatenate(([0], np.cumsum(n_ev)))
     contest_of_event = np.repeat(np.arange(len(contests)), n_ev)

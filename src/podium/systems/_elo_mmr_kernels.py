@@ -7,7 +7,7 @@ there and the loops live here.  Equation numbers refer to [EbtekarLiu2021].
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -101,6 +101,11 @@ def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, d
 
 #: How many participants ahead the serial loops over a round's players fetch rows.
 _AHEAD = 8
+#: Rounds of fewer participants than this take the serial twins of the parallel
+#: kernels (``*_serial``, the same numbers): calling a ``parallel=True`` kernel costs
+#: ~55 us on the project's 2-core machine even for eight players, several times the
+#: round's arithmetic.
+PARALLEL_FROM = 64
 
 
 @nb.njit(cache=True)
@@ -230,19 +235,39 @@ def reserve(players: np.ndarray, blocks: Blocks, pool: Factors,
     return Factors(f_mu, f_warg, f_wout), used
 
 
+@nb.njit(cache=True, inline="always")
+def _compacted_cap(cap: int, length: int, roomy: bool) -> int:
+    """A block's capacity after :func:`compact_pool`."""
+    if roomy:
+        return min(cap, max(4, 2 * length))
+    return max(4, length)
+
+
 @nb.njit(cache=True)
-def compact_pool(n_players: int, blocks: Blocks, pool: Factors) -> tuple[Factors, int]:
-    """Copy every player's live factors into a fresh, gap-free pool."""
+def compact_pool(n_players: int, blocks: Blocks, pool: Factors,
+                 roomy: bool = False) -> tuple[Factors, int]:
+    """Copy every player's live factors into a fresh pool without abandoned blocks.
+
+    By default each block holds exactly ``max(4, length)`` slots and the pool no
+    spare ones: the canonical layout, which a checkpoint stores.  ``roomy`` keeps
+    each block's room to grow (``min(cap, max(4, 2 length))`` slots, at most what it
+    had) and half the pool again as spare slots: compacting to full blocks during a
+    run made every participant's next round move its block again, and the pool grow
+    again, so that on many small rounds the pool was rebuilt over and over (63 pool
+    growths and 17 compactions in 100,000 lobbies among 20,000 players, a quarter of
+    the time).  The layout never changes a value.
+    """
     fb_base, fb_cap, fb_start, fb_len = blocks
     total = 0
     for i in range(n_players):
-        total += max(4, fb_len[i])
-    m2 = np.zeros(max(total, 1024))  # zeros: see reserve
-    a2 = np.zeros(max(total, 1024))
-    w2 = np.zeros(max(total, 1024))
+        total += _compacted_cap(fb_cap[i], fb_len[i], roomy)
+    size = max(total + total // 2 if roomy else total, 1024)
+    m2 = np.zeros(size)  # zeros: see reserve
+    a2 = np.zeros(size)
+    w2 = np.zeros(size)
     pos = 0
     for i in range(n_players):
-        cap = max(4, fb_len[i])
+        cap = _compacted_cap(fb_cap[i], fb_len[i], roomy)
         src = fb_base[i] + fb_start[i]
         for q in range(fb_len[i]):
             m2[pos + q] = pool.mu[src + q]
@@ -253,6 +278,70 @@ def compact_pool(n_players: int, blocks: Blocks, pool: Factors) -> tuple[Factors
         fb_start[i] = 0
         pos += cap
     return Factors(m2, a2, w2), pos
+
+
+@nb.njit(cache=True, inline="always")  # inlined: a call per participant costs
+def _update_one(k: int, players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
+                post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+                history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
+                pool: Factors, out_mu: np.ndarray, out_sig: np.ndarray,
+                status: np.ndarray) -> None:
+    """:func:`update_logistic` of the ``k``-th participant."""
+    n = players.size
+    nf_mu, nf_w = normal
+    scale, sum_aw, sum_w = lazy
+    fb_base, _, fb_start, fb_len = blocks
+    f_mu, f_warg, f_wout = pool
+    if k + _AHEAD < n:  # a later participant's rows, and a nearer one's factors
+        j = players[k + _AHEAD]
+        prefetch(fb_base, j)
+        prefetch(fb_start, j)
+        prefetch(fb_len, j)
+        prefetch(scale, j)
+        prefetch(nf_w, j)
+        prefetch(nf_mu, j)
+        prefetch(sum_aw, j)
+        prefetch(sum_w, j)
+        j = players[k + 2]
+        q = fb_base[j] + fb_start[j]
+        prefetch(f_mu, q)
+        prefetch(f_warg, q)
+        prefetch(f_wout, q)
+    i = players[k]
+    if fb_len[i] >= max_history:
+        q = fb_base[i] + fb_start[i]
+        wl = WEIGHT_OF_TANH * f_warg[q] * f_wout[q] * scale[i]
+        w0 = nf_w[i]
+        nf_mu[i] = (w0 * nf_mu[i] + wl * f_mu[q]) / (w0 + wl)
+        nf_w[i] = w0 + wl
+        sum_aw[i] -= f_warg[q] * f_wout[q]
+        sum_w[i] -= f_wout[q]
+        fb_start[i] += 1
+        fb_len[i] -= 1
+    w = TANH_MULTIPLIER / beta[k]
+    q = fb_base[i] + fb_start[i] + fb_len[i]
+    f_mu[q] = perf[k]
+    f_warg[q] = 0.5 * w
+    f_wout[q] = w / scale[i]
+    sum_aw[i] += f_warg[q] * f_wout[q]
+    sum_w[i] += f_wout[q]
+    fb_len[i] += 1
+    b = fb_base[i] + fb_start[i]
+    cnt = fb_len[i]
+    stop_at = 0
+    if history_tol > 0.0 and cnt > 1:
+        bound = history_tol * sum_w[i]
+        acc = 0.0
+        # skip the oldest factors while their total stays within the bound
+        while stop_at < cnt - 1 and acc + f_wout[b + stop_at] <= bound:
+            acc += f_wout[b + stop_at]
+            stop_at += 1
+    w0 = nf_w[i]
+    x, st = robust_average_zero(f_mu, f_warg, f_wout, b + stop_at, b + cnt, scale[i],
+                                -nf_mu[i] * w0, w0, post_mu[k])
+    out_mu[k] = x
+    status[k] = st
+    out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
 
 
 @nb.njit(cache=True, parallel=True)
@@ -278,61 +367,26 @@ def update_logistic(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    nf_mu, nf_w = normal
-    scale, sum_aw, sum_w = lazy
-    fb_base, _, fb_start, fb_len = blocks
-    f_mu, f_warg, f_wout = pool
     for k in nb.prange(n):
-        if k + _AHEAD < n:  # a later participant's rows, and a nearer one's factors
-            j = players[k + _AHEAD]
-            prefetch(fb_base, j)
-            prefetch(fb_start, j)
-            prefetch(fb_len, j)
-            prefetch(scale, j)
-            prefetch(nf_w, j)
-            prefetch(nf_mu, j)
-            prefetch(sum_aw, j)
-            prefetch(sum_w, j)
-            j = players[k + 2]
-            q = fb_base[j] + fb_start[j]
-            prefetch(f_mu, q)
-            prefetch(f_warg, q)
-            prefetch(f_wout, q)
-        i = players[k]
-        if fb_len[i] >= max_history:
-            q = fb_base[i] + fb_start[i]
-            wl = WEIGHT_OF_TANH * f_warg[q] * f_wout[q] * scale[i]
-            w0 = nf_w[i]
-            nf_mu[i] = (w0 * nf_mu[i] + wl * f_mu[q]) / (w0 + wl)
-            nf_w[i] = w0 + wl
-            sum_aw[i] -= f_warg[q] * f_wout[q]
-            sum_w[i] -= f_wout[q]
-            fb_start[i] += 1
-            fb_len[i] -= 1
-        w = TANH_MULTIPLIER / beta[k]
-        q = fb_base[i] + fb_start[i] + fb_len[i]
-        f_mu[q] = perf[k]
-        f_warg[q] = 0.5 * w
-        f_wout[q] = w / scale[i]
-        sum_aw[i] += f_warg[q] * f_wout[q]
-        sum_w[i] += f_wout[q]
-        fb_len[i] += 1
-        b = fb_base[i] + fb_start[i]
-        cnt = fb_len[i]
-        stop_at = 0
-        if history_tol > 0.0 and cnt > 1:
-            bound = history_tol * sum_w[i]
-            acc = 0.0
-            # skip the oldest factors while their total stays within the bound
-            while stop_at < cnt - 1 and acc + f_wout[b + stop_at] <= bound:
-                acc += f_wout[b + stop_at]
-                stop_at += 1
-        w0 = nf_w[i]
-        x, st = robust_average_zero(f_mu, f_warg, f_wout, b + stop_at, b + cnt, scale[i],
-                                    -nf_mu[i] * w0, w0, post_mu[k])
-        out_mu[k] = x
-        status[k] = st
-        out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
+        _update_one(k, players, perf, beta, post_mu, post_sig, max_history, history_tol,
+                    normal, lazy, blocks, pool, out_mu, out_sig, status)
+    return out_mu, out_sig, status
+
+
+@nb.njit(cache=True)
+def update_logistic_serial(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
+                           post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+                           history_tol: float, normal: Normal, lazy: LazyWeights,
+                           blocks: Blocks, pool: Factors):
+    """:func:`update_logistic` in one thread, for a round of fewer than
+    :data:`PARALLEL_FROM` participants (the same numbers)."""
+    n = players.size
+    out_mu = np.empty(n)
+    out_sig = np.empty(n)
+    status = np.zeros(n, dtype=np.int8)
+    for k in range(n):
+        _update_one(k, players, perf, beta, post_mu, post_sig, max_history, history_tol,
+                    normal, lazy, blocks, pool, out_mu, out_sig, status)
     return out_mu, out_sig, status
 
 
@@ -379,28 +433,26 @@ def merge_terms(order: np.ndarray, mu: np.ndarray, sig: np.ndarray, lo: np.ndarr
     n = order.size
     m_mu = np.empty(n)
     m_sig = np.empty(n)
-    m_cnt = np.zeros(n, dtype=np.int64)
     ranks = np.empty(n, dtype=np.int64)
+    # a merged term is a run of consecutive terms: offs[q] is where term q's run starts
+    offs = np.empty(n + 1, dtype=np.int64)
     m = -1
     for r in range(n):
         j = order[r]
         if m >= 0 and bucket(m_mu[m], width) == bucket(mu[j], width) and \
                 bucket(m_sig[m], width) == bucket(sig[j], width):
-            c = float(m_cnt[m])
+            c = float(r - offs[m])  # terms merged into term m so far
             m_mu[m] = (c * m_mu[m] + mu[j]) / (c + 1.0)
             m_sig[m] = (c * m_sig[m] + sig[j]) / (c + 1.0)
-            m_cnt[m] += 1
         else:
             m += 1
             m_mu[m] = mu[j]
             m_sig[m] = sig[j]
-            m_cnt[m] = 1
+            offs[m] = r
         ranks[r] = lo[j]
     m += 1
-    offs = np.zeros(m + 1, dtype=np.int64)
-    for q in range(m):
-        offs[q + 1] = offs[q] + m_cnt[q]
-    return MergedTerms(m_mu[:m].copy(), m_sig[:m].copy(), offs, ranks)
+    offs[m] = n
+    return MergedTerms(m_mu[:m], m_sig[:m], offs[:m + 1], ranks)
 
 
 @nb.njit(cache=True)
@@ -508,6 +560,59 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
     return s, sp
 
 
+@nb.njit(cache=True, inline="always")  # inlined: a call per participant costs
+def _solve_window(k, kind, m_mu, m_sig, m_warg, m_wout, m_bkt, offs, ranks, player_mu,
+                  player_lo, num_samples, width, split_ties, start, perf, status):
+    """:func:`subsampled_performance` of the ``k``-th participant."""
+    M = m_mu.size
+    # first merged term whose bucket is >= the player's
+    beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
+    end = beg + 1
+    expand = (max(num_samples - (end - beg), 0) + 1) // 2
+    beg = max(beg - expand, 0)
+    end = min(M, end + expand)
+    expand = max(num_samples - (end - beg), 0)
+    beg = max(beg - expand, 0)
+    end = min(M, end + expand)
+    w = end - beg
+    # the window's counts (whole numbers, exact as floats) and coefficients
+    work = np.empty((4, w))
+    n_less = work[0]
+    n_eq = work[1]
+    n_gre = work[2]
+    coef = work[3]
+    _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
+    const = 0.0
+    if kind == LOGISTIC:
+        for q in range(w):
+            tot = n_less[q] + n_eq[q] + n_gre[q]
+            if not split_ties:
+                tot += n_eq[q]
+            coef[q] = m_wout[beg + q] * tot
+            const += m_wout[beg + q] * (n_gre[q] - n_less[q])
+    state = newton_begin(LO_BOUND, HI_BOUND, start[k])
+    while state.running:
+        s, sp = _eval_window(kind, state.x, m_mu, m_sig, m_warg, coef, const, n_less,
+                             n_eq, n_gre, beg, end, split_ties)
+        state = newton_next(state, s, sp)
+    perf[k] = state.x
+    status[k] = state.status
+
+
+@nb.njit(cache=True)
+def _window_terms(merged: MergedTerms, width: float):
+    """Per merged term: the tanh's inner and outer weights and the rating bucket."""
+    m_mu, m_sig, _, _ = merged
+    M = m_mu.size
+    per_term = np.empty((3, M))  # one allocation: a round of eight players is ~10 us
+    for q in range(M):
+        w = TANH_MULTIPLIER / m_sig[q]
+        per_term[0, q] = 0.5 * w
+        per_term[1, q] = w
+        per_term[2, q] = bucket(m_mu[q], width)
+    return per_term
+
+
 @nb.njit(cache=True, parallel=True)
 def subsampled_performance(kind: int, merged: MergedTerms, player_mu: np.ndarray,
                            player_lo: np.ndarray, num_samples: int, width: float,
@@ -520,47 +625,40 @@ def subsampled_performance(kind: int, merged: MergedTerms, player_mu: np.ndarray
     saves Newton steps.  ``kind`` is ``LOGISTIC`` or ``GAUSSIAN``
     (:mod:`podium.core.numerics.performance`)."""
     m_mu, m_sig, offs, ranks = merged
-    M = m_mu.size
     n = player_mu.size
-    m_warg = np.empty(M)
-    m_wout = np.empty(M)
-    m_bkt = np.empty(M)
-    for q in range(M):
-        w = TANH_MULTIPLIER / m_sig[q]
-        m_warg[q] = 0.5 * w
-        m_wout[q] = w
-        m_bkt[q] = bucket(m_mu[q], width)
+    per_term = _window_terms(merged, width)
     perf = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
     for k in nb.prange(n):
-        # first merged term whose bucket is >= the player's
-        beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
-        end = beg + 1
-        expand = (max(num_samples - (end - beg), 0) + 1) // 2
-        beg = max(beg - expand, 0)
-        end = min(M, end + expand)
-        expand = max(num_samples - (end - beg), 0)
-        beg = max(beg - expand, 0)
-        end = min(M, end + expand)
-        w = end - beg
-        n_less = np.empty(w, dtype=np.int64)
-        n_eq = np.empty(w, dtype=np.int64)
-        n_gre = np.empty(w, dtype=np.int64)
-        _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
-        coef = np.empty(w)
-        const = 0.0
-        if kind == LOGISTIC:
-            for q in range(w):
-                tot = n_less[q] + n_eq[q] + n_gre[q]
-                if not split_ties:
-                    tot += n_eq[q]
-                coef[q] = m_wout[beg + q] * tot
-                const += m_wout[beg + q] * (n_gre[q] - n_less[q])
-        state = newton_begin(LO_BOUND, HI_BOUND, start[k])
-        while state.running:
-            s, sp = _eval_window(kind, state.x, m_mu, m_sig, m_warg, coef, const, n_less,
-                                 n_eq, n_gre, beg, end, split_ties)
-            state = newton_next(state, s, sp)
-        perf[k] = state.x
-        status[k] = state.status
+        _solve_window(k, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs,
+                      ranks, player_mu, player_lo, num_samples, width, split_ties, start,
+                      perf, status)
     return perf, status
+
+
+@nb.njit(cache=True)
+def subsampled_performance_serial(kind: int, merged: MergedTerms, player_mu: np.ndarray,
+                                  player_lo: np.ndarray, num_samples: int, width: float,
+                                  split_ties: bool, start: np.ndarray):
+    """:func:`subsampled_performance` in one thread, for a round of fewer than
+    :data:`PARALLEL_FROM` participants (the same numbers)."""
+    m_mu, m_sig, offs, ranks = merged
+    n = player_mu.size
+    per_term = _window_terms(merged, width)
+    perf = np.empty(n)
+    status = np.zeros(n, dtype=np.int8)
+    for k in range(n):
+        _solve_window(k, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs,
+                      ranks, player_mu, player_lo, num_samples, width, split_ties, start,
+                      perf, status)
+    return perf, status
+
+
+def update_logistic_for(n: int) -> Any:
+    """The :func:`update_logistic` kernel for a round of ``n`` participants."""
+    return update_logistic if n >= PARALLEL_FROM else update_logistic_serial
+
+
+def subsampled_performance_for(n: int) -> Any:
+    """The :func:`subsampled_performance` kernel for a round of ``n`` participants."""
+    return subsampled_performance if n >= PARALLEL_FROM else subsampled_performance_serial

@@ -178,9 +178,13 @@ class FactorPoolState(SystemState):
         pool, self.used = PK.reserve(players, self.blocks_view(), self.pool_view(), self.used)
         self.f_mu, self.f_warg, self.f_wout = pool
 
-    def compact(self) -> None:
-        """Copy every player's live factors into a fresh, gap-free pool."""
-        pool, self.used = PK.compact_pool(self.n, self.blocks_view(), self.pool_view())
+    def compact(self, roomy: bool = False) -> None:
+        """Copy every player's live factors into a fresh pool without abandoned blocks:
+        the canonical layout (full blocks, no spare slot) of a checkpoint, or with
+        ``roomy`` one that leaves the blocks room to grow
+        (:func:`~podium.systems._elo_mmr_kernels.compact_pool`)."""
+        pool, self.used = PK.compact_pool(self.n, self.blocks_view(), self.pool_view(),
+                                          roomy)
         self.f_mu, self.f_warg, self.f_wout = pool
 
     def maybe_compact(self) -> None:
@@ -199,7 +203,7 @@ class FactorPoolState(SystemState):
             return
         live = self.live_factors()
         if self.used > 4096 and self.used > 2 * live + 4 * self.n:
-            self.compact()
+            self.compact(roomy=True)
         self._compact_at = max(4096, 2 * live + 4 * self.n)
 
     def truncate_players(self, n: int) -> None:

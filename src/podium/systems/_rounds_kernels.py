@@ -19,14 +19,10 @@ bit-identical:
   compiled code), plus the newcomers' rows and the round's events.
 
 The parallel kernels of :mod:`podium.systems._elo_mmr_kernels` (``update_logistic``,
-``subsampled_performance``) are compiled here
-a second time, serially, from their own Python source (``py_func``): a round of
+``subsampled_performance``) have serial twins there (``*_serial``): a round of
 eight players is far too small for a parallel loop, whose start-up alone costs
-more than the round.  ``prange`` in a serial function is ``range``, so these
-twins run the same operations in the same order.  They are compiled into the
-callers below (and cached with them); they are not cached on their own because
-Numba's cache file of a function is named after its source, which the parallel
-original already uses.
+more than the round.  Each pair loops over the same per-participant function, so
+the twins give the same numbers.
 
 This module is imported, and its kernels compiled, only when a system rates a
 batch of rounds this way.  Unlike the per-round kernels, these take the state's arrays one by
@@ -56,9 +52,9 @@ from podium.core.numerics.performance import (
 from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.systems._trueskill_kernels import trueskill_round
 
-# Serial twins of the parallel round kernels (see the module docstring).
-_update_logistic = nb.njit(K.update_logistic.py_func)
-_subsampled = nb.njit(K.subsampled_performance.py_func)
+# The serial twins of the parallel round kernels (see the module docstring).
+_update_logistic = K.update_logistic_serial
+_subsampled = K.subsampled_performance_serial
 
 
 #: Per-round flags of :func:`trueskill_rounds`.

@@ -113,6 +113,12 @@ class EloMMRState(FactorPoolState):
     sum_aw: FloatArray
     sum_w: FloatArray
 
+    @cached_property
+    def add_status(self) -> npt.NDArray[np.int8]:
+        """Scratch for the solver statuses of a ``Rater.add`` round
+        (:meth:`EloMMR.rate_small_round`), kept rather than allocated per round."""
+        return np.zeros((2, _BATCH_MAX_PLAYERS), dtype=np.int8)
+
     def factors(self, i: int) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Player ``i``'s logistic factors (p_k, w_arg, actual w_out), oldest first."""
         b, e = self.block(i)
@@ -414,7 +420,8 @@ class EloMMR(RatingSystem):
             else:  # the kernel writes the newcomers' rows
                 state.n = n_after
         ceiling = contest.perf_ceiling
-        status = np.empty((2, players.size), dtype=np.int8)
+        # the kernel writes the first players.size columns, read only when flagged
+        status = state.add_status
         ev_f, ev_i, at = events
         while True:
             grow_to, used, flagged = RK.elo_mmr_add(
@@ -439,8 +446,9 @@ class EloMMR(RatingSystem):
             state.maybe_compact()
         if not flagged:
             return ()
-        return (*_status_warnings(status[0], contest, "performance"),
-                *_status_warnings(status[1], contest, "rating"))
+        n = players.size
+        return (*_status_warnings(status[0, :n], contest, "performance"),
+                *_status_warnings(status[1, :n], contest, "rating"))
 
     @cached_property
     def _compiled_rounds(self) -> bool:
@@ -544,7 +552,7 @@ class EloMMR(RatingSystem):
             state.reserve(players)
             max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
             tol = self.history_tolerance if self.max_history is None else 0.0
-            mu, sigma, st2 = K.update_logistic(
+            mu, sigma, st2 = K.update_logistic_for(players.size)(
                 players, perf, noise, rnd.mu, sig, max_hist, tol, state.normal_view(),
                 K.LazyWeights(state.scale, state.sum_aw, state.sum_w), state.blocks_view(),
                 state.pool_view(),
@@ -581,7 +589,7 @@ class EloMMR(RatingSystem):
         order = np.lexsort((lo, bsig, bmu))
         merged = K.merge_terms(order, mu, delta, lo, width)
         assert self.subsample_size is not None
-        return K.subsampled_performance(
+        return K.subsampled_performance_for(lo.size)(
             kind, merged, np.ascontiguousarray(mu), lo,
             self.subsample_size, width, self.split_ties, _rank_guess(mu, lo),
         )

@@ -611,7 +611,7 @@ class MMRPlus(EloMMR):
             state.reserve(players)
             max_hist = self.max_history if self.max_history is not None else np.iinfo(np.int64).max
             tol = self.history_tolerance if self.max_history is None else 0.0
-            mu, sigma, st2 = K.update_logistic(
+            mu, sigma, st2 = K.update_logistic_for(players.size)(
                 players, perf_in - off, noise, rnd.mu - off, sig, max_hist, tol,
                 state.normal_view(), K.LazyWeights(state.scale, state.sum_aw, state.sum_w),
                 state.blocks_view(), state.pool_view(),
