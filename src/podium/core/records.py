@@ -51,7 +51,6 @@ class _Columns:
 
     __slots__ = ()
     _record: Any
-    _fields: tuple[str, ...]
 
     def _cols(self) -> tuple[list[Any], ...]:
         raise NotImplementedError
@@ -109,11 +108,8 @@ class ContestLog(_Columns, Sequence[ContestRecord]):
         self.urls: list[str | None] = []
         self.players: list[int] = []
         self.skipped: list[bool] = []
-        for rec in records:
-            if isinstance(rec, ContestRecord):
-                self.append(rec)
-            else:
-                self.add(*rec)
+        for rec in records:  # records, or a checkpoint's rows of the same fields
+            self.add(*rec)
 
     def _cols(self) -> tuple[list[Any], ...]:
         return self.names, self.times, self.urls, self.players, self.skipped
@@ -132,8 +128,7 @@ class ContestLog(_Columns, Sequence[ContestRecord]):
 
     def append(self, record: ContestRecord) -> None:
         """Record one contest."""
-        self.add(record.name, record.time_seconds, record.url, record.players,
-                 record.skipped)
+        self.add(*record)
 
 
 class RoundReports(_Columns, Sequence[RoundReport]):
@@ -172,8 +167,7 @@ class RoundReports(_Columns, Sequence[RoundReport]):
 
     def append(self, report: RoundReport) -> None:
         """Append one report."""
-        self.add(report.index, report.name, report.players, report.new_players,
-                 report.skipped, report.warnings)
+        self.add(*report)
 
     def extend(self, reports: Iterable[RoundReport]) -> None:
         """Append ``reports`` (another :class:`RoundReports`: column by column)."""

@@ -52,11 +52,6 @@ from podium.core.numerics.performance import (
 from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.systems._trueskill_kernels import trueskill_round
 
-# The serial twins of the parallel round kernels (see the module docstring).
-_update_logistic = K.update_logistic_serial
-_subsampled = K.subsampled_performance_serial
-
-
 #: Per-round flags of :func:`trueskill_rounds`.
 TS_UNCONVERGED = 1
 TS_NONFINITE = 2
@@ -167,7 +162,8 @@ def _subsampled_performance(kind, mu, delta, lo, num_samples, width, split_ties)
     guess = np.empty(n)
     for k in range(n):
         guess[k] = ranked[n - 1 - lo[k]]
-    return _subsampled(kind, merged, mu, lo, num_samples, width, split_ties, guess)
+    return K.subsampled_performance_serial(kind, merged, mu, lo, num_samples, width,
+                                           split_ties, guess)
 
 
 #: Layout of :func:`elo_mmr_rounds`' parameter arrays (see ``EloMMR._rounds_params``).
@@ -323,7 +319,7 @@ def elo_mmr_rounds(r0, r1, offsets, players, lo, times, weights, ceilings,
         else:
             pool, used = K.reserve(idx, blocks, K.Factors(f_mu, f_warg, f_wout), used)
             f_mu, f_warg, f_wout = pool
-            new_mu, new_sig, st2 = _update_logistic(
+            new_mu, new_sig, st2 = K.update_logistic_serial(
                 idx, perf, beta, mu, sig, max_history, history_tol, normal, lazy, blocks, pool,
             )
         for k in range(n):
