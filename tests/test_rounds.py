@@ -643,13 +643,22 @@ def test_a_system_that_changes_the_update_is_not_asked_again() -> None:
     assert_same(r, ref)
 
 
+_SMALL_MODULES = {"mmr": elo_mmr_module, "trueskill": trueskill_module}
+
+
+@pytest.mark.parametrize("loaded", [False, True])
 @pytest.mark.parametrize("system", ["mmr", "trueskill"])
-def test_add_offers_the_small_round_path_only_rounds_within_its_limits(system: str) -> None:
+def test_add_offers_the_small_round_path_only_rounds_within_its_limits(
+    system: str, loaded: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A round the system's ``small_round_limits`` exclude (too early, too large) goes
     straight to the batch path: ``rate_small_round`` is not asked (which would look
-    the handles up a second time)."""
+    the handles up a second time).  "Too early" is the first 31 contests in a process
+    that has not run the compiled round, none once it has."""
+    monkeypatch.setattr(_SMALL_MODULES[system], "_ADD_LOADED", loaded)
     r = Rater(system)
-    after, most = type(r.system).small_round_limits
+    after, most = r.system.small_round_limits
+    assert after == (1 if loaded else 32)
     seen: list[int] = []
     small = r._small
     assert small is not None

@@ -19,8 +19,9 @@ contest's time: what :meth:`~podium.core.state.PlayerTable.add_players` writes) 
 the table's capacity; the events go to columns ``at ..`` of ``values`` (mu, sigma,
 perf) and ``ids`` (contest index, player, place), as
 :meth:`~podium.core.state.EventLog.reserve_tail` lays them out.  A system may
-declare ``small_round_limits = (after, most)``: the Rater then offers it no round
-before its ``after``-th contest and none of more than ``most`` players (a large
+declare ``small_round_limits = (after, most)`` (an attribute or a property, read at
+each ``add``): the Rater then offers it no round before its ``after``-th contest and
+none of more than ``most`` players (a large
 round goes straight to the batch path, its handles looked up once).  So does a
 contest a loader numbered (:attr:`~podium.core.contest.Contest.handle_codes`): the batch
 path finds its players by number.  It returns the

@@ -108,6 +108,19 @@ _AHEAD = 8
 PARALLEL_FROM = 64
 
 
+#: The parallel kernels hand their participants to the threads in this many ranges,
+#: one call each (:func:`_update_range`): enough for a balanced share on any machine
+#: (the threads take equal numbers of ranges), few enough that a call costs nothing.
+#: (Not ``4 * nb.get_num_threads()``: a kernel that reads it cannot be cached.)
+PARALLEL_RANGES = 256
+
+
+@nb.njit(cache=True, inline="always")
+def _chunks(n: int) -> int:
+    """How many ranges a parallel kernel splits ``n`` participants into."""
+    return max(1, min(n, PARALLEL_RANGES))
+
+
 @nb.njit(cache=True)
 def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamma: np.ndarray,
             rho: float, collapse: bool, normal: Normal, lazy: LazyWeights, blocks: Blocks,
@@ -280,68 +293,73 @@ def compact_pool(n_players: int, blocks: Blocks, pool: Factors,
     return Factors(m2, a2, w2), pos
 
 
-@nb.njit(cache=True, inline="always")  # inlined: a call per participant costs
-def _update_one(k: int, players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
-                post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
-                history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
-                pool: Factors, out_mu: np.ndarray, out_sig: np.ndarray,
-                status: np.ndarray) -> None:
-    """:func:`update_logistic` of the ``k``-th participant."""
+@nb.njit(cache=True)
+def _update_range(k0: int, k1: int, players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
+                  post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+                  history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
+                  pool: Factors, out_mu: np.ndarray, out_sig: np.ndarray,
+                  status: np.ndarray) -> None:
+    """:func:`update_logistic` of participants ``k0..k1-1``.
+
+    One call per range rather than per participant: passing an array to a compiled
+    function counts a reference to it (an atomic operation), and a dozen of those per
+    participant cost more than its update."""
     n = players.size
     nf_mu, nf_w = normal
     scale, sum_aw, sum_w = lazy
     fb_base, _, fb_start, fb_len = blocks
     f_mu, f_warg, f_wout = pool
-    if k + _AHEAD < n:  # a later participant's rows, and a nearer one's factors
-        j = players[k + _AHEAD]
-        prefetch(fb_base, j)
-        prefetch(fb_start, j)
-        prefetch(fb_len, j)
-        prefetch(scale, j)
-        prefetch(nf_w, j)
-        prefetch(nf_mu, j)
-        prefetch(sum_aw, j)
-        prefetch(sum_w, j)
-        j = players[k + 2]
-        q = fb_base[j] + fb_start[j]
-        prefetch(f_mu, q)
-        prefetch(f_warg, q)
-        prefetch(f_wout, q)
-    i = players[k]
-    if fb_len[i] >= max_history:
-        q = fb_base[i] + fb_start[i]
-        wl = WEIGHT_OF_TANH * f_warg[q] * f_wout[q] * scale[i]
+    for k in range(k0, k1):
+        if k + _AHEAD < n:  # a later participant's rows, and a nearer one's factors
+            j = players[k + _AHEAD]
+            prefetch(fb_base, j)
+            prefetch(fb_start, j)
+            prefetch(fb_len, j)
+            prefetch(scale, j)
+            prefetch(nf_w, j)
+            prefetch(nf_mu, j)
+            prefetch(sum_aw, j)
+            prefetch(sum_w, j)
+            j = players[k + 2]
+            q = fb_base[j] + fb_start[j]
+            prefetch(f_mu, q)
+            prefetch(f_warg, q)
+            prefetch(f_wout, q)
+        i = players[k]
+        if fb_len[i] >= max_history:
+            q = fb_base[i] + fb_start[i]
+            wl = WEIGHT_OF_TANH * f_warg[q] * f_wout[q] * scale[i]
+            w0 = nf_w[i]
+            nf_mu[i] = (w0 * nf_mu[i] + wl * f_mu[q]) / (w0 + wl)
+            nf_w[i] = w0 + wl
+            sum_aw[i] -= f_warg[q] * f_wout[q]
+            sum_w[i] -= f_wout[q]
+            fb_start[i] += 1
+            fb_len[i] -= 1
+        w = TANH_MULTIPLIER / beta[k]
+        q = fb_base[i] + fb_start[i] + fb_len[i]
+        f_mu[q] = perf[k]
+        f_warg[q] = 0.5 * w
+        f_wout[q] = w / scale[i]
+        sum_aw[i] += f_warg[q] * f_wout[q]
+        sum_w[i] += f_wout[q]
+        fb_len[i] += 1
+        b = fb_base[i] + fb_start[i]
+        cnt = fb_len[i]
+        stop_at = 0
+        if history_tol > 0.0 and cnt > 1:
+            bound = history_tol * sum_w[i]
+            acc = 0.0
+            # skip the oldest factors while their total stays within the bound
+            while stop_at < cnt - 1 and acc + f_wout[b + stop_at] <= bound:
+                acc += f_wout[b + stop_at]
+                stop_at += 1
         w0 = nf_w[i]
-        nf_mu[i] = (w0 * nf_mu[i] + wl * f_mu[q]) / (w0 + wl)
-        nf_w[i] = w0 + wl
-        sum_aw[i] -= f_warg[q] * f_wout[q]
-        sum_w[i] -= f_wout[q]
-        fb_start[i] += 1
-        fb_len[i] -= 1
-    w = TANH_MULTIPLIER / beta[k]
-    q = fb_base[i] + fb_start[i] + fb_len[i]
-    f_mu[q] = perf[k]
-    f_warg[q] = 0.5 * w
-    f_wout[q] = w / scale[i]
-    sum_aw[i] += f_warg[q] * f_wout[q]
-    sum_w[i] += f_wout[q]
-    fb_len[i] += 1
-    b = fb_base[i] + fb_start[i]
-    cnt = fb_len[i]
-    stop_at = 0
-    if history_tol > 0.0 and cnt > 1:
-        bound = history_tol * sum_w[i]
-        acc = 0.0
-        # skip the oldest factors while their total stays within the bound
-        while stop_at < cnt - 1 and acc + f_wout[b + stop_at] <= bound:
-            acc += f_wout[b + stop_at]
-            stop_at += 1
-    w0 = nf_w[i]
-    x, st = robust_average_zero(f_mu, f_warg, f_wout, b + stop_at, b + cnt, scale[i],
-                                -nf_mu[i] * w0, w0, post_mu[k])
-    out_mu[k] = x
-    status[k] = st
-    out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
+        x, st = robust_average_zero(f_mu, f_warg, f_wout, b + stop_at, b + cnt, scale[i],
+                                    -nf_mu[i] * w0, w0, post_mu[k])
+        out_mu[k] = x
+        status[k] = st
+        out_sig[k] = 1.0 / math.sqrt(1.0 / (post_sig[k] ** 2) + 1.0 / (beta[k] ** 2))
 
 
 @nb.njit(cache=True, parallel=True)
@@ -367,9 +385,11 @@ def update_logistic(players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in nb.prange(n):
-        _update_one(k, players, perf, beta, post_mu, post_sig, max_history, history_tol,
-                    normal, lazy, blocks, pool, out_mu, out_sig, status)
+    chunks = _chunks(n)
+    for c in nb.prange(chunks):
+        _update_range(c * n // chunks, (c + 1) * n // chunks, players, perf, beta, post_mu,
+                      post_sig, max_history, history_tol, normal, lazy, blocks, pool, out_mu,
+                      out_sig, status)
     return out_mu, out_sig, status
 
 
@@ -384,9 +404,8 @@ def update_logistic_serial(players: np.ndarray, perf: np.ndarray, beta: np.ndarr
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in range(n):
-        _update_one(k, players, perf, beta, post_mu, post_sig, max_history, history_tol,
-                    normal, lazy, blocks, pool, out_mu, out_sig, status)
+    _update_range(0, n, players, perf, beta, post_mu, post_sig, max_history, history_tol,
+                  normal, lazy, blocks, pool, out_mu, out_sig, status)
     return out_mu, out_sig, status
 
 
@@ -496,20 +515,11 @@ def _window_counts(offs, ranks, beg, end, my_rank, n_less, n_eq, n_gre):
 
 
 @nb.njit(cache=True)
-def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre, beg, end,
-                 split_ties):
-    """Q(x), Q'(x) over the window.  Logistic: every term of a merged group with
-    ``cnt`` ranks contributes ``val * (cnt + ties) + w_out * (wins - losses)``, so
-    with ``coef = w_out * (cnt + ties)`` precomputed, ``Q = const + sum coef * (-tanh)``."""
-    s = const
+def _eval_gaussian_window(x, m_sig, m_mu, n_less, n_eq, n_gre, beg, end, split_ties):
+    """Q(x), Q'(x) over the window, Gaussian terms (the logistic sum is computed in
+    :func:`_solve_range`'s loop)."""
+    s = 0.0
     sp = 0.0
-    if kind == LOGISTIC:
-        for q in range(beg, end):
-            t, d2 = tanh_sech2((x - m_mu[q]) * m_warg[q])
-            c = coef[q - beg]
-            s -= t * c
-            sp -= d2 * m_warg[q] * c
-        return s, sp
     for q in range(beg, end):
         k = q - beg
         sg = m_sig[q]
@@ -560,43 +570,61 @@ def _eval_window(kind, x, m_mu, m_sig, m_warg, coef, const, n_less, n_eq, n_gre,
     return s, sp
 
 
-@nb.njit(cache=True, inline="always")  # inlined: a call per participant costs
-def _solve_window(k, kind, m_mu, m_sig, m_warg, m_wout, m_bkt, offs, ranks, player_mu,
-                  player_lo, num_samples, width, split_ties, start, perf, status):
-    """:func:`subsampled_performance` of the ``k``-th participant."""
+@nb.njit(cache=True)
+def _solve_range(k0, k1, kind, m_mu, m_sig, m_warg, m_wout, m_bkt, offs, ranks, player_mu,
+                 player_lo, num_samples, width, split_ties, start, perf, status):
+    """:func:`subsampled_performance` of participants ``k0..k1-1`` (one call per range,
+    as :func:`_update_range`)."""
     M = m_mu.size
-    # first merged term whose bucket is >= the player's
-    beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
-    end = beg + 1
-    expand = (max(num_samples - (end - beg), 0) + 1) // 2
-    beg = max(beg - expand, 0)
-    end = min(M, end + expand)
-    expand = max(num_samples - (end - beg), 0)
-    beg = max(beg - expand, 0)
-    end = min(M, end + expand)
-    w = end - beg
-    # the window's counts (whole numbers, exact as floats) and coefficients
-    work = np.empty((4, w))
-    n_less = work[0]
-    n_eq = work[1]
-    n_gre = work[2]
-    coef = work[3]
-    _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
-    const = 0.0
-    if kind == LOGISTIC:
-        for q in range(w):
-            tot = n_less[q] + n_eq[q] + n_gre[q]
-            if not split_ties:
-                tot += n_eq[q]
-            coef[q] = m_wout[beg + q] * tot
-            const += m_wout[beg + q] * (n_gre[q] - n_less[q])
-    state = newton_begin(LO_BOUND, HI_BOUND, start[k])
-    while state.running:
-        s, sp = _eval_window(kind, state.x, m_mu, m_sig, m_warg, coef, const, n_less,
-                             n_eq, n_gre, beg, end, split_ties)
-        state = newton_next(state, s, sp)
-    perf[k] = state.x
-    status[k] = state.status
+    # a window holds at most num_samples + 1 merged terms (the two expansions below)
+    work = np.empty((4, min(M, num_samples + 1)))
+    for k in range(k0, k1):
+        # first merged term whose bucket is >= the player's
+        beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
+        end = beg + 1
+        expand = (max(num_samples - (end - beg), 0) + 1) // 2
+        beg = max(beg - expand, 0)
+        end = min(M, end + expand)
+        expand = max(num_samples - (end - beg), 0)
+        beg = max(beg - expand, 0)
+        end = min(M, end + expand)
+        w = end - beg
+        # the window's counts (whole numbers, exact as floats) and coefficients
+        n_less = work[0, :w]
+        n_eq = work[1, :w]
+        n_gre = work[2, :w]
+        coef = work[3, :w]
+        _window_counts(offs, ranks, beg, end, player_lo[k], n_less, n_eq, n_gre)
+        const = 0.0
+        if kind == LOGISTIC:
+            for q in range(w):
+                tot = n_less[q] + n_eq[q] + n_gre[q]
+                if not split_ties:
+                    tot += n_eq[q]
+                coef[q] = m_wout[beg + q] * tot
+                const += m_wout[beg + q] * (n_gre[q] - n_less[q])
+        state = newton_begin(LO_BOUND, HI_BOUND, start[k])
+        while state.running:
+            x = state.x
+            if kind == LOGISTIC:
+                # Q(x), Q'(x) over the window: every term of a merged group with
+                # ``cnt`` ranks contributes ``val * (cnt + ties) + w_out * (wins -
+                # losses)``, so with ``coef = w_out * (cnt + ties)``, ``Q = const + sum
+                # coef * (-tanh)``.  In this loop rather than in a function of the
+                # window's arrays, whose every call would count references to them.
+                s = const
+                sp = 0.0
+                for q in range(beg, end):
+                    t, d2 = tanh_sech2((x - m_mu[q]) * m_warg[q])
+                    c = coef[q - beg]
+                    s -= t * c
+                    sp -= d2 * m_warg[q] * c
+            else:
+                s, sp = _eval_gaussian_window(x, m_sig, m_mu, n_less, n_eq, n_gre, beg, end,
+                                              split_ties)
+            state = newton_next(state, s, sp)
+        perf[k] = state.x
+        status[k] = state.status
 
 
 @nb.njit(cache=True)
@@ -629,10 +657,11 @@ def subsampled_performance(kind: int, merged: MergedTerms, player_mu: np.ndarray
     per_term = _window_terms(merged, width)
     perf = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in nb.prange(n):
-        _solve_window(k, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs,
-                      ranks, player_mu, player_lo, num_samples, width, split_ties, start,
-                      perf, status)
+    chunks = _chunks(n)
+    for c in nb.prange(chunks):
+        _solve_range(c * n // chunks, (c + 1) * n // chunks, kind, m_mu, m_sig, per_term[0],
+                     per_term[1], per_term[2], offs, ranks, player_mu, player_lo, num_samples,
+                     width, split_ties, start, perf, status)
     return perf, status
 
 
@@ -647,10 +676,8 @@ def subsampled_performance_serial(kind: int, merged: MergedTerms, player_mu: np.
     per_term = _window_terms(merged, width)
     perf = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    for k in range(n):
-        _solve_window(k, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs,
-                      ranks, player_mu, player_lo, num_samples, width, split_ties, start,
-                      perf, status)
+    _solve_range(0, n, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs, ranks,
+                 player_mu, player_lo, num_samples, width, split_ties, start, perf, status)
     return perf, status
 
 

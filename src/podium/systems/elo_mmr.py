@@ -185,9 +185,6 @@ class EloMMR(RatingSystem):
     """
 
     name: ClassVar[str] = "mmr"
-    #: ``Rater.add`` asks :meth:`rate_small_round` only from this contest on and for
-    #: rounds of at most this many players (it declines the others).
-    small_round_limits: ClassVar[tuple[int, int | None]] = (_BATCH_AFTER, _BATCH_MAX_PLAYERS)
     team_rule: ClassVar[str | None] = (
         "two-phase: team performance from the team terms (weighted sums), then each member "
         "conditioned on the team sum (docs/teams.md)"
@@ -382,6 +379,15 @@ class EloMMR(RatingSystem):
                 return out
         return out
 
+    @property
+    def small_round_limits(self) -> tuple[int, int | None]:
+        """``Rater.add`` asks :meth:`rate_small_round` only from this contest on and for
+        rounds of at most this many players (it declines the others).  From the first
+        contest on once this process has run the compiled round
+        (:func:`~podium.systems._rounds_kernels.elo_mmr_add`): the wait spares a
+        Rater of a few contests loading it, which a later Rater has no need for."""
+        return (1 if _ADD_LOADED else _BATCH_AFTER, _BATCH_MAX_PLAYERS)
+
     def rate_small_round(
         self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
         players: npt.NDArray[np.int64], n_before: int, n_after: int,
@@ -400,15 +406,17 @@ class EloMMR(RatingSystem):
 
         Returns the round's warnings, or ``None`` (nothing changed) when the round is
         not for this path: a team round, more than ``_BATCH_MAX_PLAYERS`` players,
-        before the Rater has seen ``_BATCH_AFTER`` contests; ``NotImplemented`` for a
+        before the Rater has seen ``_BATCH_AFTER`` contests unless this process has
+        run the kernel (:attr:`small_round_limits`); ``NotImplemented`` for a
         subclass that changes the update (no round is).  When the kernel raises, the
         caller rolls the state back to ``n_before`` players
         (:meth:`SystemState.truncate_players`).
         """
+        global _ADD_LOADED
         if not self._compiled_rounds:
             return NotImplemented
-        if (index + 1 < _BATCH_AFTER or players.size > _BATCH_MAX_PLAYERS
-                or contest.team_round):
+        if ((index + 1 < _BATCH_AFTER and not _ADD_LOADED)
+                or players.size > _BATCH_MAX_PLAYERS or contest.team_round):
             return None
         assert isinstance(state, EloMMRState)
         RK = _rounds_kernels()
@@ -441,6 +449,7 @@ class EloMMR(RatingSystem):
                 pool = np.zeros(grow_to)
                 pool[:used] = getattr(state, name)[:used]
                 setattr(state, name, pool)
+        _ADD_LOADED = True
         state.used = used
         if state.used > 4 * state.n:  # as in _rate_small_rounds
             state.maybe_compact()
@@ -607,6 +616,9 @@ def _rounds_kernels() -> ModuleType:
 
 
 _RK: ModuleType | None = None
+#: Whether this process has run :func:`~podium.systems._rounds_kernels.elo_mmr_add`
+#: (compiled or loaded it): then ``Rater.add`` takes it from the first contest on.
+_ADD_LOADED = False
 _NAN = math.nan
 
 

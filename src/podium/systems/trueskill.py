@@ -125,6 +125,9 @@ FloatArray = npt.NDArray[np.float64]
 #: :meth:`TrueSkillSPb.rate_rounds` rates the rounds in one compiled loop once the
 #: Rater has seen this many contests (so that rating a few never loads that loop).
 _BATCH_AFTER = 32
+#: Whether this process has run :func:`~podium.systems._rounds_kernels.trueskill_add`:
+#: then ``Rater.add`` takes it from the first contest on.
+_ADD_LOADED = False
 
 
 class TrueSkillState(NoPlayerState):
@@ -182,8 +185,6 @@ class TrueSkillSPb(RatingSystem):
     """
 
     name: ClassVar[str] = "trueskill"
-    #: ``Rater.add`` asks :meth:`rate_small_round` only from this contest on (any size).
-    small_round_limits: ClassVar[tuple[int, int | None]] = (_BATCH_AFTER, None)
     team_rule: ClassVar[str | None] = (
         "the TrueSkill team factor graph [Herbrich2006]: team performance = sum of "
         "weighted member performances, adjacent teams win by > 2 eps or draw within it")
@@ -302,6 +303,14 @@ class TrueSkillSPb(RatingSystem):
                     return out
         return out
 
+    @property
+    def small_round_limits(self) -> tuple[int, int | None]:
+        """``Rater.add`` asks :meth:`rate_small_round` only from this contest on (any
+        size); from the first once this process has run the compiled round
+        (:func:`~podium.systems._rounds_kernels.trueskill_add`), as Elo-MMR's
+        :attr:`~podium.systems.elo_mmr.EloMMR.small_round_limits`."""
+        return (1 if _ADD_LOADED else _BATCH_AFTER, None)
+
     def rate_small_round(
         self, state: SystemState, table: PlayerTable, contest: Contest, index: int,
         players: npt.NDArray[np.int64], n_before: int, n_after: int,
@@ -312,14 +321,15 @@ class TrueSkillSPb(RatingSystem):
         :meth:`rate_rounds`).  The arguments and the result are those of
         :meth:`EloMMR.rate_small_round <podium.systems.elo_mmr.EloMMR.rate_small_round>`;
         ``None`` (nothing changed) for a team round or before the Rater has seen
-        ``_BATCH_AFTER`` contests, ``NotImplemented`` for a subclass that changes the
-        update."""
+        ``_BATCH_AFTER`` contests (unless this process has run the kernel),
+        ``NotImplemented`` for a subclass that changes the update."""
+        global _ADD_LOADED
         cls = type(self)
         if (cls.round_update is not TrueSkillSPb.round_update
                 or cls.display_rating is not TrueSkillSPb.display_rating
                 or cls.display_center is not None):
             return NotImplemented
-        if index + 1 < _BATCH_AFTER or contest.team_round:
+        if (index + 1 < _BATCH_AFTER and not _ADD_LOADED) or contest.team_round:
             return None
         from podium.systems import _rounds_kernels as RK
 
@@ -333,6 +343,7 @@ class TrueSkillSPb(RatingSystem):
             float(self.sig_drift), float(self.eps), float(self.convergence_eps),
             int(self.max_rounds), ev_f, ev_i, at,
         )
+        _ADD_LOADED = True
         if not flags:
             return ()
         return self._round_warnings(contest.label, flags, rounds)

@@ -220,38 +220,35 @@ def _gaussian_sums(x: float, terms: OpponentTerms, first: int, stop: int,
 
 
 @nb.njit(cache=True)
-def _q_direct(kind: int, x: float, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
-              split_ties: bool) -> tuple[float, float]:
-    """Direct O(N) evaluation of Q_g(x) and Q_g'(x) for tie group ``g``."""
-    mu, pa, pb = terms
-    s = 0.0
-    sp = 0.0
-    a = groups.start[g]
-    b = groups.end[g]
-    for j in range(mu.size):
-        lv, lp, wv, wp, dv, dp = model_terms(kind, x, mu[j], pa[j], pb[j], split_ties)
-        if j < a:
-            s += lv
-            sp += lp
-        elif j >= b:
-            s += wv
-            sp += wp
-        else:
-            s += dv
-            sp += dp
-    return s, sp
-
-
-@nb.njit(cache=True)
 def _solve_direct(kind: int, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
                   split_ties: bool) -> tuple[float, int]:
-    """Zero of ``Q_g`` by Newton on the direct sum, from the group's mean centre."""
+    """Zero of ``Q_g`` by Newton on the direct ``O(N)`` sum of ``Q_g(x)`` and
+    ``Q_g'(x)`` for tie group ``g``, from the group's mean centre."""
+    mu, pa, pb = terms
+    a = groups.start[g]
+    b = groups.end[g]
     s = 0.0
-    for j in range(groups.start[g], groups.end[g]):
-        s += terms.mu[j]
-    state = newton_begin(LO_BOUND, HI_BOUND, s / (groups.end[g] - groups.start[g]))
+    for j in range(a, b):
+        s += mu[j]
+    state = newton_begin(LO_BOUND, HI_BOUND, s / (b - a))
     while state.running:
-        q, qp = _q_direct(kind, state.x, terms, groups, g, split_ties)
+        # summed in this loop rather than by a function of the term arrays: each call
+        # would count references to them (atomic operations that cost more than the
+        # sum over a round of eight)
+        x = state.x
+        q = 0.0
+        qp = 0.0
+        for j in range(mu.size):
+            lv, lp, wv, wp, dv, dp = model_terms(kind, x, mu[j], pa[j], pb[j], split_ties)
+            if j < a:
+                q += lv
+                qp += lp
+            elif j >= b:
+                q += wv
+                qp += wp
+            else:
+                q += dv
+                qp += dp
         state = newton_next(state, q, qp)
     return state.x, state.status
 
