@@ -576,8 +576,9 @@ def _solve_range(k0, k1, kind, m_mu, m_sig, m_warg, m_wout, m_bkt, offs, ranks, 
     """:func:`subsampled_performance` of participants ``k0..k1-1`` (one call per range,
     as :func:`_update_range`)."""
     M = m_mu.size
-    # a window holds at most num_samples + 1 merged terms (the two expansions below)
-    work = np.empty((4, min(M, num_samples + 1)))
+    # a window holds at most num_samples + 1 merged terms (the two expansions below),
+    # and one when num_samples is 0
+    work = np.empty((4, min(M, max(num_samples, 0) + 1)))
     for k in range(k0, k1):
         # first merged term whose bucket is >= the player's
         beg = _lower_bound(m_bkt, 0, M, bucket(player_mu[k], width), False)
