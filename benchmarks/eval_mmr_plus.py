@@ -152,11 +152,11 @@ def run(args: argparse.Namespace) -> None:
                 continue
             draw, n_score = tuning_set(ds, contests)
             t0 = time.perf_counter()
-            res = tune(draw, system, trials=args.trials, train_contests=n_score,
-                       storage=storage, study_name=f"{ds}-{system}-pair_inv")
-            write_params_file(pfile, system, res.best_params, extra={"tuning": {
-                "objective": "pair_inv", "train_value": res.best_value,
-                "train_contests": res.train_contests, "trials": res.trials,
+            tuned = tune(draw, system, trials=args.trials, train_contests=n_score,
+                         storage=storage, study_name=f"{ds}-{system}-pair_inv")
+            write_params_file(pfile, system, tuned.best_params, extra={"tuning": {
+                "objective": "pair_inv", "train_value": tuned.best_value,
+                "train_contests": tuned.train_contests, "trials": tuned.trials,
                 "seconds": round(time.perf_counter() - t0, 1)}})
         for label, system, params, flags in ROWS:
             p = dict(params)

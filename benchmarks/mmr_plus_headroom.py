@@ -45,12 +45,12 @@ from typing import Any
 
 import numpy as np
 from _report import data_dir, load_average, write_section
+from eval_mmr_plus import load_dataset
 
 from podium.core.contest import Contest
 from podium.evaluation import evaluate
 from podium.evaluation.metrics import MetricAccumulator
 from podium.evaluation.runner import train_size
-from podium.io import load_contests
 from podium.rater import Rater
 
 DOC = "docs/mmr-plus.md"
@@ -60,10 +60,11 @@ DRAWS = 2000
 
 
 def load(name: str, root: Path) -> list[Contest]:
-    path = root / name / f"cache_{name}.tar.gz"
-    if not path.exists():
-        raise SystemExit(f"{path} not found: set PODIUM_DATA_DIR or pass --data")
-    return list(load_contests(path, limit=1087 if name == "codeforces" else None).contests)
+    """A shared data set as the comparison tables read it (``eval_mmr_plus.load_dataset``)."""
+    contests = load_dataset(name, root)
+    if contests is None:
+        raise SystemExit(f"{name} not found under {root}: set PODIUM_DATA_DIR or pass --data")
+    return contests
 
 
 # ------------------------------------------------------------------ look-ahead bound
