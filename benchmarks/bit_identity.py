@@ -13,15 +13,28 @@ new image lacks (an entry only the new image has is listed as new, not a differe
     python benchmarks/bit_identity.py --check /tmp/before
 
 Histories: a synthetic one with ties and partial participation (seed 002's
-model), and the first ``--cf N`` contests of the shared Codeforces snapshot when
-it is found (``PODIUM_DATA_DIR`` or ``../shared/datasets`` from the checkout).
+model), a synthetic team history (every system with a team rule; a system that
+refuses team rounds records its refusal), and the first ``--cf N`` contests of the
+shared Codeforces snapshot when it is found (``PODIUM_DATA_DIR`` or
+``../shared/datasets`` from the checkout).
+
+Besides the ratings, events and checkpoint image, each image holds:
+
+* ``explain.*``: the JSON of :meth:`Rater.explain` for three players (first, middle,
+  last) of three contests of the history (every float written as its shortest
+  round-trip text, so equal text is equal bits);
+* ``store.*`` (synthetic history only, ``--store``, on by default): every row of every
+  table of a SQLite store that ingested the history in batches and one contest at a
+  time, without the wall-clock columns and the store's random id.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +43,7 @@ from _report import data_dir
 from podium import Rater
 from podium.errors import PodiumError
 from podium.io import load_contests, synthetic_contests
+from podium.io.synthetic_teams import synthetic_team_contests
 from podium.systems import SYSTEMS
 
 
@@ -38,6 +52,8 @@ def histories(cf: int) -> dict[str, list]:
         "synthetic": synthetic_contests(
             400, 25, seed=7, participation=0.6, tie_resolution=25.0
         ),
+        "teams": list(synthetic_team_contests(120, 20, teams_per_round=6, max_size=3,
+                                              partial_prob=0.3, seed=3).contests),
     }
     tar = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
     if cf > 0 and tar.exists():
@@ -62,7 +78,66 @@ def image(rater: Rater) -> dict[str, np.ndarray]:
     return arrays
 
 
-def run(cf: int, systems: list[str]) -> dict[str, dict[str, np.ndarray]]:
+def explanations(sname: str, contests: list) -> dict[str, np.ndarray]:
+    """The JSON of three players' explanations at three contests (or the refusal)."""
+    out: dict[str, np.ndarray] = {}
+    picks = sorted({3, len(contests) // 2, len(contests) - 1})
+    r = Rater(sname)
+    done = 0
+    for k in picks:
+        r.extend(contests[done:k])
+        done = k
+        handles = contests[k].handles
+        for pos in sorted({0, len(handles) // 2, len(handles) - 1}):
+            try:
+                doc = json.dumps(r.explain(contests[k], handles[pos]).to_dict(),
+                                 allow_nan=True, default=repr)
+            except Exception as exc:  # noqa: BLE001 - the refusal is part of the image
+                doc = f"{type(exc).__name__}: {exc}"
+            out[f"explain.{k}.{pos}"] = np.array(doc)
+    return out
+
+
+def store_image(sname: str, contests: list) -> dict[str, np.ndarray]:
+    """Every row of a SQLite store that ingested ``contests`` (half in one batch, the
+    rest one by one), as text, without wall-clock times and the random store id."""
+    from sqlalchemy import select
+
+    from podium.store import Store
+    from podium.store import schema as S
+    from podium.store.engine import make_engine
+
+    out: dict[str, np.ndarray] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/s.db"
+        try:
+            with Store.create(url, sname, snapshot_every=7, allow_future=True) as store:
+                half = len(contests) // 2
+                store.ingest_many(contests[:half])
+                for c in contests[half:]:
+                    store.ingest(c)
+        except PodiumError as exc:
+            return {"store.error": np.array(f"{type(exc).__name__}: {exc}")}
+        eng = make_engine(url)
+        try:
+            with eng.connect() as conn:
+                for t in S.metadata.sorted_tables:
+                    cols = [c.name for c in t.columns]
+                    skip = {"ingested_at", "created_at", "time"} & set(cols)
+                    rows = conn.execute(select(t).order_by(*t.primary_key.columns)).all()
+                    text = []
+                    for row in rows:
+                        d = {c: v for c, v in zip(cols, row, strict=True) if c not in skip}
+                        if t.name == "meta" and d.get("key") in ("store_id", "created_at"):
+                            continue
+                        text.append(repr(sorted(d.items())))
+                    out[f"store.{t.name}"] = np.array(text if text else [""])
+        finally:
+            eng.dispose()
+    return out
+
+
+def run(cf: int, systems: list[str], store: bool = True) -> dict[str, dict[str, np.ndarray]]:
     result = {}
     for hname, contests in histories(cf).items():
         for sname in systems:
@@ -73,7 +148,11 @@ def run(cf: int, systems: list[str]) -> dict[str, dict[str, np.ndarray]]:
                 result[f"{hname}__{sname}"] = {"error": np.array(str(exc))}
                 print(f"{hname:10s} {sname:14s} refused: {exc}"[:120], file=sys.stderr)
                 continue
-            result[f"{hname}__{sname}"] = image(r)
+            img = image(r)
+            img.update(explanations(sname, contests))
+            if store and hname == "synthetic":
+                img.update(store_image(sname, contests))
+            result[f"{hname}__{sname}"] = img
             print(f"{hname:10s} {sname:14s} {r.num_players:6d} players", file=sys.stderr)
     return result
 
@@ -113,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--check", type=Path, help="compare with images saved here")
     ap.add_argument("--cf", type=int, default=60, help="Codeforces contests (0: none)")
     ap.add_argument("--systems", default="", help="comma-separated subset (default: all)")
+    ap.add_argument("--no-store", action="store_true", help="leave out the store images")
     args = ap.parse_args(argv)
     systems = [s for s in args.systems.split(",") if s] or list(SYSTEMS)
-    result = run(args.cf, systems)
+    result = run(args.cf, systems, store=not args.no_store)
     if args.save:
         args.save.mkdir(parents=True, exist_ok=True)
         for key, arrays in result.items():
