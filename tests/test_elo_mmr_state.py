@@ -10,8 +10,8 @@ import pytest
 
 from podium import Contest, Rater
 from podium.io import synthetic_contests
-from podium.systems import _elo_mmr_kernels as K
 from podium.systems.elo_mmr import EloMMRState
+from podium.systems.elo_mmr import kernels as K
 
 
 @pytest.fixture(scope="module")

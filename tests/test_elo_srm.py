@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.io import synthetic_contests
-from podium.systems import _elo_srm_kernels as KER
 from podium.systems import get_system
 from podium.systems.base import RoundInput
 from podium.systems.elo_srm import K0, SRMFIX, EloSRM, division_contests
+from podium.systems.elo_srm import kernels as KER
 
 YEAR = 31_557_600  # 365.25 days in seconds
 ELO = EloSRM()
@@ -198,6 +198,21 @@ def test_eq9_fails_with_ties():
     r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name="setup"))
     rep = r.add(Contest([("a", 0, 1), ("b", 0, 1), ("c", 2, 2)], name="tied"))
     assert rep.warnings == ()
+
+
+def test_ratings_a_subnormal_apart_are_one_panel() -> None:
+    """Two ratings 5e-324 apart (found by hypothesis): half the spread underflows to 0,
+    so the panel layout treats them as equal instead of dividing by zero, by either
+    method."""
+    c = Contest([("a", 0, 0), ("b", 1, 1)])
+    x = np.array([0.0, 5e-324])
+    for force in (0, 1, 2):
+        u = np.empty(2)
+        v = np.empty(2)
+        KER.self_sums(x, 0, 2, u, v, True, force)
+        assert np.allclose(u, 1.0) and np.allclose(v, 0.5)
+    er, ar, p, _ = KER.rank_performance(x, c.lo, c.hi, 0)
+    assert np.allclose(er, 1.5) and np.array_equal(ar, [1.0, 2.0])
 
 
 @settings(max_examples=300, deadline=None)

@@ -29,7 +29,7 @@ from podium.errors import ConfigError
 from podium.evaluation import evaluate, train_size, tune, volatility_farming
 from podium.evaluation.incentive import move_to_last
 from podium.evaluation.metrics import pair_inversion, renumber_ties
-from podium.evaluation.tuning import SEARCH_SPACES
+from podium.evaluation.tuning import search_spaces
 from podium.io import load_contests, write_contest_dir
 from podium.io.synthetic import synthetic_contests
 from podium.systems import SYSTEMS, get_system
@@ -112,9 +112,9 @@ def test_tune_in_memory_and_sqlite(tmp_path) -> None:
         tune(cs, "mmr", trials=1, objective="accuracy")
 
 
-@pytest.mark.parametrize("system", sorted(SEARCH_SPACES))
+@pytest.mark.parametrize("system", sorted(search_spaces()))
 def test_every_corner_of_each_search_space_is_a_valid_config(system: str) -> None:
-    space = SEARCH_SPACES[system]
+    space = search_spaces()[system]
     assert system in SYSTEMS
     for corner in itertools.product(*[(p.low, p.high) for p in space.values()]):
         get_system(system, **dict(zip(space, corner, strict=True)))

@@ -88,7 +88,7 @@ def test_every_system_reproduces_the_update(system: str) -> None:
 def test_elo_mmr_performance_terms() -> None:
     """The performance equation has one term per participant, its own a tie term; wins
     push up, losses down; the terms vanish at p within PERF_TOLERANCE points."""
-    from podium.systems._explain_mmr import PERF_TOLERANCE
+    from podium.systems.elo_mmr.explain import PERF_TOLERANCE
 
     hist = _history(80, 6)
     r = Rater("mmr")
@@ -217,7 +217,7 @@ def test_equation_check_can_fail() -> None:
     eq = e.equation("change")
     terms = e.terms_of("change")
     biggest = max(terms, key=lambda t: abs(t.value))
-    from podium.systems._explain import sum_equation
+    from podium.systems.base.explain import sum_equation
 
     broken = sum_equation("change", eq.formula, eq.reference,
                           [t for t in terms if t is not biggest], target=eq.target)

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import RoundInput, get_system
-from podium.systems import _glicko_kernels as K
 from podium.systems.glicko import BAR, DEFAULT_BETA, Glicko
+from podium.systems.glicko import kernels as K
 
 SYSTEMS = ["glicko", "bar"]
 

@@ -26,9 +26,9 @@ except ImportError as exc:  # a failure, not a skip: the oracle is part of the t
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import SYSTEMS, get_system
-from podium.systems import _openskill_kernels as K
 from podium.systems.base import RatingSystem
 from podium.systems.openskill import TEAM_RULE, OpenSkillModel
+from podium.systems.openskill import kernels as K
 
 FloatArray = np.ndarray
 TOL = 1e-9

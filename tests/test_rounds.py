@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from podium import Contest, Rater, RoundReport
 from podium.core.state import ContestRecord, EventLog
 from podium.systems import SYSTEMS, RoundInput, RoundOutput, SystemState
-from podium.systems import elo_mmr as elo_mmr_module
-from podium.systems import trueskill as trueskill_module
 from podium.systems.elo_mmr import EloMMR
+from podium.systems.elo_mmr import system as elo_mmr_module
 from podium.systems.glicko import Glicko
+from podium.systems.trueskill import system as trueskill_module
 
 POOL = [f"p{k:02d}" for k in range(16)]
 
@@ -145,8 +145,8 @@ def assert_same(a: Rater, b: Rater) -> None:
 def compiled_from_start() -> Iterator[None]:
     """Compiled round loops from the first contest on (not only after 32)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(elo_mmr_module, "_BATCH_AFTER", 0)
-        mp.setattr(trueskill_module, "_BATCH_AFTER", 0)
+        mp.setattr(elo_mmr_module, "BATCH_AFTER", 0)
+        mp.setattr(trueskill_module, "BATCH_AFTER", 0)
         yield
 
 
@@ -540,7 +540,7 @@ def test_add_small_round_failure_changes_nothing(system: str) -> None:
               if k > 40 and 2 < len(c) <= 8 and c.teams is None
               and any(h not in {x for d in history[:k] for x in d.handles}
                       for h in c.handles))
-    kernels = _rounds_kernels_module()
+    kernels = _rounds_kernels_module(system)
     name = "trueskill_add" if system == "trueskill" else "elo_mmr_add"
     real = getattr(kernels, name)
 
@@ -567,10 +567,12 @@ def test_add_small_round_failure_changes_nothing(system: str) -> None:
     assert_same(r, never)
 
 
-def _rounds_kernels_module() -> Any:
-    import podium.systems._rounds_kernels as rk
+def _rounds_kernels_module(system: str) -> Any:
+    """The module of the system's compiled small-round kernels."""
+    import importlib
 
-    return rk
+    folder = "trueskill" if system == "trueskill" else "elo_mmr"
+    return importlib.import_module(f"podium.systems.{folder}.rounds_kernels")
 
 
 class KeepEverySecond(EventLog):
@@ -654,8 +656,8 @@ def test_add_offers_the_small_round_path_only_rounds_within_its_limits(
     """A round the system's ``small_round_limits`` exclude (too early, too large) goes
     straight to the batch path: ``rate_small_round`` is not asked (which would look
     the handles up a second time).  "Too early" is the first 31 contests in a process
-    that has not run the compiled round, none once it has."""
-    monkeypatch.setattr(_SMALL_MODULES[system], "_ADD_LOADED", loaded)
+    that does not hold the compiled round yet, none once it does."""
+    monkeypatch.setattr(_SMALL_MODULES[system], "add_kernel_ready", lambda: loaded)
     r = Rater(system)
     after, most = r.system.small_round_limits
     assert after == (1 if loaded else 32)

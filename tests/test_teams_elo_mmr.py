@@ -26,13 +26,13 @@ from scipy.stats import norm
 from podium import Rater
 from podium.core.contest import Contest
 from podium.systems import get_system
-from podium.systems._teams_mmr import (
+from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base.two_phase_teams import (
     check_teams,
     member_measurements,
     team_places,
     team_terms,
 )
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 from podium.systems.elo_r import EloR, EloRState
 
 MMR_VARIANTS = ["mmr", "mmr-fast", "mmx", "mmx-fast", "mmr-inf", "mmr-simple"]

@@ -37,8 +37,8 @@ from hypothesis import strategies as st
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import RoundInput, get_system
-from podium.systems import _topcoder_kernels as K
 from podium.systems.topcoder import TopCoder
+from podium.systems.topcoder import kernels as K
 
 PHI = NormalDist()  # the standard normal, from the standard library (independent of scipy)
 

@@ -24,8 +24,8 @@ from hypothesis import given
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
-from podium.systems import _trueskill_kernels as K
 from podium.systems.trueskill import TrueSkillSPb
+from podium.systems.trueskill import kernels as K
 
 e = require_reference()
 

@@ -46,9 +46,9 @@ from scipy.stats import norm, truncnorm
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
-from podium.systems import _trueskill_team_kernels as TK
 from podium.systems.base import RoundInput, RoundOutput, SystemState
 from podium.systems.trueskill import TrueSkillSPb
+from podium.systems.trueskill import team_kernels as TK
 
 try:
     import trueskill

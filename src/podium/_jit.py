@@ -7,43 +7,35 @@ first run can therefore be silent for several seconds; :func:`announce_compile`
 prints one line on stderr before that happens, so that it does not look like a hang.
 
 A cold cache is detected cheaply: a kernel compiled before has an index file
-(``*.nbi``) in Numba's cache directory.  A system's kernels are the Numba
-dispatchers of its module and of the kernel modules (``_*_kernels``) that module
-imports; the cache is cold for the system when none of them has an index file.
+(``*.nbi``) in Numba's cache directory.  A system's kernels are the Numba dispatchers
+defined in the modules its folder's ``SPEC`` names (``SPEC.kernels``), and the line
+quotes the folder's rough compile time (``SPEC.compile_seconds``); the cache is cold
+for the system when none of them has an index file.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from types import ModuleType
 from typing import Any, TextIO
 
-__all__ = ["system_kernels", "cache_is_cold", "announce_compile"]
-
-#: Rough compile time (seconds, one idle core) of the kernels a system of each kernel
-#: module calls, from ``benchmarks/bench_cold_start.py`` (cold minus warm); the shared
-#: numerics they call are included.
-_COMPILE_SECONDS = {
-    "podium.systems._elo_mmr_kernels": 5.0,
-    "podium.systems._elo_r_kernels": 5.0,
-    "podium.systems._elo_srm_kernels": 4.0,
-    "podium.systems._codeforces_kernels": 3.0,
-    "podium.systems._trueskill_kernels": 3.0,
-    "podium.systems._glicko_kernels": 2.5,
-    "podium.systems._topcoder_kernels": 1.0,
-    "podium.systems._pairwise_kernels": 0.5,
-    "podium.systems._openskill_kernels": 6.0,
-    "podium.systems._trueskill_team_kernels": 3.0,
-}
+__all__ = ["system_kernels", "cache_is_cold", "announce_compile", "announce_module_compile"]
 
 
 def _is_dispatcher(obj: Any) -> bool:
     return hasattr(obj, "py_func") and hasattr(obj, "_cache")
 
 
+def _module_kernels(module: ModuleType) -> list[Any]:
+    """The Numba dispatchers defined in ``module`` (not those it imports)."""
+    return [v for v in vars(module).values()
+            if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
+
+
 def system_kernels(system: Any) -> dict[str, list[Any]]:
-    """The Numba kernels a system may call, by the module that defines them.
+    """The Numba kernels a system's update may compile, by the module that defines them.
 
     Parameters
     ----------
@@ -53,28 +45,16 @@ def system_kernels(system: Any) -> dict[str, list[Any]]:
     Returns
     -------
     dict
-        Module name -> its dispatchers (compiled lazily, ``cache=True``).
+        Module name -> its dispatchers (compiled lazily, ``cache=True``), for the modules
+        of ``SPEC.kernels`` of the system's folder (:func:`podium.systems.spec_of`);
+        empty for a system no folder defines.
     """
-    module = sys.modules.get(type(system).__module__)
-    if module is None:
+    from podium.systems import spec_of
+
+    spec = spec_of(system)
+    if spec is None:
         return {}
-    found: dict[str, list[Any]] = {}
-    seen: set[int] = set()
-
-    def add(obj: Any) -> None:
-        if _is_dispatcher(obj) and id(obj) not in seen:
-            seen.add(id(obj))
-            found.setdefault(obj.py_func.__module__, []).append(obj)
-
-    for value in vars(module).values():
-        if isinstance(value, ModuleType) and value.__name__.rsplit(".", 1)[-1].endswith(
-            "_kernels"
-        ):
-            for inner in vars(value).values():
-                add(inner)
-        else:
-            add(value)
-    return found
+    return {name: _module_kernels(importlib.import_module(name)) for name in spec.kernels}
 
 
 def _has_index(dispatcher: Any) -> bool:
@@ -120,8 +100,10 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     """
     if not cache_is_cold(system):
         return False
-    kernels = system_kernels(system)
-    return _announce(name, sum(_COMPILE_SECONDS.get(m, 0.0) for m in kernels), stream)
+    from podium.systems import spec_of
+
+    spec = spec_of(system)
+    return _announce(name, spec.compile_seconds if spec is not None else 0.0, stream)
 
 
 def _announce(what: str, seconds: float, stream: TextIO | None) -> bool:
@@ -153,8 +135,7 @@ def announce_module_compile(what: str, module: ModuleType, seconds: float,
     bool
         Whether the line was printed.
     """
-    kernels = [v for v in vars(module).values()
-               if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
+    kernels = _module_kernels(module)
     if not kernels or any(_has_index(d) for d in kernels):
         return False
     return _announce(what, seconds, stream)

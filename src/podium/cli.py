@@ -369,13 +369,20 @@ def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv") 
 def _cmd_systems(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from podium.systems import SYSTEMS, get_system
+    from podium.systems import SYSTEMS, get_system, system_spec
 
     for name, (_cls, _preset, desc) in SYSTEMS.items():
         print(f"{name}: {desc}")
         if args.verbose:
             sysobj = get_system(name)
+            spec = system_spec(name)
             print(f"    teams: {type(sysobj).team_rule or 'team rounds refused'}")
+            space = spec.search_spaces.get(name)
+            print("    tuned by podium tune: " + (", ".join(
+                f"{p} in [{r.low:g}, {r.high:g}]{' (log)' if r.log else ''}"
+                for p, r in space.items()) if space else "no search space"))
+            print(f"    kernels: {spec.compile_seconds:g} s to compile once (one idle core)"
+                  if spec.kernels else "    kernels: none")
             for f in dataclasses.fields(sysobj):
                 print(f"    {f.name} = {getattr(sysobj, f.name)!r}")
     return 0

@@ -8,10 +8,10 @@
 
 from podium.evaluation.incentive import IncentiveResult, volatility_farming
 from podium.evaluation.runner import EvalResult, evaluate, train_size
-from podium.evaluation.tuning import SEARCH_SPACES, TuneResult, tune, write_params_file
+from podium.evaluation.tuning import TuneResult, search_spaces, tune, write_params_file
 
 __all__ = [
-    "SEARCH_SPACES",
+    "search_spaces",
     "EvalResult",
     "IncentiveResult",
     "TuneResult",

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numba as nb
+import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "SOLVER_BOUNDS",
@@ -32,6 +34,7 @@ __all__ = [
     "newton_step",
     "newton_begin",
     "newton_next",
+    "status_warnings",
 ]
 
 #: The bracket every Elo-MMR equation is solved on (as in multi-skill).
@@ -168,3 +171,34 @@ def newton_next(state: NewtonState, value: float, deriv: float) -> NewtonState:
         status = STATUS_RUNNING
     return NewtonState(lo, hi, x, state.lo0, state.hi0, steps, status,
                        status == STATUS_RUNNING)
+
+
+def status_warnings(status: npt.ArrayLike, label: str, what: str) -> list[str]:
+    """The warnings of a round whose equations ended with ``status`` (one code per
+    equation): how many had no zero inside :data:`SOLVER_BOUNDS` (the bound was used,
+    :data:`STATUS_AT_BOUND`) and how many hit :data:`MAX_ITER` (:data:`STATUS_MAX_ITER`).
+
+    Parameters
+    ----------
+    status:
+        Status codes of the round's solves.
+    label:
+        The contest's label, as messages name it.
+    what:
+        What was solved (``"performance"``, ``"rating"``, ``"Elo-R performance"``, ...).
+
+    Returns
+    -------
+    list of str
+        At most one line per kind of failure; empty when every solve converged.
+    """
+    codes = np.asarray(status)
+    out = []
+    n_bound = int(np.count_nonzero(codes == STATUS_AT_BOUND))
+    n_iter = int(np.count_nonzero(codes == STATUS_MAX_ITER))
+    if n_bound:
+        out.append(f"contest {label!r}: {n_bound} {what} equation(s) had no zero inside "
+                   f"({LO_BOUND:g}, {HI_BOUND:g}); the bound was used")
+    if n_iter:
+        out.append(f"contest {label!r}: {n_iter} {what} solve(s) did not converge")
+    return out
