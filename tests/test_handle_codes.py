@@ -31,7 +31,7 @@ from podium.core.contest import HandlePool
 from podium.core.guards import HandleError
 from podium.errors import ContestError
 from podium.io import load_contests, write_contest_dir
-from podium.io._common import _Handles
+from podium.io._handles import HandleTable
 
 
 def _history(seed: int, n_contests: int, pool: int, big_every: int = 7) -> list[Contest]:
@@ -101,7 +101,7 @@ def test_spellings_that_normalise_alike_share_a_code(tmp_path: Path) -> None:
 
 
 def test_a_bad_handle_leaves_the_numbering_as_it_was() -> None:
-    intern = _Handles(coded=True)
+    intern = HandleTable(coded=True)
     assert intern.coded(["a", "b"]).tolist() == [0, 1]
     table = dict(intern.codes)
     with pytest.raises(HandleError):

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import logging
-import math
 import sys
 import time
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from podium.cli_common import Progress, add_input_args, load_options, load_params
 from podium.errors import PodiumError
 
-__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "add_input_args", "main"]
+__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "main"]
 
 #: Without ``-v``, at most this many warnings are printed by one command (then a count).
 MAX_SHOWN_WARNINGS = 20
@@ -120,119 +118,6 @@ def _warning_summary() -> str | None:
     return f"{n} warning(s); the first {log.shown} are shown above, -v shows all"
 
 
-def add_input_args(p: argparse.ArgumentParser, *, raw_handles: bool = True) -> None:
-    """The options of every command that reads a contest history: ``--raw-handles``
-    (unless ``raw_handles=False``: a store applies the handle rules whatever the file
-    says), ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
-    if raw_handles:
-        p.add_argument("--raw-handles", action="store_true",
-                       help="keep handles as written (research data); by default they are "
-                       "NFC-normalised and trimmed, and control, invisible or bidi "
-                       "characters, empty handles and handles over 128 characters are "
-                       "refused")
-    p.add_argument("--allow-future", action="store_true",
-                   help="accept contests dated more than a day after this machine's clock "
-                   "(simulations, scheduled contests)")
-    p.add_argument("--no-times", action="store_true",
-                   help="accept a CSV without a time_seconds column: its contests are rated "
-                   "in file order, all at time 0")
-
-
-def load_options(args: argparse.Namespace) -> dict[str, bool]:
-    """The keyword arguments of :func:`podium.io.load_contests` given by
-    :func:`add_input_args`'s options."""
-    return {"raw_handles": bool(getattr(args, "raw_handles", False)),
-            "allow_future": bool(getattr(args, "allow_future", False)),
-            "require_times": not getattr(args, "no_times", False)}
-
-
-def _parse_value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    if low in ("inf", "+inf", "infinity"):
-        return math.inf
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    except ValueError:  # an integer beyond Python's int-string conversion limit
-        raise PodiumError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
-                          "out of range") from None
-
-
-def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
-    """Parameters from a JSON/TOML config file (named keys) and ``--set k=v`` overrides."""
-    system: str | None = None
-    params: dict[str, Any] = {}
-    if path:
-        p = Path(path)
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise PodiumError(f"{path}: cannot read parameter file ({exc.strerror})") from None
-        try:
-            if p.suffix.lower() == ".toml":
-                doc = tomllib.loads(raw.decode("utf-8"))
-            else:
-                doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise PodiumError(f"{path}: not a valid JSON/TOML parameter file ({exc})") from None
-        if not isinstance(doc, dict):
-            raise PodiumError(f"{path}: a parameter file must hold named keys (an object)")
-        system = doc.get("system")
-        inner = doc.get("params", {k: v for k, v in doc.items() if k != "system"})
-        if not isinstance(inner, dict):
-            raise PodiumError(f"{path}: 'params' must be an object of named parameters")
-        params.update(inner)
-    for item in sets:
-        if "=" not in item:
-            raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        params[k.strip()] = _parse_value(v.strip())
-    for k, v in params.items():
-        if type(v) is int and not -(2**63) <= v < 2**63:
-            raise PodiumError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
-                              "of range")
-    return system, params
-
-
-class _Progress:
-    """A one-line progress bar on a terminal (nothing when not a TTY)."""
-
-    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
-        self.total = max(total, 1)
-        self.stream = stream
-        self.enabled = enabled and stream.isatty()
-        self.start = time.perf_counter()
-        self.rows = 0
-        self.last = 0.0
-
-    def update(self, done: int, rows: int) -> None:
-        self.rows += rows
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.last < 0.1 and done < self.total:
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / self.total)
-        elapsed = now - self.start
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} contests, "
-            f"{self.rows:,} player-rounds, {elapsed:.1f} s"
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _cmd_rate(args: argparse.Namespace) -> int:
     from podium.io import check_history, load_contests
     from podium.io.results import check_output_dir
@@ -243,7 +128,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     check_output_dir(out)  # before any work: a bad --out must not cost a whole run
     if args.checkpoint:
         _check_output_file(args.checkpoint, "--checkpoint")
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     if args.resume:
         rater = Rater.load(args.resume)
         if args.system and args.system != rater.system_name:
@@ -290,7 +175,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
             print(f"skipping the first {skip} contests of {args.path}: already in the checkpoint",
                   file=err)
     todo = contests[skip:]
-    progress = _Progress(len(todo), err, not args.no_progress)
+    progress = Progress(len(todo), err, not args.no_progress)
     skipped = 0
     done = 0
 

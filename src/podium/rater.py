@@ -626,16 +626,24 @@ class Rater:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write a versioned checkpoint atomically (see :mod:`podium.checkpoint`)."""
-        from podium.checkpoint import save_checkpoint
+        from podium.checkpoint import checkpoint_header, write_checkpoint
 
-        save_checkpoint(self, path)
+        write_checkpoint(self.to_arrays(header=checkpoint_header()), path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Rater:
-        """Resume from a checkpoint written by :meth:`save`."""
-        from podium.checkpoint import load_checkpoint
+        """Resume from a checkpoint written by :meth:`save`.
 
-        return load_checkpoint(path)
+        Raises
+        ------
+        CheckpointError
+            When the file is missing, not a Podium checkpoint, of an unknown
+            version, or inconsistent.
+        """
+        from podium.checkpoint import read_checkpoint
+
+        return cls.from_arrays(read_checkpoint(path), where=os.fspath(path),
+                               what="checkpoint")
 
 
 def _json_bytes(obj: Any) -> np.ndarray:

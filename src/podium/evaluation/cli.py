@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from podium.cli import add_input_args
+from podium.cli_common import add_input_args
 from podium.errors import PodiumError
 
 __all__ = ["add_parsers", "markdown_table"]
@@ -72,7 +72,7 @@ def markdown_table(records: Sequence[dict[str, Any]]) -> str:
 def _history(args: argparse.Namespace) -> list[Any]:
     import logging
 
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.io import check_history, load_contests
 
     hist = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
@@ -114,16 +114,16 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
-    from podium.cli import _Progress
+    from podium.cli_common import Progress
     from podium.evaluation.runner import evaluate
 
     contests = _history(args)
     keep = bool(args.plot)
     results = []
     for name, params in runs:
-        bar = _Progress(len(contests), sys.stderr, not args.no_progress)
+        bar = Progress(len(contests), sys.stderr, not args.no_progress)
 
-        def progress(done: int, _total: int, bar: _Progress = bar) -> None:
+        def progress(done: int, _total: int, bar: Progress = bar) -> None:
             bar.update(done, len(contests[done - 1]))
 
         res = evaluate(
@@ -162,9 +162,9 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
 
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     system = args.system or file_system
     if not system:
         raise PodiumError("--system is required (or a parameter file naming one)")
@@ -174,7 +174,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if not systems:
@@ -194,7 +194,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if path is None and args.params_dir:
             cand = Path(args.params_dir) / f"{name}.json"
             path = str(cand) if cand.exists() else None
-        file_system, params = _load_params(path, [])
+        file_system, params = load_params(path, [])
         if file_system and file_system != name:
             raise PodiumError(f"{path} is for system {file_system!r}, not {name!r}")
         runs.append((name, params))
@@ -202,10 +202,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
     from podium.evaluation.tuning import tune, write_params_file
 
-    _, fixed = _load_params(None, args.set or [])
+    _, fixed = load_params(None, args.set or [])
     contests = _history(args)
     storage = args.storage
     out = args.out or f"tuned-{args.system}.json"
@@ -240,7 +240,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _cmd_incentive(args: argparse.Namespace) -> int:
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.evaluation.incentive import plot_incentive, volatility_farming
     from podium.io import load_contests
 

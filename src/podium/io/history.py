@@ -27,10 +27,12 @@ from pathlib import Path
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._common import PathArg, _check_limit, _Handles, _Times
-from podium.io.csv_long import _read_csv
-from podium.io.json_contests import _EmptyContest, read_contest_json
-from podium.io.sources import TAR_SUFFIXES, _iter_dir, _iter_tar
+from podium.io._handles import HandleTable
+from podium.io._paths import PathArg, check_limit
+from podium.io._times import TimeCheck
+from podium.io.csv_long import csv_contests
+from podium.io.json_contests import EmptyContest, read_contest_json
+from podium.io.sources import TAR_SUFFIXES, iter_dir, iter_tar
 
 __all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests"]
 
@@ -131,7 +133,7 @@ class _Options:
     def __init__(self, raw_handles: bool, allow_future: bool, require_times: bool,
                  warn: Callable[[str], None], note: Callable[[str], None]) -> None:
         self.raw_handles = raw_handles
-        self.times = _Times(allow_future)
+        self.times = TimeCheck(allow_future)
         self.require_times = require_times
         self.warn = warn
         self.note = note
@@ -139,25 +141,25 @@ class _Options:
 
 def _iter_indexed(
     path: PathArg, limit: int | None, opts: _Options
-) -> Iterator[tuple[int, Contest | _EmptyContest]]:
+) -> Iterator[tuple[int, Contest | EmptyContest]]:
     """``(file index, contest)`` in index order."""
-    _check_limit(limit)
+    check_limit(limit)
     p = Path(path)
     kind = _kind(p)
     if limit == 0:
         return
     # numbered handles: a Rater finds the players of a batch with one gather
-    intern = _Handles(raw=opts.raw_handles, coded=kind in ("dir", "tar"))
+    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar"))
     if kind == "dir":
-        yield from _iter_dir(p, limit, intern, opts.times, opts.warn)
+        yield from iter_dir(p, limit, intern, opts.times, opts.warn)
     elif kind == "tar":
-        yield from _iter_tar(p, limit, intern, opts.times, opts.warn)
+        yield from iter_tar(p, limit, intern, opts.times, opts.warn)
     elif kind == "json":
         yield 0, read_contest_json(p, interner=intern.table, raw_handles=opts.raw_handles,
                                    allow_future=opts.times.allow_future)
     else:
-        yield from enumerate(_read_csv(p, limit, intern, opts.times, opts.require_times,
-                                       opts.note))
+        yield from enumerate(csv_contests(p, limit, intern, opts.times, opts.require_times,
+                                          opts.note))
 
 
 def iter_contests(
@@ -301,7 +303,7 @@ def load_contests(
     if skipped > _MAX_WARNINGS_PER_KIND:
         warnings.append(f"... {skipped} entries of {path} skipped in all")
     for idx, contest in loaded:
-        if isinstance(contest, _EmptyContest):
+        if isinstance(contest, EmptyContest):
             changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
                            "its standings are empty")
             continue

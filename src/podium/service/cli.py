@@ -78,9 +78,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     params: dict[str, Any] | None = None
     system = args.system
     if args.params:
-        from podium.cli import _load_params
+        from podium.cli_common import load_params
 
-        file_system, params = _load_params(args.params, [])
+        file_system, params = load_params(args.params, [])
         if system is None:
             system = file_system
     # Open the store once here: a bad URL or a missing store is reported before

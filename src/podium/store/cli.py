@@ -51,7 +51,7 @@ def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tup
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
-    from podium.cli import add_input_args
+    from podium.cli_common import add_input_args
 
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
@@ -113,7 +113,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def _add_store_parsers(subparsers: Any) -> None:
     """``podium store delete`` and ``podium store replace``."""
-    from podium.cli import add_input_args
+    from podium.cli_common import add_input_args
 
     s = subparsers.add_parser(
         "store", help="correct a store: delete or replace a stored contest",
@@ -293,7 +293,7 @@ def _line(res: IngestResult) -> str:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params, _Progress, load_options
+    from podium.cli_common import Progress, load_options, load_params
     from podium.io import check_history, load_contests
 
     _need_sqlalchemy()
@@ -302,7 +302,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from podium.store.store import resolve_system as _resolve
 
     err = sys.stderr
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     system = args.system or file_system
     given_params = params if (args.params or args.set) else None
     sysobj = None
@@ -337,8 +337,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
                                                          args.path)
         _preflight_store(store, contests, indices, ids, hashes, args.path, args.recompute_from)
         quiet = args.quiet
-        progress = _Progress(len(contests), err,
-                             not args.no_progress and (quiet or not sys.stdout.isatty()))
+        progress = Progress(len(contests), err,
+                            not args.no_progress and (quiet or not sys.stdout.isatty()))
         counts = {"applied": 0, "duplicate": 0, "recomputed": 0}
         rerated = 0
         t1 = time.perf_counter()
@@ -454,7 +454,7 @@ def _cmd_store_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_store_replace(args: argparse.Namespace) -> int:
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.io import load_contests
 
     _need_sqlalchemy()

@@ -1,87 +1,30 @@
-"""Helpers shared by the contest readers: message formatting, file access, the handle
-tables (interning and normalising handles) and the time check."""
+"""A load's handle table: interning handles, checking and normalising each distinct
+one once, and numbering them in a :class:`~podium.core.contest.HandlePool` (with the
+compiled reader of :mod:`podium.io._scan` for large loads)."""
 
 from __future__ import annotations
 
-import os
-import re
-import time
 from collections.abc import Callable, Sequence
 from itertools import islice, repeat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.contest import Contest, HandlePool
-from podium.core.guards import (
-    MAX_HANDLE_LENGTH,
-    HandleError,
-    TimeError,
-    check_contest_time,
-    normalize_handle,
-)
-from podium.errors import ContestError, DataFormatError
+from podium.core.contest import HandlePool
+from podium.core.guards import MAX_HANDLE_LENGTH, HandleError, normalize_handle
 
 if TYPE_CHECKING:
     from podium.io._scan import ByteTable, Scanned
 
-PathArg = str | os.PathLike[str]
+__all__ = ["SCAN_AFTER_ROWS", "HandleTable", "handle_table"]
 
 #: Rows a coded handle table numbers one by one before the compiled reader of
 #: :mod:`podium.io._scan` takes over (small loads never compile it).
 SCAN_AFTER_ROWS = 200_000
 
-#: The stem of a contest file name (``12`` of ``12.json``).
-INDEX_RE = re.compile(r"[0-9]+")
 
-
-def _json_type(value: Any) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _contest_error_at(err: ContestError, where: str) -> ContestError:
-    """The same :class:`ContestError` (contest, player, reason) with ``where`` in front."""
-    new = ContestError(err.reason, contest=err.contest, player=err.player, team=err.team)
-    new.args = (f"{where}: {err}",)
-    return new
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit must be None or a non-negative integer, got {limit!r}")
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise DataFormatError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise DataFormatError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
-
-
-# ====================================================================== handle tables
-class _Handles:
+class HandleTable:
     """A load's handle table: interns handles and checks each distinct one once.
 
     ``table`` maps each handle as given to the handle used: its normal form
@@ -265,9 +208,9 @@ def _all_normal(handles: list[str]) -> bool:
     return True
 
 
-def _interning(table: dict[str, str] | None, raw_handles: bool) -> _Handles:
+def handle_table(table: dict[str, str] | None, raw_handles: bool) -> HandleTable:
     """The handle table of a call: a caller's dict (shared across calls) or a new one."""
-    return _Handles(table, raw_handles)
+    return HandleTable(table, raw_handles)
 
 
 def _check_unicode(text: str, what: str = "handle") -> None:
@@ -279,89 +222,3 @@ def _check_unicode(text: str, what: str = "handle") -> None:
     except UnicodeEncodeError as exc:
         raise HandleError(text, f"character {exc.start + 1} (U+{ord(text[exc.start]):04X}) "
                                 f"is a lone surrogate: the {what} is not Unicode text") from None
-
-
-def _handle_error(exc: HandleError, where: str, contest: str, *, team: bool = False
-                  ) -> ContestError:
-    """:class:`ContestError` naming ``where``, the contest and the player (or team); the
-    handle is shown escaped and cut short (it may be 10,000 characters long)."""
-    if team:
-        err = ContestError(exc.reason, contest=contest, team=exc.handle)
-    else:
-        err = ContestError(exc.reason, contest=contest, player=exc.handle)
-    who = "team" if team else "player"
-    err.args = (f"{where}: contest {contest!r}, {who} {_show(exc.handle)}: {exc.reason}",)
-    return err
-
-
-def _duplicate_note(exc: ContestError, raw: Sequence[str], intern: _Handles) -> ContestError:
-    """``exc`` naming the spellings that normalisation merged, when two handles of the
-    contest became one (``raw``: the contest's handles as given)."""
-    if exc.player is None or exc.reason != "duplicate handle":
-        return exc
-    spellings: list[str] = []
-    for h in raw:
-        if h not in spellings and intern(h) == exc.player:
-            spellings.append(h)
-    if len(spellings) < 2:
-        return exc
-    shown = " and ".join(map(ascii, spellings))  # escaped: the spellings look alike
-    return ContestError(f"duplicate handle: {shown} are one handle once normalised (NFC, "
-                        "surrounding spaces removed)", contest=exc.contest, player=exc.player)
-
-
-def _show(text: str) -> str:
-    """A string quoted for a message, invisible characters escaped, cut short."""
-    short = text if len(text) <= 40 else text[:40] + "..."
-    return repr(short) if short.isprintable() else ascii(short)
-
-
-# ====================================================================== times and numbers
-def _short_int(value: int) -> str:
-    """An integer for a message: in full up to 30 digits, else its first digits and size."""
-    if -(10**30) < value < 10**30:
-        return str(value)
-    digits = value.bit_length() * 0.30103  # no str(): huge ints cannot be converted
-    return f"{'-' if value < 0 else ''}a number of about {digits:.0f} digits"
-
-
-def _check_time(contest: Contest, where: str, allow_future: bool, now: float | None) -> None:
-    """:func:`podium.core.guards.check_contest_time` of a loaded contest; the error names
-    ``where`` (file, line or member) and the contest."""
-    t = contest.time_seconds
-    if not -(10**30) < t < 10**30:
-        raise _contest_error_at(ContestError(
-            f"time_seconds={_short_int(t)} is outside 1970-01-01 .. 2200-01-01 (seconds since "
-            "the Unix epoch are expected)", contest=contest.label), where)
-    try:
-        check_contest_time(t, now=now, allow_future=allow_future)
-    except TimeError as exc:
-        raise _contest_error_at(ContestError(str(exc), contest=contest.label), where) from None
-
-
-class _Times:
-    """The time check of a file loader: ``check(contest, where)`` refuses a contest time
-    outside 1970..2200 or in the future (see :func:`_check_time`)."""
-
-    __slots__ = ("allow_future", "now")
-
-    def __init__(self, allow_future: bool = False, now: float | None = None) -> None:
-        self.allow_future = allow_future
-        self.now = time.time() if now is None else now
-
-    def check(self, contest: Contest, where: str) -> None:
-        _check_time(contest, where, self.allow_future, self.now)
-
-
-def _check_texts(name: str, url: str | None, source: str) -> None:
-    """Refuse a contest name or url holding a lone surrogate (not Unicode text)."""
-    for key, value in (("name", name), ("url", url)):
-        if value is None or value.isascii():
-            continue
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            where = source if key == "name" else f"{source}: contest {_show(name)}"
-            raise DataFormatError(
-                f"{where}: {key!r} {_show(value)} is not Unicode text: character "
-                f"{exc.start + 1} (U+{ord(value[exc.start]):04X}) is a lone surrogate") from None
