@@ -18,9 +18,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 import podium.store.schema as S
 from podium.core.explain import ExplainError, Explanation
@@ -135,7 +134,7 @@ class Explainer:
                     return hit
         return None
 
-    def _rater_before(self, conn: Any, key: tuple[str, int, int, int]) -> Rater:
+    def _rater_before(self, conn: Connection, key: tuple[str, int, int, int]) -> Rater:
         """A Rater that has rated exactly the first ``key[3]`` stored contests (cached)."""
         with self._lock:
             hit = self._cache.get(key)

@@ -38,10 +38,11 @@ service                does                                         owns (in mem
                        (:class:`~podium.store.export.Exporter`)
 =====================  ===========================================  =====================
 
-A service reaches another only through its public methods (the corrections and the
-explanations ask ``raters`` for Raters and drop its cache with ``invalidate``; every
-write stages what it keeps in memory with ``raters.stage`` and ``handles.stage``, taken
-over by ``writes.run_write`` once the transaction committed).  Creating, opening and
+A service reaches another only through its public methods: the corrections drop the
+Rater cache with ``raters.invalidate`` and restore a Rater with ``raters.from_snapshot``,
+the explanations ask ``raters.rater_from_store`` for the Rater before a contest, and
+every write stages what it keeps in memory (``raters.stage``, ``handles.stage``), taken
+over by ``writes.run_write`` once the transaction committed.  Creating, opening and
 migrating a store are the functions of :mod:`podium.store.lifecycle`, which return the
 context; :meth:`Store.close` releases every service's state (:meth:`StoreServices.release`)
 and the engine.  The facade's methods and attributes are those of the services and the
