@@ -185,7 +185,9 @@ def hooks(stage):
         time.sleep(120)
 init = Store.__init__
 def patched(self, *args, **kwargs):
-    init(self, *args, **{**kwargs, "hooks": hooks, "snapshot_every": spec["snapshot_every"]})
+    init(self, *args, **kwargs)
+    self.hooks = hooks
+    self.snapshot_every = spec["snapshot_every"]
 Store.__init__ = patched
 from podium.cli import main
 raise SystemExit(main(sys.argv[1:]))

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text
 
+import podium.store.writes as writes_module
 from podium import ConfigError, Contest
 from podium.io import synthetic_contests
 from podium.store import SCHEMA_VERSION, Store, StoreError, normalize_url
@@ -203,7 +204,7 @@ def test_failure_rolls_back(store_url: str, monkeypatch: Any) -> None:
             raise RuntimeError("disk on fire")
 
         with monkeypatch.context() as m:
-            m.setattr(Store, "_update_players", boom)
+            m.setattr(writes_module, "update_players", boom)
             with pytest.raises(RuntimeError, match="disk on fire"):
                 store.ingest(contests[4])
         assert cases.dump(store_url) == before

@@ -23,6 +23,11 @@ Times
 :func:`check_contest_time` refuses a contest time outside 1970-01-01 ..
 2200-01-01, or more than a margin (default one day) after the clock, and says
 when the value looks like milliseconds.
+
+Stored text
+-----------
+:func:`storable_text` says whether a text can be sent to a database at all (no NUL,
+no lone surrogate): a lookup of any other text finds nothing without asking.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ __all__ = [
     "normalize_contest",
     "normalize_handle",
     "normalize_handles",
+    "storable_text",
 ]
 
 #: The longest handle accepted, in characters (code points) after NFC normalisation.
@@ -195,6 +201,26 @@ def normalize_contest(contest: Contest) -> Contest:
 def handle_key(handle: str) -> str:
     """The case-insensitive identity of a normalised handle (``str.casefold``)."""
     return handle.casefold()
+
+
+def storable_text(text: str) -> bool:
+    """Whether ``text`` can be stored in (and so be looked up in) a database.
+
+    Refused: a NUL (``\\x00``: PostgreSQL's ``text`` cannot hold it) and a lone
+    surrogate (not Unicode text: it has no UTF-8 form).  No stored handle, contest id
+    or audit field holds either, so a lookup of such a text finds nothing; the store
+    answers "not found" without sending it (PostgreSQL would refuse the query).
+
+    >>> storable_text("tourist"), storable_text("a\\x00b"), storable_text("\\ud800")
+    (True, False, False)
+    """
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_contest_time(

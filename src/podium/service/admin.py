@@ -6,7 +6,7 @@
 * ``GET /api/export/history?format=parquet|csv`` -- every rating event with its contest
   and handle (default Parquet).
 
-The exports are streamed (:meth:`podium.store.export.StoreExport.export`): read in
+The exports are streamed (:meth:`podium.store.export.Exporter.export`): read in
 chunks inside one read transaction, so the file is one consistent state and the server
 holds one chunk at a time, with ``Content-Disposition: attachment;
 filename="podium-ratings.csv"`` (or ``...-history.parquet``).  They need a token only
@@ -21,7 +21,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from podium.service.api import get_store
+from podium.service.api_common import get_store
 
 __all__ = ["AuditEntryOut", "AuditPageOut", "build_router"]
 

@@ -21,6 +21,14 @@ from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.concurrency import run_in_threadpool
 
 from podium.errors import ContestError
+from podium.service.api_common import (
+    check_token,
+    contest_of,
+    get_store,
+    json_answer,
+    parse_json_body,
+    shown,
+)
 from podium.service.models import ErrorOut, model_from_dataclass
 
 __all__ = ["add_correction_routes"]
@@ -30,14 +38,6 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
     """Add ``DELETE`` and ``PUT /contests/{contest_id}`` to ``router`` (the ``/api``
     router); ``contest_schema`` is the JSON schema of one posted contest."""
     from podium import store as store_module
-    from podium.service.api import (
-        _check_token,
-        _contest_of,
-        _json,
-        _parse_json_body,
-        _shown,
-        get_store,
-    )
 
     StoreError = store_module.StoreError
     Unknown = store_module.UnknownContestError
@@ -51,7 +51,7 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
     def _answer_error(exc: Exception, contest_id: str) -> HTTPException:
         if isinstance(exc, Unknown):
             return HTTPException(status_code=404,
-                                 detail=f"contest {_shown(contest_id)} not found; nothing "
+                                 detail=f"contest {shown(contest_id)} not found; nothing "
                                  "was changed")
         if isinstance(exc, ContestError):
             return HTTPException(status_code=422, detail=f"request body: {exc}")
@@ -66,13 +66,13 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
         readers see the old state until it commits, a failure leaves it.  Players who
         appear in no remaining contest are removed.  The answer says what was re-rated
         (``rerated``, ``players_removed``, ...)."""
-        _check_token(request)
+        check_token(request)
         store = get_store(request)
         try:
             res = await run_in_threadpool(store.delete, contest_id)
         except (StoreError, ContestError) as exc:
             raise _answer_error(exc, contest_id) from None
-        return _json(res)
+        return json_answer(res)
 
     @router.put(
         "/contests/{contest_id:path}", response_model=result,
@@ -96,17 +96,17 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
         whatever the body's ``url`` and ``name``; a new ``time_seconds`` moves it.
         ``status`` is ``replaced``, or ``unchanged`` when the body equals the stored
         contest (nothing is written)."""
-        _check_token(request)
-        doc = _parse_json_body(await request.body())
+        check_token(request)
+        doc = parse_json_body(await request.body())
         if not isinstance(doc, dict):
             raise HTTPException(status_code=422, detail="request body: one contest (a JSON "
                                 "object) replaces a stored contest")
         store = get_store(request)
         future = bool(request.app.state.allow_future)
-        contest = _contest_of(doc, "request body", contest_id, store, future)
+        contest = contest_of(doc, "request body", contest_id, store, future)
         try:
             res = await run_in_threadpool(store.replace, contest, contest_id=contest_id,
                                           allow_future=future)
         except (StoreError, ContestError) as exc:
             raise _answer_error(exc, contest_id) from None
-        return _json(res)
+        return json_answer(res)

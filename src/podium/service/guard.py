@@ -104,9 +104,9 @@ def csp_hash(text: str) -> str:
 
 
 def _chart_style_hash() -> str:
-    from podium.service.charts import _STYLE
+    from podium.service.charts import CHART_STYLE
 
-    return csp_hash(_STYLE)
+    return csp_hash(CHART_STYLE)
 
 
 #: The Content-Security-Policy of the HTML pages: everything from the service itself,

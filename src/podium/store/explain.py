@@ -1,15 +1,16 @@
-"""Explaining a stored rating change (:meth:`StoreExplain.explain`, mixed into
+"""Explaining a stored rating change (:meth:`Explainer.explain`, a service of
 :class:`~podium.store.Store`).
 
 In one read transaction: the stored contest and the player's row in its standings; a
 Rater just before the contest (the newest snapshot at or before it, then the stored
-standings replayed up to it -- the write layer's ``_rater_from_snapshot`` and
-``_stored_contests``); the system's explanation (:meth:`podium.rater.Rater.explain`);
-and a check that it agrees with the stored event, bit for bit.
+standings replayed up to it: :meth:`podium.store.raters.RaterCache.rater_from_store`);
+the system's explanation (:meth:`podium.rater.Rater.explain`); and a check that it
+agrees with the stored event, bit for bit.
 
-The Rater before the contest is cached (the last two, keyed by the store's id, epoch,
-revision and the contest's position), so explaining several players of one contest
-replays the history once; any write (a new revision) makes the cache miss.
+The Rater before the contest is cached here (the last two, keyed by the store's id,
+epoch, revision and the contest's position), so explaining several players of one
+contest replays the history once; any write (a new revision) makes the cache miss, and
+closing the store drops it (:meth:`Explainer.release`).
 """
 
 from __future__ import annotations
@@ -17,22 +18,22 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 import podium.store.schema as S
 from podium.core.explain import ExplainError, Explanation
-from podium.core.guards import HandleError, handle_key, normalize_handle
+from podium.core.guards import HandleError, handle_key, normalize_handle, storable_text
 from podium.rater import Rater
+from podium.store.common import StoreContext
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
-from podium.store.rating import replay
-from podium.store.writes import StoreWrites
+from podium.store.raters import RaterCache
+from podium.store.rows import stored_contest
 
-__all__ = ["StoreExplain", "ExplainNotFound", "EXPLAIN_CACHE_SIZE"]
+__all__ = ["Explainer", "ExplainNotFound", "EXPLAIN_CACHE_SIZE"]
 
-#: How many Raters-before-a-contest :meth:`StoreExplain.explain` keeps.
+#: How many Raters-before-a-contest :meth:`Explainer.explain` keeps.
 EXPLAIN_CACHE_SIZE = 2
 
 
@@ -40,17 +41,25 @@ class ExplainNotFound(StoreError):
     """The contest is unknown or not rated, or the player is not in it (HTTP 404)."""
 
 
-class StoreExplain(StoreWrites):
-    """:meth:`explain`; see :mod:`podium.store.explain`."""
+class Explainer:
+    """:meth:`explain` over a store context; Raters come from ``raters`` (see the module
+    notes).  The cache of Raters-before-a-contest is this object's own."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._explain_cache: OrderedDict[tuple[str, int, int, int], Rater] = OrderedDict()
-        self._explain_lock = threading.Lock()
+    def __init__(self, ctx: StoreContext, raters: RaterCache) -> None:
+        self.ctx = ctx
+        self.raters = raters
+        self._cache: OrderedDict[tuple[str, int, int, int], Rater] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def _release(self) -> None:
-        super()._release()
-        self._explain_cache = OrderedDict()
+    def cache_size(self) -> int:
+        """How many Raters-before-a-contest are kept now."""
+        with self._lock:
+            return len(self._cache)
+
+    def release(self) -> None:
+        """Drop the kept Raters (closing the store)."""
+        with self._lock:
+            self._cache = OrderedDict()
 
     def explain(self, contest_id: str, handle: str) -> Explanation:
         """Why ``handle``'s rating changed as it did in contest ``contest_id``.
@@ -72,14 +81,14 @@ class StoreExplain(StoreWrites):
         if not isinstance(contest_id, str) or not isinstance(handle, str):
             raise TypeError("contest_id and handle must be strings")
         c, p, e = S.contests, S.players, S.events
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             row = conn.execute(
                 select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.url, c.c.time_seconds,
                        c.c.weight, c.c.perf_ceiling, c.c.rated)
-                .where(c.c.cid == contest_id)).first() if _storable(contest_id) else None
+                .where(c.c.cid == contest_id)).first() if storable_text(contest_id) else None
             if row is None:
                 raise ExplainNotFound(f"unknown contest {contest_id!r}")
-            contest = self._stored_contest(conn, row)
+            contest = stored_contest(conn, row)
             stored = self._find_handle(contest.handles, handle)
             if stored is None:
                 raise ExplainNotFound(f"player {handle!r} is not in contest {contest_id!r}")
@@ -92,7 +101,7 @@ class StoreExplain(StoreWrites):
                 .where(e.c.contest_pk == row.pk, p.c.handle == stored)).first()
             if event is None:  # pragma: no cover - a rated contest has every event
                 raise StoreError(f"contest {contest_id!r} has no stored event for {stored!r}")
-            m = self._read_meta(conn)
+            m = self.ctx.read_meta(conn)
             rater = self._rater_before(conn, (m.store_id, m.epoch, m.revision, int(row.seq)))
         try:
             out = rater.explain(contest, stored)
@@ -117,7 +126,7 @@ class StoreExplain(StoreWrites):
         for w in wanted:
             if w in present:
                 return w
-        if self.case_insensitive_handles:
+        if self.ctx.case_insensitive_handles:
             keys = {handle_key(h): h for h in handles}
             for w in wanted:
                 hit = keys.get(handle_key(w))
@@ -125,31 +134,17 @@ class StoreExplain(StoreWrites):
                     return hit
         return None
 
-    def _rater_before(self, conn: Any, key: tuple[str, int, int, int]) -> Rater:
+    def _rater_before(self, conn: Connection, key: tuple[str, int, int, int]) -> Rater:
         """A Rater that has rated exactly the first ``key[3]`` stored contests (cached)."""
-        with self._explain_lock:
-            hit = self._explain_cache.get(key)
+        with self._lock:
+            hit = self._cache.get(key)
             if hit is not None:
-                self._explain_cache.move_to_end(key)
+                self._cache.move_to_end(key)
                 return hit
-        pos = key[3]
-        rater, start = self._rater_from_snapshot(conn, pos)
-        replay(rater, list(self._stored_contests(conn, start, pos)))
-        if len(rater.contests) != pos:  # pragma: no cover - defensive
-            raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
-                             f"expected {pos}")
-        with self._explain_lock:
-            self._explain_cache[key] = rater
-            while len(self._explain_cache) > EXPLAIN_CACHE_SIZE:
-                self._explain_cache.popitem(last=False)
+        rater = self.raters.rater_from_store(conn, key[3])
+        with self._lock:
+            self._cache[key] = rater
+            while len(self._cache) > EXPLAIN_CACHE_SIZE:
+                self._cache.popitem(last=False)
         return rater
 
-
-def _storable(text: str) -> bool:
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

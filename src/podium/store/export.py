@@ -1,6 +1,6 @@
 """Exports of a whole store, streamed: every rated player's rating, or every rating event.
 
-:meth:`StoreExport.export` yields the bytes of a CSV or Parquet file piece by piece,
+:meth:`Exporter.export` yields the bytes of a CSV or Parquet file piece by piece,
 never holding more than one chunk of rows (``chunk_rows``, default
 :data:`EXPORT_CHUNK_ROWS`) in memory.  All chunks are read inside **one read
 transaction** (:func:`podium.store.engine.read_txn`: a deferred ``BEGIN`` in WAL mode on
@@ -11,7 +11,7 @@ chunk costs what the first one does.
 
 ``ratings`` (:data:`RATING_COLUMNS`)
     Every rated player, best first (display rating descending, ties by handle), as
-    :meth:`Store.leaderboard <podium.store.queries.StoreQueries.leaderboard>` orders
+    :meth:`Store.leaderboard <podium.store.queries.Queries.leaderboard>` orders
     them: ``rank``, ``handle``, ``display_rating``, ``mu``, ``sigma``, ``contests``,
     ``last_contest_time``, ``max_display_rating``, ``last_change``.
 ``history`` (:data:`HISTORY_COLUMNS`)
@@ -39,12 +39,12 @@ import pyarrow.parquet as pq
 from sqlalchemy import Connection, and_, or_, select
 
 import podium.store.schema as S
-from podium.store.common import StoreBase
+from podium.store.common import StoreContext
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
 
 __all__ = ["EXPORT_CHUNK_ROWS", "EXPORT_FORMATS", "EXPORT_KINDS", "HISTORY_COLUMNS",
-           "RATING_COLUMNS", "StoreExport", "export_media_type"]
+           "RATING_COLUMNS", "Exporter", "export_media_type"]
 
 #: Rows read (and written as one Parquet row group) at a time.
 EXPORT_CHUNK_ROWS = 50_000
@@ -169,8 +169,12 @@ class _Sink(io.RawIOBase):
         return out
 
 
-class StoreExport(StoreBase):
-    """Streamed exports; see :class:`~podium.store.Store` and the module notes."""
+class Exporter:
+    """Streamed exports of a store context (a service of :class:`~podium.store.Store`;
+    see the module notes)."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
 
     def export(self, what: str, fmt: str = "csv", *,
                chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[bytes]:
@@ -198,7 +202,7 @@ class StoreExport(StoreBase):
         columns = _COLUMNS[what]
         names = [n for n, _t in columns]
         schema = pa.schema(list(columns))
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             chunks = _READERS[what](conn, chunk_rows)
             if fmt == "csv":
                 yield _csv_text([tuple(names)])
