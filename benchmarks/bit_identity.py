@@ -91,11 +91,24 @@ def explanations(sname: str, contests: list) -> dict[str, np.ndarray]:
         for pos in sorted({0, len(handles) // 2, len(handles) - 1}):
             try:
                 doc = json.dumps(r.explain(contests[k], handles[pos]).to_dict(),
-                                 allow_nan=True, default=repr)
+                                 allow_nan=True, default=_plain)
             except Exception as exc:  # noqa: BLE001 - the refusal is part of the image
                 doc = f"{type(exc).__name__}: {exc}"
             out[f"explain.{k}.{pos}"] = np.array(doc)
     return out
+
+
+def _plain(obj: object) -> object:
+    """A NumPy scalar as the Python value it holds (exact); anything else as its repr."""
+    return obj.item() if isinstance(obj, np.generic) else repr(obj)
+
+
+def _explain_text(text: np.ndarray) -> np.ndarray:
+    """An explanation's JSON as images hold it now: images written before 2026-11-27
+    spelled a NumPy boolean (``Equation.holds`` of some systems) as its repr
+    (``"np.True_"``), which the explanation now gives as a JSON boolean."""
+    s = str(text).replace('"np.True_"', "true").replace('"np.False_"', "false")
+    return np.array(s)
 
 
 def store_image(sname: str, contests: list) -> dict[str, np.ndarray]:
@@ -211,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         with np.load(path, allow_pickle=True) as z:  # our own file: handles are objects
             saved = {k: z[k] for k in z.files}
         live = _live_pool_slots(saved)
+        saved = {k: _explain_text(v) if k.startswith("explain.") else v
+                 for k, v in saved.items()}
         diffs = [k for k in sorted(set(saved) | set(arrays))
                  if k not in arrays
                  or (k in saved and not _same(saved[k], arrays[k], live.get(k)))]

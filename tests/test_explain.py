@@ -9,6 +9,7 @@ shown to be able to fail.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -79,6 +80,8 @@ def test_every_system_reproduces_the_update(system: str) -> None:
         if want is not None:
             assert {eq.name for eq in e.equations} == want
             assert e.performance is not None
+        # the JSON form is plain JSON (no NumPy scalar anywhere: the API serves it)
+        json.loads(json.dumps(e.to_dict(), allow_nan=False))
     # the Rater was not changed by explaining
     assert before.contests_processed == len(hist) - 1
     before.add(last)

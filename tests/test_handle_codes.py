@@ -120,17 +120,17 @@ def test_numbered_contests_check_their_codes_and_spell_handles_on_demand() -> No
     pool = HandlePool()
     pool.names.extend(["a", "b", "c"])
     lo = np.array([0, 1, 2])
-    c = Contest._from_codes(pool, np.array([2, 0, 1]), lo, lo, name="r")
+    c = Contest.from_codes(pool, np.array([2, 0, 1]), lo, lo, name="r")
     assert c._handles is None and len(c) == 3  # not spelled out yet
     assert c.handles == ("c", "a", "b") and c == Contest.from_arrays(["c", "a", "b"], lo, lo,
                                                                         name="r")
     with pytest.raises(ContestError, match="duplicate handle") as err:
-        Contest._from_codes(pool, np.array([1, 2, 1]), lo, lo, name="r")
+        Contest.from_codes(pool, np.array([1, 2, 1]), lo, lo, name="r")
     assert err.value.player == "b"
     with pytest.raises(ContestError, match="standings are empty"):
-        Contest._from_codes(pool, np.zeros(0, dtype=np.int64), lo[:0], lo[:0])
+        Contest.from_codes(pool, np.zeros(0, dtype=np.int64), lo[:0], lo[:0])
     with pytest.raises(ValueError, match="outside the pool"):
-        Contest._from_codes(pool, np.array([0, 3, 1]), lo, lo)
+        Contest.from_codes(pool, np.array([0, 3, 1]), lo, lo)
 
 
 # ---------------------------------------------------------------------- the Rater

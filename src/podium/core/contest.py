@@ -496,7 +496,7 @@ class Contest:
         return self._codes
 
     @classmethod
-    def _from_codes(
+    def from_codes(
         cls, pool: HandlePool, codes: npt.NDArray[np.int64], lo: Any, hi: Any, *,
         name: str = "", time_seconds: int | float = 0, weight: float = 1.0,
         perf_ceiling: float | None = None, url: str | None = None,

@@ -124,7 +124,7 @@ def _decode_scanned(data: bytes, source: str, intern: HandleTable) -> Contest | 
     intern.scanned(scan)
     try:
         _check_texts(doc.name, doc.url, source)
-        return Contest._from_codes(
+        return Contest.from_codes(
             pool, scan.codes, scan.lo, scan.hi, name=doc.name, time_seconds=doc.time_seconds,
             weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
     except (ContestError, DataFormatError):  # the general path names the problem
@@ -176,7 +176,7 @@ def _decode_fast(
             return Contest.from_arrays(
                 handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
                 weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
-        return Contest._from_codes(
+        return Contest.from_codes(
             pool, codes, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
             weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
     except ContestError as exc:

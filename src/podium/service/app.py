@@ -261,7 +261,7 @@ def create_app(
             if owned:
                 store.close()
 
-    from podium import __version__ as version
+    from podium._version import __version__ as version
     from podium.service import admin, api, web
 
     assets = swagger_ui_dir()

@@ -125,7 +125,7 @@ def create_context(url: str, system: str, params: dict[str, Any] | None = None,
                     # the database itself keeps one player per key, whoever writes
                     CI_HANDLE_INDEX.create(conn)
             if version != S.SCHEMA_VERSION:
-                from podium import __version__
+                from podium._version import __version__
 
                 set_meta(conn, "podium_version", __version__)
         return StoreContext(engine, url, system_name=system, params=resolved,
@@ -246,7 +246,7 @@ def upgrade_store(url: str, *, busy_timeout: float = 600.0) -> tuple[int, int]:
                                  "to upgrade")
             upgrade(conn)
             if before != S.SCHEMA_VERSION:
-                from podium import __version__
+                from podium._version import __version__
 
                 set_meta(conn, "podium_version", __version__)
         return before, S.SCHEMA_VERSION
