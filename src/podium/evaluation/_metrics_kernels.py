@@ -15,6 +15,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics import cheb_matrix, clenshaw
 
 #: Chebyshev-Lobatto nodes per panel of :func:`logistic_sums`.

@@ -18,6 +18,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics import (
     CHEB_NODES,
     HI_BOUND,

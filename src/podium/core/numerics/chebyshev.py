@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.newton import newton_begin, newton_next
 from podium.core.numerics.special import own_logistic_term
 

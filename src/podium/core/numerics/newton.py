@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numba as nb
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = [
     "SOLVER_BOUNDS",
     "LO_BOUND",
