@@ -356,3 +356,34 @@ def test_newton_rtol_stops_and_reports() -> None:
         state = newton_rtol_next(state, 0.3 - state.x, 1e-300)
     assert state.status == STATUS_MAX_ITER and state.steps == 3 and state.x == 0.3125
 
+
+def test_cover_points_and_cheb_eval() -> None:
+    """The greedy cover starts a panel at the first point beyond ``width`` of the last
+    panel's start; an interpolant evaluates through Clenshaw, clamped to its panel."""
+    from podium.core.numerics import (
+        cheb_eval,
+        cheb_fit,
+        cheb_matrix,
+        cheb_nodes,
+        clenshaw,
+        cover_points,
+    )
+
+    xs = np.array([0.0, 0.5, 1.0, 1.01, 5.0, 5.0, 9.0, 9.5, 10.0])
+    starts = cover_points(xs, 1.0)
+    assert starts.tolist() == [0, 3, 4, 6, 9]
+    for p in range(starts.size - 1):
+        pts = xs[starts[p]:starts[p + 1]]
+        assert pts.size and pts.max() - pts[0] <= 1.0
+        if p:
+            assert pts[0] - xs[starts[p - 1]] > 1.0
+    assert cover_points(np.array([3.0]), 1.0).tolist() == [0, 1]
+    m = 12
+    coef = np.empty(m)
+    c, r = 4.0, 0.5
+    cheb_fit(cheb_matrix(m), np.exp(c + r * cheb_nodes(m)), coef)
+    for x in (3.5, 3.9, 4.2, 4.5):
+        assert cheb_eval(coef, c, r, x) == clenshaw(coef, (x - c) / r)[0]
+        assert cheb_eval(coef, c, r, x) == pytest.approx(math.exp(x), rel=1e-13)
+    assert cheb_eval(coef, c, r, 7.0) == clenshaw(coef, 1.0)[0]
+    assert cheb_eval(coef, c, r, -7.0) == clenshaw(coef, -1.0)[0]
