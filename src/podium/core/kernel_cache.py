@@ -1,19 +1,19 @@
 """Numba's on-disk cache for Podium's kernels, stamped with every source a kernel inlines.
 
 Numba stamps a cached kernel with its own source file only (its modification time
-before Numba 0.60, a hash of its content since).  A compiled kernel also holds the
-machine code of every Numba function it calls and the values of the module constants
-it reads, and many of those live in other files: :mod:`podium.core.numerics`,
-:mod:`podium.core.intrinsics`, other kernel modules.  An edit there would leave the
-cached kernel stale: it would load, and run the old code.
+and size in older releases, a hash of its content in recent ones).  A compiled kernel
+also holds the machine code of every Numba function it calls and the values of the
+module constants it reads, and many of those live in other files:
+:mod:`podium.core.numerics`, :mod:`podium.core.intrinsics`, other kernel modules.  An
+edit there would leave the cached kernel stale: it would load, and run the old code.
 
 The locators here give a kernel a *source stamp* that is a content hash of its own
 file and of every file of a watched package (:func:`watch_package`; Podium is
 watched) that its module imports, transitively (:func:`kernel_sources`).  Any edit
 to one of them is a cache miss; an unchanged tree loads from the cache.  The stamp
 depends neither on file times nor on where the tree lies (each file enters it by its
-path inside its package), so a cache built elsewhere, e.g. when the package is
-installed, stays valid.
+path inside its package), so the stamp of a cache written elsewhere, e.g. when the
+package is built, still matches an unchanged installed tree.
 
 Where the cache lives is Numba's choice, unchanged: ``NUMBA_CACHE_DIR`` if set,
 else ``__pycache__`` next to the source, else the user-wide cache directory.  The
