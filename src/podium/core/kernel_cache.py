@@ -58,6 +58,10 @@ _IMPORT = re.compile(
     re.MULTILINE,
 )
 
+# Comments go first, so that a ")" in one cannot end a parenthesised import early
+# (a "#" inside a string loses the rest of its line: only import lines matter here).
+_COMMENT = re.compile(r"#[^\n]*")
+
 _StatKey = tuple[str, int, int]
 _digests: dict[_StatKey, bytes] = {}
 _direct: dict[_StatKey, tuple[str, ...]] = {}
@@ -106,9 +110,8 @@ def _module_file(module: str) -> str | None:
 
 
 def _names(clause: str) -> list[str]:
-    """The names of an import clause (``a as b, c`` or ``(a,\\n b)``), comments dropped."""
-    text = "\n".join(line.split("#", 1)[0] for line in clause.strip("()").splitlines())
-    return [part.split()[0] for part in text.split(",") if part.split()]
+    """The names of an import clause (``a as b, c`` or ``(a,\\n b)``)."""
+    return [part.split()[0] for part in clause.strip("()").split(",") if part.split()]
 
 
 def _imported_files(key: _StatKey) -> tuple[str, ...]:
@@ -116,7 +119,7 @@ def _imported_files(key: _StatKey) -> tuple[str, ...]:
     imported module, and each ``from M import name`` whose name is a submodule of M."""
     if key not in _direct:
         with open(key[0], encoding="utf-8") as f:
-            text = f.read()
+            text = _COMMENT.sub("", f.read())
         found: list[str | None] = []
         for m in _IMPORT.finditer(text):
             module, clause, plain = m.groups()
