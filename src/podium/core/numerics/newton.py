@@ -247,7 +247,7 @@ class NewtonRtolState(NamedTuple):
     max_iter: int
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def newton_rtol_begin(lo: float, hi: float, start: float, step_rtol: float,
                       bracket_rtol: float, polish: bool, max_iter: int) -> NewtonRtolState:
     """A solve on the closed bracket ``[lo, hi]`` from ``start`` (the midpoint if outside).
@@ -280,7 +280,7 @@ def newton_rtol_begin(lo: float, hi: float, start: float, step_rtol: float,
                            polish, max_iter)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def newton_rtol_next(state: NewtonRtolState, value: float, deriv: float
                      ) -> NewtonRtolState:
     """Advance a solve by one Newton step, with bisection when the step leaves the bracket.
