@@ -387,17 +387,3 @@ def test_cover_points_and_cheb_eval() -> None:
         assert cheb_eval(coef, c, r, x) == pytest.approx(math.exp(x), rel=1e-13)
     assert cheb_eval(coef, c, r, 7.0) == clenshaw(coef, 1.0)[0]
     assert cheb_eval(coef, c, r, -7.0) == clenshaw(coef, -1.0)[0]
-
-
-def test_status_warnings_name_the_bracket() -> None:
-    from podium.core.numerics import STATUS_MAX_ITER, status_warnings
-
-    status = np.array([STATUS_OK, STATUS_AT_BOUND, STATUS_AT_BOUND, STATUS_MAX_ITER])
-    lo, hi = SOLVER_BOUNDS
-    assert status_warnings(status, "r7", "Elo-R rating") == [
-        f"contest 'r7': 2 Elo-R rating equation(s) had no zero inside ({lo:.0f}, {hi:.0f}); "
-        "the bound was used",
-        "contest 'r7': 1 Elo-R rating solve(s) did not converge",
-    ]
-    assert "(-6000, 9000)" in status_warnings(status, "r", "performance")[0]
-    assert status_warnings(np.zeros(3, dtype=np.int8), "r", "performance") == []

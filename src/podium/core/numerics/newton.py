@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numba as nb
-import numpy as np
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 
@@ -38,7 +37,6 @@ __all__ = [
     "STATUS_AT_BOUND",
     "STATUS_MAX_ITER",
     "STATUS_RUNNING",
-    "status_warnings",
     "NewtonState",
     "newton_step",
     "newton_begin",
@@ -64,36 +62,6 @@ STATUS_AT_BOUND = 1
 STATUS_MAX_ITER = 2
 #: Not finished yet (only inside :class:`NewtonState`).
 STATUS_RUNNING = -1
-
-
-def status_warnings(status: np.ndarray, label: str, what: str) -> list[str]:
-    """The warnings a round's solver statuses call for, naming the bracket.
-
-    Parameters
-    ----------
-    status:
-        Status codes of one round's solves (:data:`STATUS_OK`, :data:`STATUS_AT_BOUND`,
-        :data:`STATUS_MAX_ITER`), from a solve on :data:`SOLVER_BOUNDS`.
-    label:
-        The contest's label.
-    what:
-        What was solved (``"performance"``, ``"Elo-R rating"``, ...).
-
-    Returns
-    -------
-    list of str
-        One warning for the zeros outside the bracket (the bound was used), one for
-        the solves that hit :data:`MAX_ITER`; none when all are :data:`STATUS_OK`.
-    """
-    out = []
-    n_bound = int(np.count_nonzero(status == STATUS_AT_BOUND))
-    n_iter = int(np.count_nonzero(status == STATUS_MAX_ITER))
-    if n_bound:
-        out.append(f"contest {label!r}: {n_bound} {what} equation(s) had no zero inside "
-                   f"({LO_BOUND:g}, {HI_BOUND:g}); the bound was used")
-    if n_iter:
-        out.append(f"contest {label!r}: {n_iter} {what} solve(s) did not converge")
-    return out
 
 
 class NewtonState(NamedTuple):
