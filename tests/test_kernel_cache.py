@@ -135,14 +135,15 @@ def test_stamp_follows_content_not_time_or_place(tmp_path: Path) -> None:
 
 
 def test_podium_kernels_use_the_locators() -> None:
-    """Podium's kernels (and its shared numerics) are stamped by the locators, and a
-    kernel module's stamp covers the numerics it inlines."""
+    """Podium's kernels are stamped by the locators, and a module's stamp covers the
+    numerics its kernels inline (performance.py calls chebyshev, newton and special)."""
     import podium.core.numerics.newton as newton
-    import podium.systems._elo_r_kernels as elo_r
+    import podium.core.numerics.performance as performance
 
-    for dispatcher in (elo_r.performances, newton.newton_next):
+    for dispatcher in (performance.panel_values, newton.newton_next):
         assert isinstance(dispatcher._cache._impl.locator, kernel_cache.LOCATORS)
-    sources = kernel_cache.kernel_sources(elo_r.__file__)
-    for part in (("core", "numerics", "newton.py"), ("core", "intrinsics.py"),
-                 ("systems", "_elo_mmr_kernels.py")):
-        assert any(p.endswith(os.path.join("podium", *part)) for p in sources), part
+    sources = kernel_cache.kernel_sources(performance.__file__)
+    for name in ("chebyshev.py", "newton.py", "special.py"):
+        assert any(p.endswith(os.path.join("podium", "core", "numerics", name))
+                   for p in sources), name
+    assert any(p.endswith(os.path.join("podium", "core", "kernel_cache.py")) for p in sources)
