@@ -2,10 +2,11 @@
 
 * :mod:`~podium.core.numerics.special` -- the normal pdf, CDF and hazard (``erfcx``),
   the logistic ``tanh``/``sech^2`` terms;
-* :mod:`~podium.core.numerics.newton` -- the one bracketed, safeguarded Newton solver,
-  its bounds, iteration cap and status codes;
-* :mod:`~podium.core.numerics.chebyshev` -- the Chebyshev panel grid: nodes, fit,
-  evaluation, and the zero on a panel;
+* :mod:`~podium.core.numerics.newton` -- the bracketed, safeguarded Newton solvers (the
+  one of every rating equation, and one stopped by a relative tolerance for nested
+  solves), their bounds, iteration cap, status codes and warnings;
+* :mod:`~podium.core.numerics.chebyshev` -- Chebyshev panels (an equal grid, or a
+  greedy cover of points): nodes, fit, evaluation, and the zero on a panel;
 * :mod:`~podium.core.numerics.robust` -- the rating as a robust average (Eq. 6-7);
 * :mod:`~podium.core.numerics.performance` -- the performance equation of
   Theorem 3.2 solved for every tie group.

@@ -17,6 +17,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.chebyshev import (
     CHEB_NODES,
     cheb_fit,

@@ -14,6 +14,8 @@ import math
 
 import numba as nb
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = [
     "TANH_MULTIPLIER",
     "TAIL_Z",

@@ -20,6 +20,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = [
     "PL", "TM", "BT", "TMP", "BTP",
     "phi_major", "phi_minor", "v", "w", "vt", "wt",
