@@ -115,6 +115,7 @@ __all__ = [
     "performance_model",
     "predict",
     "predict_teams",
+    "ratings_of",
     "team_performance",
     "team_win_probability",
     "win_probabilities",
@@ -248,7 +249,7 @@ def predict(
         seen.add(h)
     _check_weight(weight)
     n = len(hs)
-    mu, sigma, played, known = _ratings_of(system, hs, ratings)
+    mu, sigma, played, known = ratings_of(system, hs, ratings)
     model = performance_model(system, sigma, played, weight=float(weight))
     p = win_probabilities(mu, model.variance, model.kind)
     _check_uncertain(system, model.variance, hs, "player")
@@ -380,11 +381,12 @@ def _check_weight(weight: object) -> None:
         raise PodiumError(f"weight must be finite and positive, got {weight!r}")
 
 
-def _ratings_of(
+def ratings_of(
     system: RatingSystem, handles: Sequence[str], ratings: dict[str, tuple[float, float, int]]
 ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-    """``mu, sigma, played, known`` of ``handles``: the stored rating, else the
-    system's newcomer prior."""
+    """``mu, sigma, played, known`` of ``handles``: the stored rating (``ratings``:
+    ``handle -> (mu, sigma, contests played)``), else the system's newcomer prior
+    (``played`` 0, ``known`` False)."""
     mu0, sig0 = system.newcomer()
     n = len(handles)
     mu = np.empty(n)
@@ -545,7 +547,7 @@ def predict_teams(
     """
     names, handles, weights, offsets = _team_rows(teams)
     _check_weight(weight)
-    mu, sigma, played, known = _ratings_of(system, handles, ratings)
+    mu, sigma, played, known = ratings_of(system, handles, ratings)
     model = performance_model(system, sigma, played, weight=float(weight))
     w = np.asarray(weights, dtype=np.float64)
     off = np.asarray(offsets, dtype=np.int64)
