@@ -279,6 +279,8 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
         return _json({
             "players": players, "win_probability": pred.win_probability.tolist(),
             "teams": None, "team_win_probability": None, "match_quality": pred.match_quality,
+            "p_first": pred.p_first.tolist(), "p_draw": pred.p_draw,
+            "place_probability": pred.place_probability.tolist(),
             "model": {"system": store.system_name, "kind": pred.model.kind,
                       "description": pred.model.description},
         })
@@ -301,7 +303,8 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
     return _json({
         "players": players, "win_probability": None, "teams": out_teams,
         "team_win_probability": tp.win_probability.tolist(),
-        "match_quality": tp.match_quality,
+        "match_quality": tp.match_quality, "p_first": tp.p_first.tolist(),
+        "p_draw": tp.p_draw, "place_probability": tp.place_probability.tolist(),
         "model": {"system": store.system_name, "kind": tp.model.kind,
                   "description": tp.model.description},
     })
@@ -648,7 +651,8 @@ def build_router() -> APIRouter:
         team's probability of finishing ahead of each other one (a team performs the sum
         of its members' weighted performances), expected places and the match quality
         (1 = every pair of teams an even match); each handle of ``handles`` then plays
-        alone.  At most 200 players in all by default (the server's
+        alone.  Both give each side's probability of finishing first, of each place,
+        and of a draw where the system has a draw model.  At most 200 players in all by default (the server's
         ``--max-predict-players``); unknown handles are newcomers.  Handles and team
         names follow the handle rules (NFC, trimmed; no control or invisible
         characters); the weight lies in [0.001, 100].  No token needed; the body may
