@@ -5,6 +5,7 @@ splits, the errors naming the problem, and the queue's widening spread."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -207,3 +208,60 @@ def test_queue_caps_the_spread_and_refuses_bad_input() -> None:
         Matchmaker("nope")
     with pytest.raises(PodiumError, match="finite"):
         mm.join("c", math.nan)
+
+
+# ---------------------------------------------------------------------- podium balance
+@pytest.fixture(scope="module")
+def store_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    from podium.io import synthetic_contests
+    from podium.store import Store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('balance') / 'b.db'}"
+    with Store.create(url, "trueskill") as store:
+        for c in synthetic_contests(20, 6, seed=2):
+            store.ingest(c)
+        ratings = store.current_ratings([f"p{i:02d}" for i in range(20)])
+    return url, ratings
+
+
+def test_cli_balance_prints_the_split(store_db: tuple[str, dict],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import main
+
+    url, ratings = store_db
+    pool = [f"p{i:02d}" for i in range(8)]
+    assert main(["balance", "--db", url, "--players", ",".join(pool), "--teams", "2",
+                 "--party", "p00,p01", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = balance("trueskill", pool, ratings, 2, [["p00", "p01"]])
+    assert [t["members"] for t in out["teams"]] == want.teams
+    assert out["match_quality"] == want.match_quality and out["exact"] is True
+    assert out["p_draw"] == pytest.approx(want.prediction.p_draw, abs=1e-15)
+    assert main(["balance", "--db", url, "--players", " p00, p01 ,p02,p03"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].startswith("team 1 (wins ") and text[-1].startswith("match quality ")
+    assert "the best split; trueskill, draw " in text[-1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--players", "p00,p01,p00"], "player 'p00' is listed twice in the pool"),
+        (["--players", "p00,p01,p02,p03", "--party", "p00,p01,p02"],
+         "party #1 (p00, p01, p02) has 3 players, more than a team of 2"),
+        (["--players", "p00,p01", "--teams", "3"], "3 teams but only 2 players"),
+        (["--players", "p00,p01", "--system", "nope"], "unknown system 'nope'"),
+        (["--players", "p00,p01", "--system", "mmr"], "rates with 'trueskill'"),
+        (["--players", "p00,,p01"], "name #2 is empty"),
+        (["--players", ",".join(f"h{i}" for i in range(MAX_POOL + 1))],
+         f"more than the limit of {MAX_POOL}"),
+    ],
+)
+def test_cli_balance_bad_input_exits_2(store_db: tuple[str, dict], args: list[str],
+                                       message: str, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    from podium.cli import main
+
+    assert main(["balance", "--db", store_db[0], *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("podium: error: ") and message in err[0], err

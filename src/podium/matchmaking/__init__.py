@@ -9,10 +9,11 @@ from podium.matchmaking.balance import (
     RESTARTS,
     Balance,
     balance,
+    balance_store,
     resolve_system,
     team_sizes,
 )
 from podium.matchmaking.queue import Match, Matchmaker
 
 __all__ = ["EXACT_LIMIT", "MAX_POOL", "RESTARTS", "Balance", "Match", "Matchmaker", "balance",
-           "resolve_system", "team_sizes"]
+           "balance_store", "resolve_system", "team_sizes"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +40,8 @@ from podium.outcomes import match_quality, win_probabilities
 from podium.predict import TeamPrediction, performance_model, predict_teams, ratings_of
 from podium.systems import RatingSystem, get_system
 
-__all__ = ["EXACT_LIMIT", "MAX_POOL", "RESTARTS", "Balance", "balance", "resolve_system",
-           "team_sizes"]
+__all__ = ["EXACT_LIMIT", "MAX_POOL", "RESTARTS", "Balance", "balance", "balance_store",
+           "resolve_system", "team_sizes"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -216,6 +217,31 @@ def balance(
     pred = predict_teams(sysm, [(f"team {k + 1}", members) for k, members in
                                 enumerate(split)], dict(ratings), weight=weight)
     return Balance(split, pred.match_quality, exact, pred)
+
+
+def balance_store(store: Any, players: Sequence[str], teams: int = 2,
+                  parties: Sequence[Sequence[str]] | None = None, *,
+                  weight: float = 1.0) -> Balance:
+    """:func:`balance` of ``players`` from a store's current ratings and system.
+
+    ``store`` is a :class:`podium.store.Store` (its ``system``, ``current_ratings`` and,
+    in a store with case-insensitive handles, ``handle_spellings``: each handle is
+    spelled as the store first saw it, so that ``Tourist`` and ``tourist`` are one
+    player).  Arguments and errors as for :func:`balance`.
+    """
+    from podium.core.guards import handle_key
+
+    spelling: dict[str, str] = {}
+    if getattr(store, "case_insensitive_handles", False) is True:
+        spelling = store.handle_spellings(players)
+
+    def spell(h: str) -> str:
+        return spelling.get(handle_key(h), h) if spelling and isinstance(h, str) else h
+
+    pool = [spell(h) for h in players]
+    groups = [[spell(h) for h in p] for p in parties or ()]
+    return balance(store.system, pool, store.current_ratings(pool), teams, groups or None,
+                   weight=weight)
 
 
 def _check_weight(weight: object) -> None:

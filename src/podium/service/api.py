@@ -651,13 +651,14 @@ def build_router() -> APIRouter:
         team's probability of finishing ahead of each other one (a team performs the sum
         of its members' weighted performances), expected places and the match quality
         (1 = every pair of teams an even match); each handle of ``handles`` then plays
-        alone.  Both give each side's probability of finishing first, of each place,
-        and of a draw where the system has a draw model.  At most 200 players in all by default (the server's
+        alone.  At most 200 players in all by default (the server's
         ``--max-predict-players``); unknown handles are newcomers.  Handles and team
         names follow the handle rules (NFC, trimmed; no control or invisible
         characters); the weight lies in [0.001, 100].  No token needed; the body may
         hold at most 256 KiB by default (``--max-predict-bytes``).  The body is read as
-        JSON whatever its Content-Type."""
+        JSON whatever its Content-Type.  Both answers also give each side's (team's,
+        else player's) probability of finishing first, of each place, and of a draw
+        where the system has a draw model."""
         doc = _parse_json_body(await request.body())
         try:
             body = PredictRequest.model_validate(

@@ -79,9 +79,8 @@ class BalanceOut(BaseModel):
 
 
 def _balance(store: Any, body: BalanceRequest, cap: int) -> JSONResponse:
-    from podium.core.guards import handle_key
     from podium.errors import PodiumError
-    from podium.matchmaking import balance
+    from podium.matchmaking import balance_store
     from podium.systems import SYSTEMS
 
     if body.system is not None and body.system != store.system_name:
@@ -94,18 +93,9 @@ def _balance(store: Any, body: BalanceRequest, cap: int) -> JSONResponse:
         raise HTTPException(status_code=422, detail=f"body field 'players': {len(body.players)} "
                             f"players, more than this server's limit of {cap} "
                             "(--max-predict-players)")
-    spelling: dict[str, str] = {}
-    if getattr(store, "case_insensitive_handles", False) is True:
-        spelling = store.handle_spellings(body.players)
-
-    def spell(h: str) -> str:
-        return spelling.get(handle_key(h), h) if spelling else h
-
-    players = [spell(h) for h in body.players]
-    parties = [[spell(h) for h in p] for p in body.parties or ()]
     try:
-        got = balance(store.system, players, store.current_ratings(players), body.teams,
-                      parties or None, weight=body.weight)
+        got = balance_store(store, body.players, body.teams, body.parties,
+                            weight=body.weight)
     except PodiumError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from None
     pred = got.prediction
