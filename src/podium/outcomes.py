@@ -378,13 +378,14 @@ def place_probabilities(sides: SideModel) -> FloatArray:
     Returns
     -------
     numpy.ndarray
-        ``(T, T)``; each row and each column sums to 1 (to ~1e-12); column 0 is
-        :func:`first_probabilities`.  One side: ``[[1]]``.
+        ``(T, T)``, in [0, 1] (rounding below 0 clipped); each row and each column
+        sums to 1 (to ~1e-12); column 0 is :func:`first_probabilities`.  One side:
+        ``[[1]]``.
     """
     if sides.sides == 1:
         return np.ones((1, 1))
     x0, h, n = sides.grid()
-    out: FloatArray = K.place_kernel(x0, h, n, *sides.kernel_args())
+    out: FloatArray = np.clip(K.place_kernel(x0, h, n, *sides.kernel_args()), 0.0, 1.0)
     return out
 
 
@@ -392,14 +393,13 @@ def first_probabilities(sides: SideModel) -> FloatArray:
     """Each side's probability of finishing first, ``int f_t prod_{s != t} F_s``.
 
     ``O(T)`` per grid point (for large fields: :func:`place_probabilities` costs
-    ``O(T^2)``); renormalised to sum to exactly 1 (the quadrature's sum is 1 to
-    ~1e-12).
+    ``O(T^2)``); renormalised to sum to 1 (the quadrature's sum is 1 to ~1e-12).
     """
     if sides.sides == 1:
         return np.ones(1)
     x0, h, n = sides.grid()
-    p: FloatArray = K.first_kernel(x0, h, n, *sides.kernel_args())
-    return p / p.sum()
+    p: FloatArray = np.clip(K.first_kernel(x0, h, n, *sides.kernel_args()), 0.0, 1.0)
+    return np.minimum(p / p.sum(), 1.0)
 
 
 def margin_probabilities(sides: SideModel, margin: float = 0.0) -> FloatArray:

@@ -94,10 +94,12 @@ from podium.outcomes import (
     expected_places,
     match_quality,
     openskill_draw,
+    openskill_three_way,
     openskill_win,
     place_probabilities,
     side_model,
     team_performance,
+    three_way,
     win_probabilities,
 )
 from podium.systems.base import ELO_BETA, PerformanceKind, PerformanceModel, RatingSystem
@@ -118,6 +120,7 @@ __all__ = [
     "ratings_of",
     "team_performance",
     "team_win_probability",
+    "three_way_probabilities",
     "win_probabilities",
 ]
 
@@ -340,9 +343,35 @@ def outcome_probabilities(
         t_mu, t_s2 = _openskill_teams(system, mu, sigma, sides.offsets, member_weight)
         return (openskill_win(t_mu, t_s2, float(system.beta)),
                 openskill_draw(t_mu, t_s2, float(system.beta), n), place)
-    first = place[:, 0] / place[:, 0].sum()
+    first = np.minimum(place[:, 0] / place[:, 0].sum(), 1.0)
     margin = draw_margin(system, n)
     return first, None if margin is None else draw_probability(sides, margin), place
+
+
+def three_way_probabilities(
+    system: RatingSystem, mu: FloatArray, sigma: FloatArray, model: PerformanceModel,
+    offsets: npt.NDArray[np.int64] | None = None, member_weight: FloatArray | None = None,
+) -> FloatArray | None:
+    """``[P(side 0 wins), P(draw), P(side 1 wins)]`` of a two-side match, where the
+    system has a draw model (``None`` where it has none); arguments as for
+    :func:`outcome_probabilities`.
+
+    A win is a performance ahead by more than the draw margin
+    (:func:`podium.outcomes.three_way`); the ``openskill-*`` systems use openskill's
+    pairwise model and draw margin (:func:`podium.outcomes.openskill_three_way`, whose
+    draw is ``predict_draw``).
+    """
+    from podium.systems.openskill import OpenSkillModel
+
+    sides = side_model(mu, model.variance, offsets, member_weight, model.kind)
+    if sides.sides != 2:
+        raise ValueError(f"three outcomes need exactly two sides, got {sides.sides}")
+    n = int(np.asarray(mu).size)
+    if isinstance(system, OpenSkillModel):
+        t_mu, t_s2 = _openskill_teams(system, mu, sigma, sides.offsets, member_weight)
+        return openskill_three_way(t_mu, t_s2, float(system.beta), n)
+    margin = draw_margin(system, n)
+    return None if margin is None else three_way(sides, margin)
 
 
 def _openskill_teams(system: Any, mu: FloatArray, sigma: FloatArray,
