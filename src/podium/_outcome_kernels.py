@@ -47,7 +47,7 @@ _SQRT2 = math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def side_at(t: int, x: float, mean: np.ndarray, kind: np.ndarray, scale: np.ndarray,
             reach: np.ndarray) -> tuple[float, float, float]:
     """Density, survival ``P(P_t > x)`` and distribution ``P(P_t <= x)`` of a normal
@@ -337,100 +337,59 @@ def _chernoff_reach(pa: np.ndarray, thetas: np.ndarray, tail: float) -> float:
 
 
 @nb.njit(cache=True)
-def prepare(mean: np.ndarray, variance: np.ndarray, member_scale: np.ndarray,
-            offsets: np.ndarray, logistic: bool, gauss_reach: float, tail: float,
-            thetas: np.ndarray, cut: float, steps_per_sd: float) -> tuple[
-                np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                np.ndarray, float, float, int]:
-    """The kernel description of the sides: ``kind, scale, reach, cf_off, cf_du,
-    cf_phi, cf_psi`` and the grid ``x0, h, G``.
+def sum_tables(pa: np.ndarray, size: np.ndarray, sd: np.ndarray, thetas: np.ndarray,
+               tail: float, cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray, np.ndarray]:
+    """Reach and characteristic-function nodes of the logistic sums.
 
-    A normal side reaches ``gauss_reach`` standard deviations, a lone logistic of scale
-    ``s`` reaches ``tail s`` and a logistic sum (members' weighted scales
-    ``member_scale``) the Chernoff bound of :func:`_chernoff_reach`; past its reach a
-    side's tail mass is below ``e^-tail``.  A sum's characteristic function is sampled
-    at ``u_k = k du`` with period ``2 pi / du`` twice its reach (so that the aliased
-    copies lie beyond the reach of every point evaluated) up to where both ``phi`` and
-    ``exp(-sd^2 u^2 / 2)`` are below ``e^-cut``, ``x / sinh x = 2 x e^-x / (1 -
-    e^-2x)`` with ``e^-x`` of node ``k`` the power ``(e^(-du pi a_i))^k``.  The grid
-    spans every side's reach with step ``min sd / (steps_per_sd sqrt(max(T, 4)))``: the
-    place distributions of many overlapping sides are products of many distribution
-    functions, sharper as ``T`` grows (equal sides: width about ``sd / sqrt T``)."""
-    n_sides = mean.size
-    kind = np.zeros(n_sides, dtype=np.int64)
-    scale = np.sqrt(variance)
-    reach = gauss_reach * scale
-    cf_off = np.zeros(n_sides + 1, dtype=np.int64)
-    cf_du = np.zeros(n_sides)
+    Sum ``s`` has members ``pi a_i`` (row ``s`` of ``pa``, its first ``size[s]``
+    entries) and standard deviation ``sd[s]``.  Its reach is the Chernoff bound of
+    :func:`_chernoff_reach` (tail mass below ``e^-tail`` beyond it); its
+    characteristic function is sampled at ``u_k = k du`` with period ``2 pi / du``
+    twice the reach (so that the aliased copies lie beyond the reach of every point
+    evaluated) up to where both ``phi`` and ``exp(-sd^2 u^2 / 2)`` are below ``e^-cut``,
+    with ``x / sinh x = 2 x e^-x / (1 - e^-2x)`` and ``e^-x`` of node ``k`` the power
+    ``(e^(-du pi a_i))^k``.  Returns ``reach``, ``du``, the node count per sum and the
+    concatenated weighted values ``cf_phi``, ``cf_psi`` (module docstring).
+    """
+    n_sums = pa.shape[0]
+    reach = np.empty(n_sums)
+    du_all = np.empty(n_sums)
+    count = np.zeros(n_sums, dtype=np.int64)
     phi_w = np.empty(64)
     psi_w = np.empty(64)
+    floor = math.exp(-cut)
     j = 0
-    for t in range(n_sides):
-        if logistic:
-            members = 0
-            a_max = 0.0
-            for i in range(offsets[t], offsets[t + 1]):
-                if member_scale[i] > 0.0:
-                    members += 1
-                    a_max = max(a_max, member_scale[i])
-            if members == 1:
-                kind[t] = KIND_LOGISTIC
-                scale[t] = a_max
-                reach[t] = tail * a_max
-            else:
-                kind[t] = KIND_LOGISTIC_SUM
-                pa = np.empty(members)
-                k = 0
-                for i in range(offsets[t], offsets[t + 1]):
-                    if member_scale[i] > 0.0:
-                        pa[k] = math.pi * member_scale[i]
-                        k += 1
-                reach[t] = _chernoff_reach(pa, thetas, tail)
-                du = math.pi / reach[t]
-                cf_du[t] = du
-                step = np.empty(members)
-                power = np.ones(members)
-                for i in range(members):
-                    step[i] = math.exp(-du * pa[i])
-                w = du / math.pi
-                k = 0
-                while True:
-                    u = k * du
-                    phi = 1.0
-                    if k > 0:
-                        for i in range(members):
-                            power[i] *= step[i]
-                            x = u * pa[i]
-                            e = power[i]
-                            if x < 1e-3:
-                                phi *= 1.0 - x * x / 6.0
-                            else:
-                                phi *= 2.0 * x * e / ((1.0 - e) * (1.0 + e))
-                    gauss = math.exp(-0.5 * (scale[t] * u) ** 2)
-                    if j == phi_w.size:
-                        grown = np.empty(2 * j)
-                        grown[:j] = phi_w
-                        phi_w = grown
-                        grown = np.empty(2 * j)
-                        grown[:j] = psi_w
-                        psi_w = grown
-                    if k == 0:
-                        phi_w[j] = 0.5 * w * phi
-                        psi_w[j] = 0.0
+    for s in range(n_sums):
+        m = size[s]
+        a = pa[s, :m]
+        reach[s] = _chernoff_reach(a, thetas, tail)
+        du = math.pi / reach[s]
+        du_all[s] = du
+        step = np.exp(-du * a)
+        power = np.ones(m)
+        w = du / math.pi
+        k = 0
+        while True:
+            u = k * du
+            phi = 1.0
+            if k > 0:
+                for i in range(m):
+                    power[i] *= step[i]
+                    x = u * a[i]
+                    if x < 1e-3:
+                        phi *= 1.0 - x * x / 6.0
                     else:
-                        phi_w[j] = w * phi
-                        psi_w[j] = w * (phi - gauss) / u
-                    j += 1
-                    k += 1
-                    if phi <= math.exp(-cut) and gauss <= math.exp(-cut):
-                        break
-        cf_off[t + 1] = j
-    lo = np.inf
-    hi = -np.inf
-    for t in range(n_sides):
-        lo = min(lo, mean[t] - reach[t])
-        hi = max(hi, mean[t] + reach[t])
-    h = math.sqrt(variance.min()) / (steps_per_sd * math.sqrt(max(n_sides, 4)))
-    n_grid = int(math.floor((hi - lo) / h)) + 2
-    return (kind, scale, reach, cf_off, cf_du, phi_w[:j].copy(), psi_w[:j].copy(), lo, h,
-            n_grid)
+                        phi *= 2.0 * x * power[i] / ((1.0 - power[i]) * (1.0 + power[i]))
+            gauss = math.exp(-0.5 * (sd[s] * u) ** 2)
+            if j == phi_w.size:
+                phi_w = np.concatenate((phi_w, np.empty(j)))
+                psi_w = np.concatenate((psi_w, np.empty(j)))
+            phi_w[j] = (0.5 if k == 0 else 1.0) * w * phi
+            psi_w[j] = 0.0 if k == 0 else w * (phi - gauss) / u
+            j += 1
+            k += 1
+            if phi <= floor and gauss <= floor:
+                break
+        count[s] = k
+    return reach, du_all, count, phi_w[:j].copy(), psi_w[:j].copy()

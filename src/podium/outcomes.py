@@ -50,9 +50,10 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +64,9 @@ from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import PerformanceKind
 
 __all__ = [
+    "COMPILE_SECONDS",
     "MAX_GRID",
+    "announce_compile",
     "SideModel",
     "draw_probability",
     "expected_places",
@@ -85,6 +88,9 @@ IntArray = npt.NDArray[np.int64]
 
 _LOGISTIC_SCALE = TANH_MULTIPLIER
 
+#: Rough compile time of :mod:`podium._outcome_kernels` (seconds, one idle core of the
+#: project's machine; cached on disk afterwards, loaded in about a second).
+COMPILE_SECONDS = 12.0
 #: Most grid points of one computation (the spread of the sides' means and widths
 #: over the narrowest side's width, times about 60); beyond it a ValueError.
 MAX_GRID = 2_000_000
@@ -286,9 +292,47 @@ class SideModel:
 
     @cached_property
     def _prepared(self) -> tuple[Any, ...]:
-        return K.prepare(self.mean, self.variance, self.member_scale, self.offsets,
-                         self.kind == "logistic", _GAUSS_REACH, _TAIL, _CHERNOFF, _CF_CUT,
-                         _STEPS[self.kind])
+        """Per side: kernel kind, scale and reach (where its tail mass falls below
+        ``e^-32``: a normal side at ``_GAUSS_REACH`` standard deviations, a lone
+        logistic of scale ``s`` at ``_TAIL s``, a logistic sum by a Chernoff bound),
+        the logistic sums' characteristic-function tables
+        (:func:`podium._outcome_kernels.sum_tables`) and the grid ``x0, h, G``."""
+        n_sides = self.sides
+        sd = np.sqrt(self.variance)
+        kind = np.full(n_sides, K.KIND_GAUSSIAN, dtype=np.int64)
+        scale = sd.copy()
+        reach = _GAUSS_REACH * sd
+        cf_off = np.zeros(n_sides + 1, dtype=np.int64)
+        cf_du = np.zeros(n_sides)
+        cf_phi = cf_psi = np.zeros(0)
+        if self.kind == "logistic":
+            a = self.member_scale
+            starts = self.offsets[:-1]
+            members = np.add.reduceat((a > 0).astype(np.int64), starts)
+            a_max = np.maximum.reduceat(a, starts)
+            one = members == 1
+            kind[one] = K.KIND_LOGISTIC
+            scale[one] = a_max[one]
+            reach = _TAIL * a_max
+            sums = np.flatnonzero(~one)
+            if sums.size:
+                kind[sums] = K.KIND_LOGISTIC_SUM
+                side_of = np.repeat(np.arange(n_sides), np.diff(self.offsets))
+                keep = (a > 0) & ~one[side_of]
+                rows = (np.cumsum(~one) - 1)[side_of[keep]]
+                size = members[sums]
+                pa = np.zeros((sums.size, int(size.max())))
+                pa[rows, np.arange(rows.size) - np.repeat(np.cumsum(size) - size, size)] = (
+                    np.pi * a[keep])
+                reach[sums], cf_du[sums], count, cf_phi, cf_psi = K.sum_tables(
+                    pa, size, sd[sums], _CHERNOFF, _TAIL, _CF_CUT)
+                nodes = np.zeros(n_sides, dtype=np.int64)
+                nodes[sums] = count
+                np.cumsum(nodes, out=cf_off[1:])
+        x0 = float(np.min(self.mean - reach))
+        h = float(sd.min()) / (_STEPS[self.kind] * math.sqrt(max(n_sides, 4)))
+        n = int(math.floor((float(np.max(self.mean + reach)) - x0) / h)) + 2
+        return kind, scale, reach, cf_off, cf_du, cf_phi, cf_psi, x0, h, n
 
     def grid(self) -> tuple[float, float, int]:
         """``(x0, h, G)``: the grid ``x0 + g h``, ``g < G``, covering every side's
@@ -305,8 +349,17 @@ class SideModel:
     def kernel_args(self) -> tuple[FloatArray, IntArray, FloatArray, FloatArray, IntArray,
                                    FloatArray, FloatArray, FloatArray]:
         """The side arrays of :mod:`podium._outcome_kernels`: ``mean, kind, scale,
-        reach, cf_off, cf_du, cf_phi, cf_psi`` (:func:`podium._outcome_kernels.prepare`)."""
+        reach, cf_off, cf_du, cf_phi, cf_psi`` (see :meth:`_prepared`)."""
         return (self.mean, *self._prepared[:7])
+
+
+def announce_compile(stream: TextIO | None = None) -> bool:
+    """Print ``compiling kernels for outcome probabilities, once: ~N s`` when none of
+    the kernels is in Numba's cache yet (:mod:`podium._jit`); whether it was printed."""
+    from podium._jit import announce_module_compile
+
+    return announce_module_compile("outcome probabilities", K, COMPILE_SECONDS,
+                                   sys.stderr if stream is None else stream)
 
 
 def side_model(

@@ -134,8 +134,10 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
     from podium.cli import _Progress
     from podium.evaluation.runner import evaluate
+    from podium.outcomes import announce_compile
 
     contests = _history(args)
+    announce_compile()  # the calibration scores' kernels
     keep = bool(args.plot)
     results = []
     for name, params in runs:

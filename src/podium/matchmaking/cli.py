@@ -42,6 +42,7 @@ def _cmd_balance(args: argparse.Namespace) -> int:
 
 def _balance(args: argparse.Namespace) -> int:
     from podium.matchmaking import balance_store
+    from podium.outcomes import announce_compile
     from podium.store import Store
     from podium.systems import SYSTEMS
 
@@ -54,6 +55,7 @@ def _balance(args: argparse.Namespace) -> int:
         if args.system is not None and args.system != store.system_name:
             raise PodiumError(f"--system {args.system}: the store at {args.db} rates with "
                               f"{store.system_name!r}")
+        announce_compile()
         got = balance_store(store, players, args.teams, parties, weight=args.weight)
         system = store.system_name
     pred = got.prediction
