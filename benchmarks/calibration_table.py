@@ -56,8 +56,14 @@ COLUMNS = (("LL first", "first_log_loss"), ("Brier first", "first_brier"),
            ("LL W/D/L", "three_log_loss"), ("Brier W/D/L", "three_brier"))
 
 
+#: Outcome of each football contest for the home side: win, draw, loss (see football()).
+HOME_OUTCOME: list[int] = []
+
+
 def football(root: Path) -> list[Any] | None:
-    """The football results as contests of two players, in date order."""
+    """The football results as contests of two players, in date order (and each
+    match's result for the home side, 0 win / 1 draw / 2 loss, in
+    :data:`HOME_OUTCOME`)."""
     from podium import Contest
 
     path = root / "football" / "results.csv"
@@ -74,6 +80,7 @@ def football(root: Path) -> list[Any] | None:
                 continue
             day = dt.date.fromisoformat(row["date"])
             places = [1, 1] if home == away else ([1, 2] if home > away else [2, 1])
+            HOME_OUTCOME.append(1 if home == away else (0 if home > away else 2))
             out.append(Contest.from_places(
                 [row["home_team"], row["away_team"]], places,
                 name=f"{row['date']} {row['home_team']} - {row['away_team']} #{k}",
@@ -97,6 +104,21 @@ def dataset(name: str, root: Path) -> list[Any] | None:
             return None
         return list(load_contests(path).contests)
     raise SystemExit(f"unknown data set {name!r}")
+
+
+def _base_rates(indices: list[int]) -> str:
+    """A table row: the constant forecast of the home side's win / draw / loss
+    frequencies over the contests scored (fitted on them: an in-sample reference)."""
+    import numpy as np
+
+    y = np.array([HOME_OUTCOME[i] for i in indices])
+    freq = np.bincount(y, minlength=3) / y.size
+    ll = float(-np.mean(np.log(freq[y])))
+    brier = float(np.mean(((freq[None, :] - np.eye(3)[y]) ** 2).sum(axis=1)))
+    cells = ["–"] * 6 + [f"{ll:.4f}", f"{brier:.4f}"]
+    return (f"| base rates (home {100 * freq[0]:.1f} %, draw {100 * freq[1]:.1f} %, away "
+            f"{100 * freq[2]:.1f} %; in-sample) | " + " | ".join(cells)
+            + f" | – | {y.size:,} | – |")
 
 
 def _fmt(v: Any) -> str:
@@ -124,6 +146,10 @@ def run(datasets: list[str], root: Path) -> str:
                          + f" | {m['pair_inv']:.2f} | {m['calibrated_contests']:,} | "
                          f"{time.perf_counter() - t:.0f} |")
             print(lines[-1], flush=True)
+            if ds == "football" and label == RUNS[0][0] and res.calibration is not None:
+                base = _base_rates([r["index"] for r in res.calibration.records])
+        if ds == "football":
+            lines.append(base)
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + (
         "\n\nLL: log-loss (natural logarithm), Brier: Brier's multi-class score, ECE: "
@@ -132,8 +158,10 @@ def run(datasets: list[str], root: Path) -> str:
         "outcomes of a two-side match, for the systems with a draw model.  "
         "\"trueskill, eps 80\": TrueSkill with a draw margin 2 eps = 160, near "
         "the one that gives two equal football teams the data's 23 % of draws "
-        "(the default eps 1 gives them 0.3 %).  Seconds: the whole evaluation "
-        "(rating and every metric).")
+        "(the default eps 1 gives them 0.3 %); eps also changes the ratings.  \"base "
+        "rates\": the same probabilities of a home win, draw and away win for every "
+        "football match, the frequencies over the contests scored.  Seconds: the whole "
+        "evaluation (rating and every metric).")
 
 
 def main() -> None:

@@ -76,6 +76,15 @@ pair is a foregone conclusion; for two teams ``q = 1 - |2 P - 1|``, twice the
 underdog's chance.  It uses the system's own ``F`` and variances, so it is the same
 measure for every system (TrueSkill's draw-probability quality, by contrast, needs a
 Gaussian model and the system's draw margin).
+
+**Outcome probabilities** (:func:`outcome_probabilities`; the fields ``p_first``,
+``p_draw`` and ``place_probability`` of :class:`Prediction` and :class:`TeamPrediction`):
+each side's probability of finishing first and at each place, from the exact
+distributions of the sides' performances under the same model (a logistic team is a
+sum of logistics; :mod:`podium.outcomes`), and the probability of a draw where the
+system has a draw model (:func:`draw_margin`; openskill's systems answer openskill's
+``predict_win`` and ``predict_draw``).  For logistic models the pairwise formula above
+and ``P(first)`` of two sides differ by at most 0.011 (the formula's approximation).
 """
 
 from __future__ import annotations

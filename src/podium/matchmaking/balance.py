@@ -295,12 +295,12 @@ def _start(u_size: IntArray, order: IntArray, sizes: list[int], u_mu: FloatArray
 def _local_search(u_size: IntArray, u_mu: FloatArray, u_var: FloatArray, sizes: list[int],
                   kind: str) -> IntArray | None:
     """The best local optimum of the swap search from the greedy start and
-    :data:`RESTARTS` random starts (seeded); ``None`` when no start keeps the
-    parties together."""
+    :data:`RESTARTS` random starts (2 beyond 128 units; seeded); ``None`` when no
+    start keeps the parties together."""
     rng = np.random.default_rng(0)
     greedy = np.lexsort((-u_mu, -u_size))
     starts = [greedy]
-    for _ in range(RESTARTS):
+    for _ in range(RESTARTS if u_size.size <= 128 else 2):
         perm = rng.permutation(u_size.size)
         starts.append(perm[np.argsort(-u_size[perm], kind="stable")])
     best: IntArray | None = None
@@ -318,7 +318,13 @@ def _local_search(u_size: IntArray, u_mu: FloatArray, u_var: FloatArray, sizes: 
 def _improve(team_of: IntArray, u_size: IntArray, u_mu: FloatArray, u_var: FloatArray,
              n_teams: int, kind: str) -> tuple[IntArray, float]:
     """Best-improvement swaps of two equal-size units between two teams until none
-    raises the match quality; returns the assignment and its quality."""
+    raises the match quality; returns the assignment and its quality.
+
+    For teams ``a`` and ``b`` a swap of ``u`` (in ``a``) and ``v`` (in ``b``) changes
+    ``M_a - M_b`` by ``-2 (mu_u - mu_v)``; the candidates are, for each ``u``, the two
+    units of ``b`` (of ``u``'s size) whose ``mu_v`` is nearest ``mu_u - (M_a - M_b) / 2``
+    (by binary search: ``O(n log n)`` per pair of teams rather than every pair of
+    units), each scored by the match quality of the whole lobby."""
     team_of = team_of.copy()
     t_mu, t_var = _team_sums(team_of, u_mu, u_var, n_teams)
     q = _quality(t_mu, t_var, kind)
@@ -326,14 +332,12 @@ def _improve(team_of: IntArray, u_size: IntArray, u_mu: FloatArray, u_var: Float
     while True:
         best_gain, best_swap = 1e-12, None
         for a, b in zip(*pairs, strict=True):
-            ua = np.flatnonzero(team_of == a)
-            ub = np.flatnonzero(team_of == b)
-            same = u_size[ua][:, None] == u_size[ub][None, :]
-            ia, ib = np.nonzero(same)
+            ia, ib = _candidates(np.flatnonzero(team_of == a), np.flatnonzero(team_of == b),
+                                 u_size, u_mu, 0.5 * float(t_mu[a] - t_mu[b]))
             if not ia.size:
                 continue
-            d_mu = u_mu[ub[ib]] - u_mu[ua[ia]]
-            d_var = u_var[ub[ib]] - u_var[ua[ia]]
+            d_mu = u_mu[ib] - u_mu[ia]
+            d_var = u_var[ib] - u_var[ia]
             cand_mu: FloatArray = np.repeat(t_mu[None, :], ia.size, axis=0)
             cand_var: FloatArray = np.repeat(t_var[None, :], ia.size, axis=0)
             cand_mu[:, a] += d_mu
@@ -344,7 +348,7 @@ def _improve(team_of: IntArray, u_size: IntArray, u_mu: FloatArray, u_var: Float
             k = int(np.argmax(quality))
             if quality[k] - q > best_gain:
                 best_gain = float(quality[k] - q)
-                best_swap = (int(ua[ia[k]]), int(ub[ib[k]]), int(a), int(b))
+                best_swap = (int(ia[k]), int(ib[k]), int(a), int(b))
         if best_swap is None:
             return team_of, q
         u, v, team_u, team_v = best_swap  # u leaves team_u for team_v, v the other way
@@ -352,6 +356,25 @@ def _improve(team_of: IntArray, u_size: IntArray, u_mu: FloatArray, u_var: Float
         team_of[v] = team_u
         t_mu, t_var = _team_sums(team_of, u_mu, u_var, n_teams)
         q = _quality(t_mu, t_var, kind)
+
+
+def _candidates(ua: IntArray, ub: IntArray, u_size: IntArray, u_mu: FloatArray,
+                half_gap: float) -> tuple[IntArray, IntArray]:
+    """Swap candidates ``(u, v)``, ``u`` of ``ua`` and ``v`` of ``ub`` of equal size:
+    for each ``u`` the two ``v`` with ``mu_v`` nearest ``mu_u - half_gap``."""
+    out_a: list[IntArray] = []
+    out_b: list[IntArray] = []
+    for size in np.intersect1d(u_size[ua], u_size[ub]).tolist():
+        a = ua[u_size[ua] == size]
+        b = ub[u_size[ub] == size]
+        b = b[np.argsort(u_mu[b], kind="stable")]
+        j = np.searchsorted(u_mu[b], u_mu[a] - half_gap)
+        for k in (np.clip(j - 1, 0, b.size - 1), np.clip(j, 0, b.size - 1)):
+            out_a.append(a)
+            out_b.append(b[k])
+    if not out_a:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(out_a), np.concatenate(out_b)
 
 
 def _team_sums(team_of: IntArray, u_mu: FloatArray, u_var: FloatArray, n_teams: int
