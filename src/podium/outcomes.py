@@ -49,6 +49,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ __all__ = [
     "side_model",
     "team_performance",
     "three_way",
+    "upper_pairs",
     "win_probabilities",
 ]
 
@@ -110,12 +112,23 @@ _CF_CUT = 40.0
 
 
 # ------------------------------------------------------------------ pairwise
+@functools.lru_cache(maxsize=256)
+def upper_pairs(n: int) -> tuple[IntArray, IntArray]:
+    """``np.triu_indices(n, 1)``: the pairs ``a < b`` of ``n`` sides, row by row
+    (cached, read-only)."""
+    a, b = np.triu_indices(n, 1)
+    a.flags.writeable = False
+    b.flags.writeable = False
+    return a, b
+
+
 def _check_vectors(mu: npt.ArrayLike, variance: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     m = np.asarray(mu, dtype=np.float64)
     v = np.asarray(variance, dtype=np.float64)
     if m.ndim != 1:
         raise ValueError(f"mu must be one-dimensional, got shape {m.shape}")
-    v = np.broadcast_to(v, m.shape).astype(np.float64)
+    v = v.astype(np.float64) if v.shape == m.shape else np.broadcast_to(v, m.shape).astype(
+        np.float64)
     if not np.all(np.isfinite(m)):
         bad_mu = int(np.flatnonzero(~np.isfinite(m))[0])
         raise ValueError(f"mu must be finite; bad entry at index {bad_mu}")
@@ -166,7 +179,7 @@ def win_probabilities(
     z[certain] = np.sign(diff[certain]) * np.inf
     p = _cdf(z, kind)
     # exact antisymmetry whatever the rounding: keep the upper triangle, mirror it
-    iu = np.triu_indices(m.size, 1)
+    iu = upper_pairs(m.size)
     p[(iu[1], iu[0])] = 1.0 - p[iu]
     np.fill_diagonal(p, 0.5)
     return p
@@ -255,7 +268,7 @@ def match_quality(win_probability: npt.ArrayLike) -> float:
     t = p.shape[0]
     if t < 2:
         raise ValueError("match quality needs at least two teams (or players)")
-    iu = np.triu_indices(t, 1)
+    iu = upper_pairs(t)
     return float(1.0 - np.mean(np.abs(2.0 * p[iu] - 1.0)))
 
 
@@ -394,7 +407,9 @@ def side_model(
         place is not a smooth function of the others').
     """
     m = np.asarray(mu, dtype=np.float64).reshape(-1)
-    v = np.broadcast_to(np.asarray(variance, dtype=np.float64), m.shape).astype(np.float64)
+    v = np.asarray(variance, dtype=np.float64).reshape(-1)
+    if v.shape != m.shape:
+        v = np.broadcast_to(v, m.shape).astype(np.float64)
     n = m.size
     if n == 0 or not np.isfinite(m).all():
         raise ValueError("mu must be a non-empty array of finite numbers")
@@ -506,7 +521,7 @@ def draw_probability(sides: SideModel, margin: float) -> float:
     if sides.sides < 2:
         raise ValueError("a draw needs at least two sides")
     d = _pair_draws(sides, margin)
-    iu = np.triu_indices(sides.sides, 1)
+    iu = upper_pairs(sides.sides)
     return float(d[iu].mean())
 
 
@@ -577,7 +592,7 @@ def openskill_draw(team_mu: npt.ArrayLike, team_sigma_sq: npt.ArrayLike, beta: f
     """
     m, s, beta = _openskill_args(team_mu, team_sigma_sq, beta)
     margin = _openskill_margin(beta, n_players)
-    iu = np.triu_indices(m.size, 1)
+    iu = upper_pairs(m.size)
     a, b = iu
     c = np.sqrt(2.0 * beta * beta + s[a] + s[b])
     pair = ndtr((margin - m[a] + m[b]) / c) - ndtr((m[b] - m[a] - margin) / c)
