@@ -16,11 +16,13 @@ queued together; a player in no party is a party of one (a *unit*).
   penalised rather than forbidden.
 * **Larger pools or more teams: a local search** from a greedy start (units by
   decreasing size and rating, each to the team with the lowest mean that has room)
-  and from :data:`RESTARTS` random feasible starts: repeatedly the best swap of two
-  equal-size units between two teams by the match quality itself, until no swap
-  improves it; the best local optimum wins.  Seeded, so a pool always gets the same
-  answer.  Measured: within 0.01 match quality of the best of 10^5 random splits for
-  64 players in 4 teams (``benchmarks/bench_matchmaking.py``).
+  and from :data:`RESTARTS` random feasible starts (2 beyond 128 units): repeatedly
+  the best swap of two equal-size units between two teams by the match quality
+  itself, until no swap improves it (the candidates of each unit: the two units of
+  the other team nearest the ideal exchange); the best local optimum wins.  Seeded,
+  so a pool always gets the same answer.  Measured: within 0.01 match quality of the
+  best of 10^5 random splits for 64 players in 4 teams
+  (``benchmarks/bench_matchmaking.py``).
 
 Pools above :data:`MAX_POOL` players are refused.
 """
