@@ -23,9 +23,10 @@ no trigonometric function is called per node.
 Integrals over the performance ``x`` use the trapezoid rule on a uniform grid
 ``x_g = x0 + g h``: for analytic integrands decaying on both sides it converges
 geometrically in ``1 / h``.  The step is ``sd_min / (c sqrt(max(T, 4)))`` with
-``c = 1`` for normal sides and 1.5 for logistic ones (whose distribution functions have
-poles nearer the real axis): measured on ``T`` equal sides (the worst case), the places
-are exact to 6e-12 (normal) and 3e-11 (logistic) for ``T`` from 2 to 100.
+``c = 1`` for normal sides and 1.5 for logistic ones below 50 sides (whose distribution
+functions have poles nearer the real axis; from 50 sides on the products are smooth
+enough at ``c = 1``): measured on ``T`` equal sides (the worst case), the places are
+exact to 6e-12 (normal) and 3e-11 (logistic) for ``T`` from 2 to 200.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ KIND_LOGISTIC_SUM = 2
 #: A side whose probability of being above (below) ``x`` is under this counts as
 #: certainly below (above) it at ``x`` (errors of this size in a probability).
 TINY = 1e-17
+#: Coefficients of the place polynomial below this are dropped at its ends (it is a
+#: distribution over counts: the mass dropped per grid point is below T * TRIM).
+TRIM = 1e-20
 
 _SQRT2 = math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -174,9 +178,11 @@ def place_kernel(x0: float, h: float, n_grid: int, mean: np.ndarray, kind: np.nd
     not certainly above or below ``x``); each side's own factor is then divided out
     (synthetic division in the stable direction: by the larger of ``F`` and ``S``), and
     ``h f_t(x)`` times the quotient is added to row ``t``.  Each row is divided by its
-    own quadrature of ``f_t`` (1 to ~1e-13).  ``O(T^2)`` per grid point; the divisions
-    of all sides run together, one place at a time (independent recurrences side by
-    side rather than one long chain).
+    own quadrature of ``f_t`` (1 to ~1e-13).  ``O(T^2)`` per grid point where the sides
+    overlap, ``O(T w)`` in the tails, where the polynomial's mass lies on ``w`` counts
+    (its ends below :data:`TRIM` dropped); the divisions of all sides run together,
+    one place at a time (independent recurrences side by side rather than one long
+    chain).
     """
     n_sides = mean.size
     row, t_dens, t_surv, t_cdf = _sum_tables(x0, h, n_grid, mean, kind, scale, reach,
@@ -202,7 +208,9 @@ def place_kernel(x0: float, h: float, n_grid: int, mean: np.ndarray, kind: np.nd
     for g in range(n_grid):
         x = x0 + g * h
         shift = 0
-        deg = 0
+        deg = 0  # sides multiplied in (neither certainly above nor below x)
+        lo = 0  # the polynomial's coefficients outside [lo, hi] are below TRIM
+        hi = 0
         poly[0] = 1.0
         for s in range(n_sides):
             if row[s] >= 0:
@@ -219,12 +227,17 @@ def place_kernel(x0: float, h: float, n_grid: int, mean: np.ndarray, kind: np.nd
                 shift += 1
             else:
                 state[s] = 1
-                work[0] = poly[0] * cd
-                for r in range(1, deg + 1):
+                work[lo] = poly[lo] * cd
+                for r in range(lo + 1, hi + 1):
                     work[r] = poly[r] * cd + poly[r - 1] * sv
-                work[deg + 1] = poly[deg] * sv
+                work[hi + 1] = poly[hi] * sv
                 poly, work = work, poly
                 deg += 1
+                hi += 1
+                while hi > lo and poly[hi] < TRIM:
+                    hi -= 1
+                while lo < hi and poly[lo] < TRIM:
+                    lo += 1
         n_f = 0
         n_b = 0
         for t in range(n_sides):
@@ -250,18 +263,21 @@ def place_kernel(x0: float, h: float, n_grid: int, mean: np.ndarray, kind: np.nd
                     n_b += 1
             else:
                 base = shift - 1 if st == 2 else shift
-                for r in range(deg + 1):
+                for r in range(lo, hi + 1):
                     acc[base + r, t] += w * poly[r]
-        for r in range(deg):  # quotient by (q + p z), from the constant term up
+        # the quotient by (q + p z) has degree deg - 1: from the constant term up
+        # (q >= p) or from the top term down (p > q); the coefficient beyond the window
+        # a trimmed end leaves is below TRIM / max(p, q) <= 2 TRIM
+        for r in range(lo, min(hi, deg - 1) + 1):
             c = poly[r]
             out = acc[shift + r]
             for i in range(n_f):
                 v = (c - f_mul[i] * f_val[i]) * f_inv[i]
                 f_val[i] = v
                 out[f_side[i]] += f_w[i] * v
-        for r in range(deg - 1, -1, -1):  # quotient by (q + p z), from the top term down
-            c = poly[r + 1]
-            out = acc[shift + r]
+        for j in range(hi, max(lo, 1) - 1, -1):
+            c = poly[j]
+            out = acc[shift + j - 1]
             for i in range(n_b):
                 v = (c - b_mul[i] * b_val[i]) * b_inv[i]
                 b_val[i] = v

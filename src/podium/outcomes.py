@@ -97,7 +97,7 @@ COMPILE_SECONDS = 12.0
 #: over the narrowest side's width, times about 60); beyond it a ValueError.
 MAX_GRID = 2_000_000
 #: Grid steps per standard deviation of the narrowest side, times ``sqrt(max(T, 4))``
-#: (normal, logistic): see :mod:`podium._outcome_kernels`.
+#: (normal, logistic; from 50 sides on 1 for both): see :mod:`podium._outcome_kernels`.
 _STEPS = {"gaussian": 1.0, "logistic": 1.5}
 #: A normal side's grid reaches this many standard deviations (tail mass 6e-16).
 _GAUSS_REACH = 8.0
@@ -343,7 +343,8 @@ class SideModel:
                 nodes[sums] = count
                 np.cumsum(nodes, out=cf_off[1:])
         x0 = float(np.min(self.mean - reach))
-        h = float(sd.min()) / (_STEPS[self.kind] * math.sqrt(max(n_sides, 4)))
+        c = _STEPS[self.kind] if n_sides < 50 else 1.0
+        h = float(sd.min()) / (c * math.sqrt(max(n_sides, 4)))
         n = int(math.floor((float(np.max(self.mean + reach)) - x0) / h)) + 2
         return kind, scale, reach, cf_off, cf_du, cf_phi, cf_psi, x0, h, n
 
