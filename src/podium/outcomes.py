@@ -96,9 +96,10 @@ COMPILE_SECONDS = 12.0
 #: Most grid points of one computation (the spread of the sides' means and widths
 #: over the narrowest side's width, times about 60); beyond it a ValueError.
 MAX_GRID = 2_000_000
-#: Grid steps per standard deviation of the narrowest side, times ``sqrt(max(T, 4))``
-#: (normal, logistic; from 50 sides on 1 for both): see :mod:`podium._outcome_kernels`.
-_STEPS = {"gaussian": 1.0, "logistic": 1.5}
+#: Grid steps per standard deviation of the narrowest side, times ``sqrt(max(T, 4))``,
+#: below 50 sides (normal sides; sums of logistics; a lone logistic among the sides;
+#: from 50 sides on 1): see :mod:`podium._outcome_kernels`.
+_STEPS = {"gaussian": 1.0, "sum": 1.25, "logistic": 1.5}
 #: A normal side's grid reaches this many standard deviations (tail mass 6e-16).
 _GAUSS_REACH = 8.0
 #: A logistic side's grid reaches until its tail mass is below ``e^-_TAIL`` (a lone
@@ -108,7 +109,7 @@ _TAIL = 32.0
 _CHERNOFF = np.linspace(0.05, 0.95, 19)
 #: The characteristic function is cut where it, and the normal reference, fall below
 #: e^-_CF_CUT.
-_CF_CUT = 40.0
+_CF_CUT = 32.0
 
 
 # ------------------------------------------------------------------ pairwise
@@ -343,7 +344,12 @@ class SideModel:
                 nodes[sums] = count
                 np.cumsum(nodes, out=cf_off[1:])
         x0 = float(np.min(self.mean - reach))
-        c = _STEPS[self.kind] if n_sides < 50 else 1.0
+        # lone logistics have the poles nearest the real axis; sums of two or more
+        # are as smooth as normal sides
+        if n_sides >= 50 or not np.any(kind != K.KIND_GAUSSIAN):
+            c = 1.0
+        else:
+            c = _STEPS["logistic" if np.any(kind == K.KIND_LOGISTIC) else "sum"]
         h = float(sd.min()) / (c * math.sqrt(max(n_sides, 4)))
         n = int(math.floor((float(np.max(self.mean + reach)) - x0) / h)) + 2
         return kind, scale, reach, cf_off, cf_du, cf_phi, cf_psi, x0, h, n
