@@ -308,7 +308,7 @@ def test_cli_plots(history_dir, tmp_path) -> None:
                  "--no-progress"]) == 0
     names = sorted(p.name for p in d.iterdir())
     assert names == ["metric_pair_inv.png", "metric_rank_dev.png",
-                     "rating_distribution.png", "trajectories.png"]
+                     "rating_distribution.png", "reliability.png", "trajectories.png"]
     for p in d.iterdir():
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 

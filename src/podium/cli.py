@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",
+    "podium.matchmaking.cli",
 )
 
 DESCRIPTION = """\

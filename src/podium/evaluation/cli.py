@@ -47,6 +47,21 @@ TEAM_COLUMNS: tuple[tuple[str, str, int], ...] = (
 )
 
 
+#: The calibration scores (:mod:`podium.evaluation.calibration`), shown at the end of the
+#: table where scored: log-loss, Brier and expected calibration error of P(first), of
+#: the pairwise outcomes and of win/draw/loss (two sides, systems with a draw model).
+CALIBRATION_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("LL first", "first_log_loss", 4),
+    ("Brier first", "first_brier", 4),
+    ("ECE first", "first_ece", 4),
+    ("LL pairs", "pair_log_loss", 4),
+    ("Brier pairs", "pair_brier", 4),
+    ("ECE pairs", "pair_ece", 4),
+    ("LL W/D/L", "three_log_loss", 4),
+    ("Brier W/D/L", "three_brier", 4),
+)
+
+
 def _fmt(v: Any, digits: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -55,10 +70,12 @@ def _fmt(v: Any, digits: int) -> str:
 
 def markdown_table(records: Sequence[dict[str, Any]]) -> str:
     """The evaluation records (``EvalResult.to_dict()``) as a Markdown table; the team
-    metrics (:data:`TEAM_COLUMNS`) come after the first three columns, where scored."""
+    metrics (:data:`TEAM_COLUMNS`) come after the first three columns, the calibration
+    scores (:data:`CALIBRATION_COLUMNS`) last, where scored."""
     team = [c for c in TEAM_COLUMNS if any(r.get(c[1]) is not None for r in records)]
+    calib = [c for c in CALIBRATION_COLUMNS if any(r.get(c[1]) is not None for r in records)]
     cols = [c for c in COLUMNS if any(c[1] in r for r in records)]
-    cols = cols[:3] + team + cols[3:]
+    cols = cols[:3] + team + cols[3:] + calib
     lines = [
         "| system | " + " | ".join(c[0] for c in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -106,7 +123,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per system instead of a Markdown table")
     p.add_argument("--plot", metavar="DIR",
-                   help="write figures (metric over time, trajectories, distribution) to DIR")
+                   help="write figures (metric over time, trajectories, distribution, "
+                   "reliability diagram) to DIR")
     p.add_argument("--plot-handles", metavar="H1,H2",
                    help="players whose rating trajectories are drawn (default: top 3)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
@@ -116,8 +134,10 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
     from podium.cli_common import Progress
     from podium.evaluation.runner import evaluate
+    from podium.outcomes import announce_compile
 
     contests = _history(args)
+    announce_compile()  # the calibration scores' kernels
     keep = bool(args.plot)
     results = []
     for name, params in runs:
@@ -135,7 +155,8 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
         if not args.json:
             m = res.metrics
             team = "".join(f", {title} {_fmt(m[key], digits)}" for title, key, digits
-                           in TEAM_COLUMNS if key in m and not math.isnan(m[key]))
+                           in TEAM_COLUMNS + CALIBRATION_COLUMNS[::3]
+                           if key in m and not math.isnan(m[key]))
             print(f"{name}: pair inv. {_fmt(m['pair_inv'], 2)}, rank dev. "
                   f"{_fmt(m['rank_dev'], 2)}{team}, {res.seconds:.2f} s", file=sys.stderr)
     records = [r.to_dict() for r in results]

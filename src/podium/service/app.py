@@ -262,7 +262,7 @@ def create_app(
                 store.close()
 
     from podium._version import __version__ as version
-    from podium.service import admin, api, web
+    from podium.service import admin, api, api_lobby, web
 
     assets = swagger_ui_dir()
     if assets is None:
@@ -334,6 +334,7 @@ def create_app(
                             status_code=500)
 
     app.include_router(api.build_router())
+    app.include_router(api_lobby.build_router())
     app.include_router(admin.build_router())
     app.include_router(web.build_router())
     app.mount("/static", StaticFiles(directory=str(web.STATIC_DIR)), name="static")
