@@ -208,9 +208,8 @@ def _history(rng: np.random.Generator, n_contests: int, pool: int) -> list[Conte
     for c in range(n_contests):
         k = int(rng.integers(2, 9))
         who = rng.choice(pool, k, replace=False)
-        places = rng.integers(1, k + 1, k)
-        if np.all(places == places[0]):  # an all-tie contest is skipped by the Rater
-            places[0] += 1
+        # every sixth contest a draw (everybody tied): rated, as openskill rates it
+        places = np.ones(k, dtype=np.int64) if c % 6 == 5 else rng.integers(1, k + 1, k)
         out.append(Contest.from_places([f"p{i}" for i in who], places, name=f"c{c}",
                                        time_seconds=1_000 * c))
     return out
@@ -255,19 +254,19 @@ def _team_history(rng: np.random.Generator, n_contests: int, pool: int) -> list[
     out = []
     for c in range(n_contests):
         meta = {"name": f"c{c}", "time_seconds": 1_000 * c}
+        draw = c % 5 == 2  # a draw: every player (team) tied, rated as openskill rates it
         if c % 4 == 3:
             k = int(rng.integers(2, 7))
             who = rng.choice(pool, k, replace=False)
-            places = np.r_[1, rng.integers(1, k + 1, k - 1)]
-            places[-1] = max(places[-1], 2)  # not all tied (the Rater skips such a round)
+            places = np.ones(k, dtype=np.int64) if draw else np.r_[1, rng.integers(1, k + 1,
+                                                                                  k - 1)]
             out.append(Contest.from_places([f"p{i}" for i in who], places, **meta))
             continue
         n_teams = int(rng.integers(2, 7))
         sizes = rng.integers(1, 5, n_teams)
         who = rng.choice(pool, int(sizes.sum()), replace=False)
-        place = np.sort(rng.integers(1, n_teams + 1, n_teams))
-        if np.all(place == place[0]):
-            place[-1] += 1
+        place = np.ones(n_teams, dtype=np.int64) if draw else np.sort(
+            rng.integers(1, n_teams + 1, n_teams))
         weighted = c % 3 == 0
         rows, k = [], 0
         for t, size in enumerate(sizes.tolist()):
