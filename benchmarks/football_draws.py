@@ -112,6 +112,7 @@ def load_football(folder: Path, *, merge_former: bool = True) -> list[Contest]:
 
 def score(contests: list[Contest], name: str, all_tied: str) -> dict[str, float]:
     """Rate ``contests`` with ``name`` (``all_tied``) and score each match before it."""
+    Rater(name, all_tied=all_tied).extend(contests[:200])  # compile (or load) the kernels
     r = Rater(name, all_tied=all_tied)
     system, table = r.system, r.players
     ordinal = MetricAccumulator(min_history=MIN_HISTORY, extended=False)
