@@ -319,3 +319,25 @@ def test_worked_example_elo_lsq_and_pagerank() -> None:
     p_a = 0.135 / 0.2775
     assert r.rating("A")[0] == pytest.approx(3.0 * p_a, rel=1e-9)
     assert r.rating("C")[0] == pytest.approx(3.0 * (0.05 + 0.85 * p_a), rel=1e-9)
+
+
+# ---------------------------------------------------------------------- podium rate
+def test_podium_rate_counts_the_draws(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import main
+    from podium.io import write_contest_dir
+
+    history = [Contest([("a", 0, 0), ("b", 1, 1)], name="r1", time_seconds=1),
+               Contest([("a", 0, 1), ("b", 0, 1)], name="draw", time_seconds=2),
+               Contest([("c", 0, 0)], name="alone", time_seconds=3)]
+    write_contest_dir(history, tmp_path / "h")
+    assert main(["rate", str(tmp_path / "h"), "--system", "glicko", "--out",
+                 str(tmp_path / "o"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "rated 3 contests (5 player-rounds, 1 draw rated, 1 skipped: one side only)" in err
+    contests = (tmp_path / "o" / "contests.csv").read_text().splitlines()
+    assert contests[2:] == ["1,draw,2,,2,False", "2,alone,3,,1,True"]
+    assert main(["rate", str(tmp_path / "h"), "--system", "glicko", "--set", "all_tied=skip",
+                 "--out", str(tmp_path / "s"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "2 skipped: one side only, or everybody tied with all_tied='skip'" in err
+    assert (tmp_path / "s" / "contests.csv").read_text().splitlines()[2] == "1,draw,2,,2,True"

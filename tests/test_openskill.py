@@ -439,6 +439,24 @@ def test_perf_is_the_teams_newton_step() -> None:
     assert shift[0] > 0 > shift[2]
 
 
+@pytest.mark.parametrize("name", ["openskill-pl", "openskill-tm"])
+def test_draws_rated_as_openskill_and_skipped_on_request(name: str) -> None:
+    """The histories above hold draws (every team tied), which openskill rates; with
+    ``all_tied="skip"`` Podium equals openskill on the history without them, and is
+    then far from openskill on the history with them (the symptom of issue 27)."""
+    history = _team_history(np.random.default_rng(23), 48, 40)
+    draws = [c for c in history if c.is_outcome_free]
+    assert len(draws) >= 5 and any(c.team_round for c in draws)
+    skip = Rater(name, all_tied="skip")
+    skip.extend(history)
+    without = openskill_history(name, [c for c in history if not c.is_outcome_free])
+    for h, want in without.items():
+        assert_close(np.array(skip.rating(h)), np.array([want.mu, want.sigma]), h)
+    with_draws = openskill_history(name, history)
+    assert max(abs(skip.rating(h)[0] - r.mu) for h, r in with_draws.items()
+               if h in skip.players.index) > 0.5
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_compiled_loop_equals_round_by_round(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """``rate_rounds`` (one compiled loop over a batch, taken from the 32nd contest on)

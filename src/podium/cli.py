@@ -218,7 +218,7 @@ def _unrated_note(rater: Any, contests: list[Any], skipped: int) -> str:
         return (f"{skipped} skipped: one side only, or everybody tied with "
                 "all_tied='skip'")
     draws = sum(1 for c in contests if c.is_outcome_free and c.n_teams > 1)
-    return f"{draws} draws rated, {skipped} skipped: one side only"
+    return f"{draws} draw{'' if draws == 1 else 's'} rated, {skipped} skipped: one side only"
 
 
 def _check_output_file(path: str, option: str) -> None:
