@@ -187,7 +187,7 @@ def evaluate(
     metric_s = 0.0
     rows = 0
     for t, contest in enumerate(contests):
-        if t >= n_train and not contest.is_outcome_free:  # unrated: scores nothing
+        if t >= n_train and not contest.is_outcome_free:  # no order: scores nothing
             m0 = time.perf_counter()
             idx, _ = table.lookup(contest.handles)
             known = idx >= 0
