@@ -50,8 +50,8 @@ def case_search(url: str, monkeypatch: Any, through: str) -> None:
     ranked = Contest([(h, k, k) for k, h in enumerate(SEARCH_HANDLES)], name="r1",
                      time_seconds=1)
     tied = Contest([("ghost", 0, 2), ("Ghost2", 0, 2), ("annabel", 0, 2)], name="tied",
-                   time_seconds=2)  # everybody tied: rates nobody
-    with Store.create(url, "mmr") as store:
+                   time_seconds=2)  # everybody tied: with all_tied="skip", rates nobody
+    with Store.create(url, "mmr", {"all_tied": "skip"}) as store:
         store.ingest(ranked)
         store.ingest(tied)
         assert store.count_players() == len(SEARCH_HANDLES)

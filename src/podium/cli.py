@@ -200,8 +200,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         rater.save(args.checkpoint)
         print(f"checkpoint written: {args.checkpoint}", file=err)
     print(
-        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, {skipped} skipped "
-        f"because everybody tied) with {rater.system_name} in {rate_s:.2f} s "
+        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, "
+        f"{_unrated_note(rater, todo, skipped)}) with {rater.system_name} in {rate_s:.2f} s "
         f"(loading {load_s:.2f} s, writing {write_s:.2f} s); {rater.num_players:,} players "
         f"-> {written[0]}",
         file=err,
@@ -210,6 +210,16 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     if summary:
         print(summary, file=err)
     return 0
+
+
+def _unrated_note(rater: Any, contests: list[Any], skipped: int) -> str:
+    """What the summary line of ``podium rate`` says about draws (contests in which every
+    side tied, of two sides or more) and about the contests left unrated."""
+    if rater.system.all_tied == "skip":
+        return (f"{skipped} skipped: one side only, or everybody tied with "
+                "all_tied='skip'")
+    draws = sum(1 for c in contests if c.is_outcome_free and c.n_teams > 1)
+    return f"{draws} draw{'' if draws == 1 else 's'} rated, {skipped} skipped: one side only"
 
 
 def _check_output_file(path: str, option: str) -> None:

@@ -202,6 +202,8 @@ def evaluate(
     metric_s = 0.0
     rows = 0
     for t, contest in enumerate(contests):
+        # an outcome-free round has no order to score, but calibration
+        # still scores its draw probability
         if t >= n_train and (cal is not None or not contest.is_outcome_free):
             m0 = time.perf_counter()
             idx, _ = table.lookup(contest.handles)

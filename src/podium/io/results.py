@@ -336,8 +336,9 @@ def contests_table(rater: Rater) -> pa.Table:
     -------
     pyarrow.Table
         ``players`` counts the contest's standings; ``skipped`` is true for a
-        contest in which everybody tied (it carries no information and changed
-        nothing).
+        contest the system left unrated (it changed nothing): one side only, or
+        everybody tied with ``all_tied="skip"``
+        (:meth:`~podium.systems.RatingSystem.skips_round`).
     """
     recs = rater.contests
     return pa.table(

@@ -72,7 +72,8 @@ class Explainer:
         Raises
         ------
         ExplainNotFound
-            The contest is unknown, was not rated (everybody tied), or the player is
+            The contest is unknown, was not rated (one side only, or everybody tied
+            in a store whose system has ``all_tied="skip"``), or the player is
             not in its standings.
         StoreError
             When the explanation disagrees with the stored event (the store's
@@ -93,8 +94,9 @@ class Explainer:
             if stored is None:
                 raise ExplainNotFound(f"player {handle!r} is not in contest {contest_id!r}")
             if not row.rated:
-                raise ExplainNotFound(f"contest {contest_id!r} was not rated (everybody tied):"
-                                      " no rating changed")
+                why = self.ctx.system.skip_reason(contest) or "not rated"
+                raise ExplainNotFound(f"contest {contest_id!r} was not rated ({why}): "
+                                      "no rating changed")
             event = conn.execute(
                 select(e.c.mu, e.c.sigma, e.c.perf)
                 .select_from(e.join(p, p.c.pk == e.c.player_pk))

@@ -24,6 +24,7 @@ T = TypeVar("T")
 Check = Literal[
     "finite", "positive", "nonnegative", "positive_or_inf", "nonnegative_or_inf",
     "open_unit", "positive_int", "positive_int_or_none", "bool", "number_or_none",
+    "rate_or_skip",
 ]
 
 
@@ -51,6 +52,8 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "bool": (lambda v: isinstance(v, bool), "True or False"),
     "number_or_none": (lambda v: v is None or (_real(v) and not math.isnan(v)),
                        "a number or None"),
+    "rate_or_skip": (lambda v: isinstance(v, str) and v in ("rate", "skip"),
+                     "'rate' or 'skip'"),
 }
 
 
@@ -60,7 +63,8 @@ def check_param(name: str, value: Any, check: Check) -> None:
     Checks: ``"finite"``; ``"positive"`` (finite, > 0); ``"nonnegative"`` (finite,
     >= 0); ``"positive_or_inf"`` / ``"nonnegative_or_inf"`` (``math.inf`` allowed,
     NaN not); ``"open_unit"`` (in (0, 1)); ``"positive_int"`` and
-    ``"positive_int_or_none"``; ``"bool"``; ``"number_or_none"`` (not NaN).  Numbers
+    ``"positive_int_or_none"``; ``"bool"``; ``"number_or_none"`` (not NaN);
+    ``"rate_or_skip"`` (the string ``"rate"`` or ``"skip"``).  Numbers
     are real numbers other than ``bool`` (NumPy scalars included).
 
     Raises

@@ -26,6 +26,15 @@ search come from one FFT convolution of the rating histogram with the Elo kernel
 round (see :mod:`podium.systems.codeforces.kernels`), so a round costs
 ``O(V log V + N log 8000)`` (``V`` the rating range) instead of ``O(N^2 log 8000)``.
 
+Draws: Codeforces has no rule of its own for a round in which everybody tied; its
+rule for ties (step 2, checked on official rating changes) makes it a shared last
+place, and the round is rated with it (``all_tied="rate"``, the default;
+``"skip"`` leaves it unrated).  Before the corrections, a draw costs the favourite
+exactly what a loss would; the first correction hands every participant the same
+share of the round's total back, so the favourite loses and the underdog gains,
+and two equal players each lose the 1 point that the correction takes from every
+participant of every round.
+
 Newcomers: the 2015 rules (``scheme="2015"``, default) start everybody at 1500.  The
 2020 rules (``scheme="2020"``, Codeforces blog entry 77890, May 2020) compute with 1400
 for a new account but *display* 0 before its first round and add display bonuses of

@@ -323,7 +323,8 @@ class MMRPlus(EloMMR):
     name: ClassVar[str] = "mmr-plus"
     #: W joined the preset after mmr-plus ratings could be saved without it: a
     #: checkpoint or store from before it goes on without it.
-    params_added_later: ClassVar[dict[str, Any]] = {"white_rate": 0.0}
+    params_added_later: ClassVar[dict[str, Any]] = {
+        **EloMMR.params_added_later, "white_rate": 0.0}
 
     reliability_ref: float | None = param(0.5, "number_or_none")
     reliability_power: float = param(2.0, "nonnegative")

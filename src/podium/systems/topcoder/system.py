@@ -25,8 +25,14 @@ weight ``w``:
    ``V' = sqrt((uncapped change)^2 / W + V^2 / (1 + W))``.
 
 Newcomers start at ``(1500, 350)`` like every multi-skill system (TopCoder's own
-site uses 1200 and 535).  A round in which everybody ties is skipped by the
-:class:`~podium.rater.Rater` (as by the reference) and so counts for nothing.
+site uses 1200 and 535).
+
+A round in which everybody ties (a draw) is rated (``all_tied="rate"``, the
+default): every actual rank is the mean ``N/2``, so a player expected to place
+better than that (the favourite) performs below its rating and loses, the underdog
+gains, two equal players keep their rating (only the volatility shrinks), and the
+round counts in ``n``.  The reference skips such a round and counts it for nothing;
+``all_tied="skip"`` does the same.
 """
 
 from __future__ import annotations
