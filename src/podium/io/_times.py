@@ -1,4 +1,4 @@
-"""The time check of a contest loader: a contest time outside 1970..2200, or in the
+"""The time check of a contest loader: a contest time outside 1800..2200, or in the
 future unless allowed, is refused with a message naming the file and the contest."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _check_time(contest: Contest, where: str, allow_future: bool, now: float | N
     t = contest.time_seconds
     if not -(10**30) < t < 10**30:
         raise contest_error_at(ContestError(
-            f"time_seconds={short_int(t)} is outside 1970-01-01 .. 2200-01-01 (seconds since "
+            f"time_seconds={short_int(t)} is outside 1800-01-01 .. 2200-01-01 (seconds since "
             "the Unix epoch are expected)", contest=contest.label), where)
     try:
         check_contest_time(t, now=now, allow_future=allow_future)
@@ -29,7 +29,7 @@ def _check_time(contest: Contest, where: str, allow_future: bool, now: float | N
 
 class TimeCheck:
     """The time check of a file loader: ``check(contest, where)`` refuses a contest time
-    outside 1970..2200 or in the future (see :func:`_check_time`)."""
+    outside 1800..2200 or in the future (see :func:`_check_time`)."""
 
     __slots__ = ("allow_future", "now")
 

@@ -35,6 +35,7 @@ from podium.core.guards import (
     TimeError,
     check_contest_time,
     handle_key,
+    identifier_problem,
     normalize_contest,
 )
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND
@@ -99,8 +100,19 @@ def text_problem(value: str, limit: int | None = None) -> str | None:
 
 
 def check_contest_id(cid: str) -> str | None:
-    """What is wrong with ``cid`` as a contest id (``None`` when nothing is)."""
-    problem = text_problem(cid)
+    """What is wrong with ``cid`` as a contest id (``None`` when nothing is).
+
+    A contest id is kept exactly as given (it is a key: the source's url or name), and
+    refused when it is empty or holds nothing but whitespace, ``/`` and ``.`` (no URL
+    path could name it: ``/api/contests//`` and ``/api/contests/..`` are other paths),
+    when it breaks the character rule of handles
+    (:func:`podium.core.guards.identifier_problem`) or when it is longer than
+    :data:`MAX_ID_BYTES` bytes of UTF-8.
+    """
+    if all(ch.isspace() or ch in "/." for ch in cid):
+        return ("empty or only whitespace, '/' and '.' (a contest id must name the contest: "
+                "its url or name)")
+    problem = identifier_problem(cid)
     if problem is not None:
         return problem
     size = len(cid.encode("utf-8"))
