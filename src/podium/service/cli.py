@@ -17,8 +17,11 @@ from typing import Any
 from podium.errors import PodiumError
 from podium.service import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_EXPLAINS,
+    DEFAULT_MAX_EXPORTS,
     DEFAULT_MAX_PREDICT_BYTES,
     DEFAULT_MAX_PREDICT_PLAYERS,
+    DEFAULT_SEND_TIMEOUT_S,
     MAX_PREDICT_PLAYERS_LIMIT,
 )
 
@@ -91,7 +94,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                      max_predict_players=args.max_predict_players,
                      allow_future=args.allow_future,
                      case_insensitive_handles=True if args.case_insensitive_handles else None,
-                     private=args.private, cors_origins=origins)
+                     private=args.private, cors_origins=origins,
+                     max_exports=args.max_exports, max_explains=args.max_explains,
+                     send_timeout_s=args.send_timeout)
     store = app.state.store
     st = store.stats()
     named = store.count_tokens()
@@ -127,6 +132,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PODIUM_TOKEN"] = token
     else:
         os.environ.pop("PODIUM_TOKEN", None)
+    os.environ["PODIUM_MAX_EXPORTS"] = str(args.max_exports)
+    os.environ["PODIUM_MAX_EXPLAINS"] = str(args.max_explains)
+    os.environ["PODIUM_SEND_TIMEOUT"] = repr(float(args.send_timeout))
     for name, value in (("PODIUM_POOL_SIZE", args.pool_size),
                         ("PODIUM_MAX_OVERFLOW", args.max_overflow)):
         if value is None:
@@ -193,9 +201,18 @@ def add_parsers(subparsers: Any) -> None:
                    metavar="N", help="most players (handles and team members) in one "
                    f"prediction, at most {MAX_PREDICT_PLAYERS_LIMIT} (default "
                    f"{DEFAULT_MAX_PREDICT_PLAYERS})")
+    s.add_argument("--max-exports", type=int, default=DEFAULT_MAX_EXPORTS, metavar="N",
+                   help="exports each worker streams at a time, else 429 with Retry-After "
+                   f"(default {DEFAULT_MAX_EXPORTS})")
+    s.add_argument("--max-explains", type=int, default=DEFAULT_MAX_EXPLAINS, metavar="N",
+                   help="explanations each worker computes at a time, else 429 with "
+                   f"Retry-After (default {DEFAULT_MAX_EXPLAINS})")
+    s.add_argument("--send-timeout", type=float, default=DEFAULT_SEND_TIMEOUT_S, metavar="S",
+                   help="seconds a client may take to accept one 256 KiB block of an "
+                   f"export before it is dropped (default {DEFAULT_SEND_TIMEOUT_S:g})")
     s.add_argument("--allow-future", action="store_true",
                    help="accept contests dated more than a day after this machine's clock "
-                   "(simulations, scheduled contests); times must still lie in 1970..2200")
+                   "(simulations, scheduled contests); times must still lie in 1800..2200")
     s.add_argument("--case-insensitive-handles", action="store_true",
                    help="with --system, create the store so that handles differing only by "
                    "case are one player (fixed at creation; an existing store must have "

@@ -103,14 +103,15 @@ def check_contest_id(cid: str) -> str | None:
     """What is wrong with ``cid`` as a contest id (``None`` when nothing is).
 
     A contest id is kept exactly as given (it is a key: the source's url or name), and
-    refused when it is empty or holds nothing but whitespace, ``/`` and ``.`` (no URL
-    path could name it: ``/api/contests//`` and ``/api/contests/..`` are other paths),
-    when it breaks the character rule of handles
+    refused when it is empty or holds nothing but whitespace and ``/`` (no URL path
+    names it: ``/api/contests//`` is read as another path by clients and proxies), when
+    it breaks the character rule of handles
     (:func:`podium.core.guards.identifier_problem`) or when it is longer than
-    :data:`MAX_ID_BYTES` bytes of UTF-8.
+    :data:`MAX_ID_BYTES` bytes of UTF-8.  (An id such as ``..`` is kept: it is reached
+    percent-encoded, ``/api/contests/%2E%2E``, or in a query, ``/contest?id=..``.)
     """
-    if all(ch.isspace() or ch in "/." for ch in cid):
-        return ("empty or only whitespace, '/' and '.' (a contest id must name the contest: "
+    if all(ch.isspace() or ch == "/" for ch in cid):
+        return ("empty or only whitespace and '/' (a contest id must name the contest: "
                 "its url or name)")
     problem = identifier_problem(cid)
     if problem is not None:
