@@ -193,7 +193,8 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     rate_s = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format)
+    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format,
+                             csv_safe=args.csv_safe)
     write_s = time.perf_counter() - t2
     if args.checkpoint:
         rater.save(args.checkpoint)
@@ -243,12 +244,13 @@ def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
     return 0
 
 
-def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv") -> list[Path]:
+def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv",
+                   csv_safe: bool = False) -> list[Path]:
     """``OUT/ratings.FMT``, ``OUT/contests.FMT`` and ``OUT/histories.FMT`` (atomic each),
     straight from the rater's arrays (see :mod:`podium.io.results`)."""
     from podium.io.results import write_results
 
-    return write_results(rater, out, fmt=fmt, histories=histories)
+    return write_results(rater, out, fmt=fmt, histories=histories, csv_safe=csv_safe)
 
 
 def _cmd_systems(args: argparse.Namespace) -> int:
@@ -361,6 +363,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("csv", "parquet"), default="csv",
                    help="output format: csv (default) or parquet (ratings.parquet, "
                    "histories.parquet, contests.parquet)")
+    r.add_argument("--csv-safe", action="store_true",
+                   help="write CSV text cells that a spreadsheet would run as formulas "
+                   "(=, +, -, @, tab, CR first) with a ' in front, for a file opened in a "
+                   "spreadsheet; by default the values are written as they are, for "
+                   "programs (docs/service.md, \"CSV and spreadsheets\")")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_input_args(r)
     r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,

@@ -6,6 +6,10 @@
 * ``GET /api/export/history?format=parquet|csv`` -- every rating event with its contest
   and handle (default Parquet).
 
+A CSV export neutralises the text cells that a spreadsheet would run as formulas (a
+``'`` in front of a cell beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return: :mod:`podium.io.spreadsheet`); ``raw=true`` writes every cell as stored.
+
 The exports are read in chunks inside one read transaction
 (:meth:`podium.store.export.Exporter.export`), so the file is one consistent state,
 spooled to a temporary file and streamed from it
@@ -58,11 +62,17 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     403: {"description": "the token's role is too weak"},
     422: {"description": "invalid parameter"},
 }
+#: ``raw`` of the export routes (module level: FastAPI resolves the string annotations
+#: in this module's namespace).
+raw_q = Query(description="CSV cells exactly as stored, for programs; by default a text "
+              "cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a "
+              "' in front (Parquet is never changed)")
 _BUSY: dict[int | str, dict[str, Any]] = {
     429: {"description": "too many exports at once in this server process (Retry-After)"}}
 
 
-async def _export_response(request: Request, what: str, fmt: str) -> StreamingResponse:
+async def _export_response(request: Request, what: str, fmt: str,
+                           raw: bool) -> StreamingResponse:
     """The export ``what`` in ``fmt``, spooled (:func:`podium.service.limits.spooled_export`)
     under the app's export gate (429 when it is full)."""
     from podium.store.export import EXPORT_CHUNK_ROWS, export_media_type
@@ -73,7 +83,8 @@ async def _export_response(request: Request, what: str, fmt: str) -> StreamingRe
         raise gate.busy()
     try:
         store = get_store(request)
-        body = store.export(what, fmt, chunk_rows=state.export_chunk_rows or EXPORT_CHUNK_ROWS)
+        body = store.export(what, fmt, chunk_rows=state.export_chunk_rows or EXPORT_CHUNK_ROWS,
+                            csv_safe=not raw)
     except BaseException:
         gate.leave()
         raise
@@ -123,11 +134,12 @@ def build_router() -> APIRouter:
         request: Request,
         format: Annotated[Literal["csv", "parquet"], Query(  # noqa: A002 - the API's name
             description="file format (default csv)")] = "csv",
+        raw: Annotated[bool, raw_q] = False,
     ) -> StreamingResponse:
         """Every rated player, best first: ``rank``, ``handle``, ``display_rating``,
         ``mu``, ``sigma``, ``contests``, ``last_contest_time``, ``max_display_rating``,
         ``last_change`` -- one consistent state, streamed."""
-        return await _export_response(request, "ratings", format)
+        return await _export_response(request, "ratings", format, raw)
 
     @router.get("/export/history", responses={**_ERRORS, **_BUSY, **stream}, response_class=
                 StreamingResponse, summary="Every rating event, as Parquet or CSV")
@@ -135,11 +147,12 @@ def build_router() -> APIRouter:
         request: Request,
         format: Annotated[Literal["parquet", "csv"], Query(  # noqa: A002 - the API's name
             description="file format (default parquet)")] = "parquet",
+        raw: Annotated[bool, raw_q] = False,
     ) -> StreamingResponse:
         """Every rating event, contest by contest in time order: ``contest_index``,
         ``contest_id``, ``contest_name``, ``time_seconds``, ``handle``, ``place``,
         ``perf``, ``mu``, ``sigma``, ``display_rating``, ``prev_display``, ``change``,
         ``debut``, ``team`` -- one consistent state, streamed."""
-        return await _export_response(request, "history", format)
+        return await _export_response(request, "history", format, raw)
 
     return router

@@ -82,6 +82,11 @@ def add_parsers(subparsers: Any) -> None:
     e.add_argument("--format", choices=["csv", "parquet"], default=None,
                    help="file format (default: from the suffix of -o, else csv)")
     e.add_argument("-o", "--out", required=True, metavar="FILE", help="the file to write")
+    e.add_argument("--raw", action="store_true",
+                   help="CSV cells exactly as stored, for programs; by default a text cell "
+                   "that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) "
+                   "is written with a ' in front ('-101-: docs/service.md, \"CSV and "
+                   "spreadsheets\")")
     e.set_defaults(func=_cmd_export)
 
 
@@ -166,7 +171,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     part = out.with_name(out.name + ".part")
     size = 0
     with _open(args.db) as store:
-        pieces = store.export(args.what, fmt)
+        pieces = store.export(args.what, fmt, csv_safe=not args.raw)
         try:
             with open(part, "wb") as fh:
                 for piece in pieces:
