@@ -62,5 +62,10 @@ class ConfigError(PodiumError, ValueError):
     """Unknown system name, unknown or out-of-range hyper-parameter."""
 
 
+class UsageError(PodiumError, ValueError):
+    """A command-line argument or option value out of its range (``podium`` exits with
+    status 2, as for a value its parser refuses)."""
+
+
 class ConvergenceError(PodiumError, ArithmeticError):
     """A root finder failed to bracket or converge (reported, never silently ignored)."""

@@ -47,6 +47,14 @@ Times
 (default one day) after the clock, and says when the value looks like milliseconds
 (more than 1000 times the range in either direction).
 
+Weights
+-------
+:func:`contest_weight_problem` refuses a contest weight outside
+[:data:`MIN_CONTEST_WEIGHT`, :data:`MAX_CONTEST_WEIGHT`]: the range in which every
+rating system was checked (a weight of 1e300 divided by zero inside Elo-MMR's update,
+1e5 rated silently to 8405.8).  The loaders (``--any-weight`` for research data), the
+store and the service apply it.
+
 Stored text
 -----------
 :func:`storable_text` says whether a text can be sent to a database at all (no NUL,
@@ -69,12 +77,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_FUTURE_MARGIN_S",
     "EMOJI_SEQUENCE",
+    "MAX_CONTEST_WEIGHT",
     "MAX_HANDLE_LENGTH",
     "MAX_TIME_SECONDS",
+    "MIN_CONTEST_WEIGHT",
     "MIN_TIME_SECONDS",
     "HandleError",
     "TimeError",
     "check_contest_time",
+    "contest_weight_problem",
     "handle_key",
     "identifier_problem",
     "normalize_contest",
@@ -91,6 +102,11 @@ MIN_TIME_SECONDS = -5_364_662_400
 MAX_TIME_SECONDS = 7_258_118_400
 #: How far after the clock a contest may be dated by default (one day).
 DEFAULT_FUTURE_MARGIN_S = 86_400
+#: The smallest contest weight accepted (the rating systems divide by it).
+MIN_CONTEST_WEIGHT = 1e-3
+#: The largest contest weight accepted (Elo-MMR's performance equations already leave
+#: the solver's bracket near it; 1e300 divided by zero).
+MAX_CONTEST_WEIGHT = 100.0
 
 _EMOJI = r"\p{Extended_Pictographic}[\uFE0E\uFE0F]?\p{Emoji_Modifier}?\uFE0F?"
 #: One emoji sequence of UTS #51 ("Unicode Emoji", ED-14..ED-17): an emoji (an
@@ -313,6 +329,18 @@ def storable_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def contest_weight_problem(weight: float) -> str | None:
+    """What is wrong with ``weight`` as a contest weight (``None`` when nothing is).
+
+    >>> contest_weight_problem(1.0) is None, contest_weight_problem(1e300)
+    (True, 'weight=1e+300 is outside [0.001, 100], the range of contest weights accepted')
+    """
+    if MIN_CONTEST_WEIGHT <= weight <= MAX_CONTEST_WEIGHT:
+        return None
+    return (f"weight={weight!r} is outside [{MIN_CONTEST_WEIGHT:g}, {MAX_CONTEST_WEIGHT:g}], "
+            "the range of contest weights accepted")
 
 
 def check_contest_time(

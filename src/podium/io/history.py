@@ -10,7 +10,7 @@ Handle strings are interned across all contests of one load, so that a history
 of millions of player-rounds stores each distinct handle once; each distinct handle
 is checked and normalised once (:mod:`podium.core.guards`; ``raw_handles=True``
 keeps them as given).  Every contest's time is checked
-(:func:`podium.core.guards.check_contest_time`: 1970..2200 and not in the future
+(:func:`podium.core.guards.check_contest_time`: 1800..2200 and not in the future
 unless ``allow_future=True``).
 """
 
@@ -131,9 +131,10 @@ class _Options:
     __slots__ = ("raw_handles", "times", "require_times", "warn", "note")
 
     def __init__(self, raw_handles: bool, allow_future: bool, require_times: bool,
-                 warn: Callable[[str], None], note: Callable[[str], None]) -> None:
+                 warn: Callable[[str], None], note: Callable[[str], None],
+                 any_weight: bool = False) -> None:
         self.raw_handles = raw_handles
-        self.times = TimeCheck(allow_future)
+        self.times = TimeCheck(allow_future, any_weight=any_weight)
         self.require_times = require_times
         self.warn = warn
         self.note = note
@@ -156,7 +157,8 @@ def _iter_indexed(
         yield from iter_tar(p, limit, intern, opts.times, opts.warn)
     elif kind == "json":
         yield 0, read_contest_json(p, interner=intern.table, raw_handles=opts.raw_handles,
-                                   allow_future=opts.times.allow_future)
+                                   allow_future=opts.times.allow_future,
+                                   any_weight=opts.times.any_weight)
     else:
         yield from enumerate(csv_contests(p, limit, intern, opts.times, opts.require_times,
                                           opts.note))
@@ -169,6 +171,7 @@ def iter_contests(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
 ) -> Iterator[Contest]:
     """Iterate over the contests stored at ``path`` in index order.
 
@@ -189,11 +192,15 @@ def iter_contests(
         not Unicode (a lone surrogate) is refused either way.
     allow_future : bool, default False
         Accept contests dated more than a day after this machine's clock (simulated
-        or scheduled contests).  Times before 1970 or after 2200 are refused
-        either way (a time in milliseconds is recognised and named).
+        or scheduled contests).  Times before 1800 (negative before 1970) or after
+        2200 are refused either way (a time in milliseconds is recognised and named).
     require_times : bool, default True
         Refuse a CSV file without a time column; with ``False`` its contests are
         read in file order at time 0.
+    any_weight : bool, default False
+        Accept any positive contest weight; by default a weight outside
+        [0.001, 100] is refused (:func:`podium.core.guards.contest_weight_problem`:
+        the range every rating system was checked in, the store's).
 
     Yields
     ------
@@ -217,7 +224,8 @@ def iter_contests(
     What :func:`load_contests` reports in ``warnings`` and ``changes`` is logged
     here (logger ``podium.io``, levels WARNING and INFO).
     """
-    opts = _Options(raw_handles, allow_future, require_times, log.warning, log.info)
+    opts = _Options(raw_handles, allow_future, require_times, log.warning, log.info,
+                    any_weight)
     for _, contest in _iter_indexed(path, limit, opts):
         if isinstance(contest, Contest):
             yield contest
@@ -252,6 +260,7 @@ def load_contests(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
 ) -> LoadedHistory:
     """Load a contest history into memory.
 
@@ -267,7 +276,7 @@ def load_contests(
         (the first occurrence is kept; contests without url are never duplicates).
     sort_by_time : bool, default False
         Stable-sort the contests by ``time_seconds``.
-    raw_handles, allow_future, require_times : bool
+    raw_handles, allow_future, require_times, any_weight : bool
         As :func:`iter_contests`.
 
     Returns
@@ -297,7 +306,8 @@ def load_contests(
         if skipped <= _MAX_WARNINGS_PER_KIND:
             warnings.append(line)
 
-    opts = _Options(raw_handles, allow_future, require_times, warn, changes.append)
+    opts = _Options(raw_handles, allow_future, require_times, warn, changes.append,
+                    any_weight)
     with _gc_paused():
         loaded = list(_iter_indexed(path, limit, opts))
     if skipped > _MAX_WARNINGS_PER_KIND:

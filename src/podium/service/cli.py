@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.cli_common import float_in, int_in
+from podium.errors import PodiumError, UsageError
 from podium.service import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_EXPLAINS,
@@ -60,20 +61,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         args.db = DEFAULT_DB
 
     if not 0 <= args.port <= 65535:
-        raise PodiumError(f"--port must be in 0..65535, got {args.port}")
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
     if args.workers < 1:
-        raise PodiumError(f"--workers must be >= 1, got {args.workers}")
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.max_body_bytes < 1:
-        raise PodiumError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
+        raise UsageError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
     if args.max_predict_bytes < 1:
-        raise PodiumError(f"--max-predict-bytes must be >= 1, got {args.max_predict_bytes}")
+        raise UsageError(f"--max-predict-bytes must be >= 1, got {args.max_predict_bytes}")
     if not 1 <= args.max_predict_players <= MAX_PREDICT_PLAYERS_LIMIT:
-        raise PodiumError(f"--max-predict-players must be in 1..{MAX_PREDICT_PLAYERS_LIMIT}, "
+        raise UsageError(f"--max-predict-players must be in 1..{MAX_PREDICT_PLAYERS_LIMIT}, "
                           f"got {args.max_predict_players}")
     if args.pool_size is not None and args.pool_size < 1:
-        raise PodiumError(f"--pool-size must be >= 1, got {args.pool_size}")
+        raise UsageError(f"--pool-size must be >= 1, got {args.pool_size}")
     if args.max_overflow is not None and args.max_overflow < 0:
-        raise PodiumError(f"--max-overflow must be >= 0, got {args.max_overflow}")
+        raise UsageError(f"--max-overflow must be >= 0, got {args.max_overflow}")
     token = _read_token(args)
     from podium.service.app import check_cors_origins
 
@@ -201,13 +202,16 @@ def add_parsers(subparsers: Any) -> None:
                    metavar="N", help="most players (handles and team members) in one "
                    f"prediction, at most {MAX_PREDICT_PLAYERS_LIMIT} (default "
                    f"{DEFAULT_MAX_PREDICT_PLAYERS})")
-    s.add_argument("--max-exports", type=int, default=DEFAULT_MAX_EXPORTS, metavar="N",
+    s.add_argument("--max-exports", type=int_in(1, 1000), default=DEFAULT_MAX_EXPORTS,
+                   metavar="N",
                    help="exports each worker streams at a time, else 429 with Retry-After "
                    f"(default {DEFAULT_MAX_EXPORTS})")
-    s.add_argument("--max-explains", type=int, default=DEFAULT_MAX_EXPLAINS, metavar="N",
+    s.add_argument("--max-explains", type=int_in(1, 1000), default=DEFAULT_MAX_EXPLAINS,
+                   metavar="N",
                    help="explanations each worker computes at a time, else 429 with "
                    f"Retry-After (default {DEFAULT_MAX_EXPLAINS})")
-    s.add_argument("--send-timeout", type=float, default=DEFAULT_SEND_TIMEOUT_S, metavar="S",
+    s.add_argument("--send-timeout", type=float_in(0.1, 3600.0), default=DEFAULT_SEND_TIMEOUT_S,
+                   metavar="S",
                    help="seconds a client may take to accept one 256 KiB block of an "
                    f"export before it is dropped (default {DEFAULT_SEND_TIMEOUT_S:g})")
     s.add_argument("--allow-future", action="store_true",

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 from podium.store.models import DEFAULT_DB
 
 __all__ = ["add_parsers"]
@@ -140,9 +140,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from podium.store.common import fmt_time
 
     if not 0 <= args.n <= 1000:
-        raise PodiumError(f"-n must be in 0..1000, got {args.n}")
+        raise UsageError(f"-n must be in 0..1000, got {args.n}")
     if args.offset < 0:
-        raise PodiumError(f"--offset must be >= 0, got {args.offset}")
+        raise UsageError(f"--offset must be >= 0, got {args.offset}")
     with _open(args.db) as store:
         page = store.audit(offset=args.offset, limit=args.n, action=args.action,
                            contest_id=args.contest)

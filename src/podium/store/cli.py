@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 from podium.store.models import DEFAULT_DB, CorrectionResult, IngestResult, StoreError
 
 __all__ = ["add_parsers", "batches", "BATCH_ROUNDS"]
@@ -309,9 +309,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     if system is not None:
         sysobj, _ = _resolve(system, given_params)  # unknown system/parameter: stop here
     if args.n is not None and args.n < 0:
-        raise PodiumError(f"-n must be >= 0, got {args.n}")
+        raise UsageError(f"-n must be >= 0, got {args.n}")
     if args.batch < 1:
-        raise PodiumError(f"--batch must be >= 1, got {args.batch}")
+        raise UsageError(f"--batch must be >= 1, got {args.batch}")
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
