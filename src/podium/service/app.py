@@ -182,6 +182,7 @@ def create_app(
     max_exports: int = DEFAULT_MAX_EXPORTS,
     max_explains: int = DEFAULT_MAX_EXPLAINS,
     send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S,
+    keep_snapshots: int | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -240,6 +241,9 @@ def create_app(
     send_timeout_s:
         Seconds a client may take to accept one block of an export before it is
         dropped (:func:`~podium.service.limits.spooled_export`).
+    keep_snapshots:
+        Snapshots the store keeps when this server writes (``None``: the store's
+        default, 2); see :class:`podium.store.common.StoreOptions`.
 
     Returns
     -------
@@ -270,6 +274,8 @@ def create_app(
     if store is None:
         options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow,
                                    "allow_future": allow_future}
+        if keep_snapshots is not None:
+            options["keep_snapshots"] = keep_snapshots
         if case_insensitive_handles is not None:
             options["case_insensitive_handles"] = case_insensitive_handles
         store = _open_store(store_url, system, params, options)
@@ -426,8 +432,8 @@ def create_app_from_env() -> FastAPI:
     ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW`` and
     ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional),
     ``PODIUM_PRIVATE`` (the same: every route needs a token), ``PODIUM_CORS_ORIGINS``
-    (comma-separated origins), ``PODIUM_MAX_EXPORTS``, ``PODIUM_MAX_EXPLAINS`` and
-    ``PODIUM_SEND_TIMEOUT`` (seconds).
+    (comma-separated origins), ``PODIUM_MAX_EXPORTS``, ``PODIUM_MAX_EXPLAINS``,
+    ``PODIUM_SEND_TIMEOUT`` (seconds) and ``PODIUM_KEEP_SNAPSHOTS``.
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
@@ -449,6 +455,7 @@ def create_app_from_env() -> FastAPI:
                       max_explains=_env_int("PODIUM_MAX_EXPLAINS") or DEFAULT_MAX_EXPLAINS,
                       send_timeout_s=_env_float("PODIUM_SEND_TIMEOUT")
                       or DEFAULT_SEND_TIMEOUT_S,
+                      keep_snapshots=_env_int("PODIUM_KEEP_SNAPSHOTS"),
                       cors_origins=check_cors_origins(os.environ.get("PODIUM_CORS_ORIGINS",
                                                                      "")))
 

@@ -51,7 +51,7 @@ def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tup
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
-    from podium.cli_common import add_input_args
+    from podium.cli_common import add_input_args, int_in
 
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
@@ -90,6 +90,10 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--batch", type=int, default=200, metavar="N",
                    help="contests per transaction (default 200; a batch also ends after "
                    f"{BATCH_ROUNDS:,} player-rounds); 1: one transaction per contest")
+    p.add_argument("--keep-snapshots", type=int_in(1), default=2, metavar="N",
+                   help="snapshots of the rating state to keep, the newest (default 2); a "
+                   "store that serves explanations keeps them all (a large N): then no "
+                   "explanation replays more than one snapshot interval (docs/explain.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no line per contest (only the summary)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -331,7 +335,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     with Store.open_or_create(args.db, system, given_params,
                               case_insensitive_handles=True if args.case_insensitive_handles
-                              else None, allow_future=args.allow_future) as store:
+                              else None, allow_future=args.allow_future,
+                              keep_snapshots=args.keep_snapshots) as store:
         if store.case_insensitive_handles:
             contests, ids, hashes = _preflight_spellings(store, contests, indices, ids,
                                                          args.path)
