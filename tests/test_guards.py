@@ -152,7 +152,7 @@ def test_milliseconds_are_recognised() -> None:
         check_contest_time(1_602_505_600_000, now=NOW)
     with pytest.raises(TimeError, match="after 2200"):
         check_contest_time(2**63 - 1 - 10**6, now=NOW, allow_future=True)
-    # before 1970 too: the guard goes by magnitude (1872-11-30 in milliseconds)
+    # before 1970 too: the guard goes by magnitude (1873-04-18 in milliseconds)
     with pytest.raises(TimeError, match=r"before 1800.*milliseconds.*-3051734400 \(1873-04"):
         check_contest_time(-3_051_734_400_000, now=NOW)
     with pytest.raises(TimeError, match="before 1800") as info:

@@ -511,7 +511,11 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"podium: error: {exc}", file=sys.stderr)
         return 2
     except PodiumError as exc:
-        print(f"podium: error: {exc}", file=sys.stderr)
+        hint = ""
+        if (getattr(exc, "raw_keeps", False) and hasattr(args, "raw_handles")
+                and not args.raw_handles):
+            hint = " (--raw-handles keeps handles as written)"
+        print(f"podium: error: {exc}{hint}", file=sys.stderr)
         return 1
     except ArithmeticError as exc:  # every value is checked: a numeric failure is a bug
         print(f"podium: error: the computation failed ({type(exc).__name__}: {exc}); the "

@@ -31,10 +31,14 @@ class ContestError(PodiumError, ValueError):
         Handle of the offending player, when the problem is about one player.
     team:
         Name of the offending team (team contests), when the problem is about one team.
+    raw_keeps:
+        The handle (or team name) broke the handle rules, and keeping handles as written
+        (``--raw-handles``) would accept it.
     """
 
     def __init__(self, message: str, *, contest: str | None = None, player: str | None = None,
                  team: str | None = None):
+        self.raw_keeps = False
         self.contest = contest
         self.player = player
         self.team = team

@@ -149,12 +149,24 @@ class HandleError(ValueError):
         The handle as given.
     reason:
         What is wrong, in words.
+    raw_keeps:
+        Whether keeping handles as written (``raw_handles``) accepts it: every handle
+        that is Unicode text (a lone surrogate is refused either way).
     """
 
-    def __init__(self, handle: str, reason: str) -> None:
+    def __init__(self, handle: str, reason: str, *, raw_keeps: bool | None = None) -> None:
         self.handle = handle
         self.reason = reason
+        self.raw_keeps = _unicode(handle) if raw_keeps is None else raw_keeps
         super().__init__(f"handle {_show(handle)}: {reason}")
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class TimeError(ValueError):

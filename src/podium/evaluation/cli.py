@@ -74,9 +74,15 @@ def _history(args: argparse.Namespace) -> list[Any]:
 
     from podium.cli_common import load_options
     from podium.io import check_history, load_contests
+    from podium.io.history import refused_report
 
+    # an evaluation goes on past a handle the rules refuse: it is kept as written and
+    # reported (how many, why, where), as --raw-handles would keep every handle
     hist = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
-                         sort_by_time=args.sort_by_time, **load_options(args))
+                         sort_by_time=args.sort_by_time, keep_refused_handles=True,
+                         **load_options(args))
+    for line in refused_report(hist):
+        print(f"warning: {line}" if not line.startswith("  ") else line, file=sys.stderr)
     for line in hist.changes:
         print(f"changed: {line}", file=sys.stderr)
     for line in hist.warnings:
@@ -99,7 +105,7 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
                    metavar="F",
                    help="leading share of contests rated but not scored (default 0.1, "
                    "as the paper)")
-    p.add_argument("--min-history", type=int_in(0), default=5, metavar="K",
+    p.add_argument("--min-history", type=int_in(1), default=5, metavar="K",
                    help="earlier contests a player needs to be scored (default 5)")
     p.add_argument("--dedupe", action="store_true", help="drop contests whose url repeats")
     p.add_argument("--sort-by-time", action="store_true", help="stable-sort contests by time")
