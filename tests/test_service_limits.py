@@ -221,3 +221,35 @@ def test_odd_contest_ids_are_refused(small_db: str, cid: str, reason: str) -> No
         assert r.status_code == 422, r.text
         assert reason in r.json()["detail"]
         assert client.get("/api/stats").json()["contests"] == 1
+
+
+def test_a_client_gone_before_the_first_byte_frees_its_place(small_db: str) -> None:
+    """The export's place and spool are let go even when the answer never started (the
+    client disconnected before its headers could be sent)."""
+    import asyncio
+
+    app = create_app(small_db, TOKEN, max_exports=1)
+
+    async def run() -> None:
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "GET", "scheme": "http", "path": "/api/export/ratings",
+                 "raw_path": b"/api/export/ratings", "root_path": "",
+                 "query_string": b"format=csv", "headers": [], "client": ("127.0.0.1", 1),
+                 "server": ("127.0.0.1", 8000)}
+
+        async def receive() -> dict[str, object]:
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, object]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                raise OSError("the client is gone")
+
+        with pytest.raises(Exception):  # noqa: B017 - whatever the server makes of it
+            await app(scope, receive, send)
+
+    asyncio.run(run())
+    deadline = time.monotonic() + 10
+    while app.state.export_gate.held and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert app.state.export_gate.held == 0

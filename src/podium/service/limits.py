@@ -28,7 +28,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -153,9 +153,10 @@ class _TimedStream(StreamingResponse):
     ``send_timeout_s`` seconds; a client that takes longer is dropped (one log line)."""
 
     def __init__(self, content: AsyncIterator[bytes], send_timeout_s: float,
-                 **kwargs: Any) -> None:
+                 on_close: Callable[[], None], **kwargs: Any) -> None:
         super().__init__(content, **kwargs)
         self.send_timeout_s = send_timeout_s
+        self.on_close = on_close
 
     async def stream_response(self, send: Any) -> None:
         body = self.body_iterator
@@ -176,6 +177,7 @@ class _TimedStream(StreamingResponse):
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            self.on_close()  # even when the body was never started (a client gone early)
             aclose = getattr(body, "aclose", None)
             if aclose is not None:
                 await aclose()
@@ -201,6 +203,17 @@ async def spooled_export(pieces: Iterator[bytes], gate: Gate, *, send_timeout_s:
         producer.join()
         gate.leave()
 
+    closed = threading.Event()
+
+    def close() -> None:
+        """Once: stop the producer, let the file go, leave the gate when it stopped."""
+        if closed.is_set():
+            return
+        closed.set()
+        spool.stop()
+        spool.release()
+        threading.Thread(target=leave_when_produced, daemon=True).start()
+
     producer.start()
     try:
         delay = _POLL_S[0]
@@ -210,6 +223,7 @@ async def spooled_export(pieces: Iterator[bytes], gate: Gate, *, send_timeout_s:
         if spool.size == 0 and spool.error is not None:
             raise spool.error
     except BaseException:
+        closed.set()
         spool.stop()
         spool.release()
         await anyio.to_thread.run_sync(leave_when_produced)
@@ -237,8 +251,7 @@ async def spooled_export(pieces: Iterator[bytes], gate: Gate, *, send_timeout_s:
                     await anyio.sleep(delay)
                     delay = min(delay * 2, _POLL_S[1])
         finally:
-            spool.stop()
-            spool.release()
-            threading.Thread(target=leave_when_produced, daemon=True).start()
+            close()
 
-    return _TimedStream(blocks(), send_timeout_s, media_type=media_type, headers=headers)
+    return _TimedStream(blocks(), send_timeout_s, close, media_type=media_type,
+                        headers=headers)
