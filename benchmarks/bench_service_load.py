@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+import httpx  # noqa: E402
 from _load import run_load  # noqa: E402
 from _report import data_dir  # noqa: E402
 from _service import running_server  # noqa: E402
@@ -71,6 +72,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="per-request timeout; a request past it counts as it (default 10)")
     ap.add_argument("--serve-args", default="", help="extra `podium serve` options")
+    ap.add_argument("--warm-wait", type=float, default=0.0, metavar="S",
+                    help="before the load: one explanation and one export, then wait S s "
+                    "(the explain cache's time) so that 'before' is a warm server")
     ap.add_argument("--rss-wait", type=float, default=0.0, metavar="S",
                     help="also report the server's resident memory before the load, right "
                     "after it and S seconds later (the explain cache lets go after 60 s)")
@@ -87,6 +91,12 @@ def main() -> None:
                 if view is not None and view.changes:
                     queries.append((cid, view.changes[0].handle))
         with running_server(url, Path(tmp), extra=args.serve_args.split()) as srv:
+            if args.warm_wait > 0:  # one explanation and one export: code loaded, caches
+                with httpx.Client(base_url=srv.url, timeout=600) as client:
+                    client.get("/api/explain", params={"contest": queries[-1][0],
+                                                       "handle": queries[-1][1]})
+                    client.get("/api/export/ratings?format=csv")
+                time.sleep(args.warm_wait)
             rss = [_rss_mb(srv.pid)]
             t = time.perf_counter()
             res = run_load(srv.url, queries, stalled=args.stalled, explainers=args.explainers,

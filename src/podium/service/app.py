@@ -183,6 +183,7 @@ def create_app(
     max_explains: int = DEFAULT_MAX_EXPLAINS,
     send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S,
     keep_snapshots: int | None = None,
+    explain_cache_s: float | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -241,9 +242,10 @@ def create_app(
     send_timeout_s:
         Seconds a client may take to accept one block of an export before it is
         dropped (:func:`~podium.service.limits.spooled_export`).
-    keep_snapshots:
-        Snapshots the store keeps when this server writes (``None``: the store's
-        default, 2); see :class:`podium.store.common.StoreOptions`.
+    keep_snapshots, explain_cache_s:
+        Snapshots the store keeps when this server writes, and seconds a Rater built
+        for explanations is kept after its last use (``None``: the store's defaults, 2
+        and 60); see :class:`podium.store.common.StoreOptions`.
 
     Returns
     -------
@@ -276,6 +278,8 @@ def create_app(
                                    "allow_future": allow_future}
         if keep_snapshots is not None:
             options["keep_snapshots"] = keep_snapshots
+        if explain_cache_s is not None:
+            options["explain_cache_s"] = explain_cache_s
         if case_insensitive_handles is not None:
             options["case_insensitive_handles"] = case_insensitive_handles
         store = _open_store(store_url, system, params, options)
@@ -433,7 +437,8 @@ def create_app_from_env() -> FastAPI:
     ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional),
     ``PODIUM_PRIVATE`` (the same: every route needs a token), ``PODIUM_CORS_ORIGINS``
     (comma-separated origins), ``PODIUM_MAX_EXPORTS``, ``PODIUM_MAX_EXPLAINS``,
-    ``PODIUM_SEND_TIMEOUT`` (seconds) and ``PODIUM_KEEP_SNAPSHOTS``.
+    ``PODIUM_SEND_TIMEOUT`` (seconds), ``PODIUM_KEEP_SNAPSHOTS`` and
+    ``PODIUM_EXPLAIN_CACHE_S``.
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
@@ -456,6 +461,7 @@ def create_app_from_env() -> FastAPI:
                       send_timeout_s=_env_float("PODIUM_SEND_TIMEOUT")
                       or DEFAULT_SEND_TIMEOUT_S,
                       keep_snapshots=_env_int("PODIUM_KEEP_SNAPSHOTS"),
+                      explain_cache_s=_env_float("PODIUM_EXPLAIN_CACHE_S"),
                       cors_origins=check_cors_origins(os.environ.get("PODIUM_CORS_ORIGINS",
                                                                      "")))
 

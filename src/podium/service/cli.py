@@ -97,7 +97,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                      case_insensitive_handles=True if args.case_insensitive_handles else None,
                      private=args.private, cors_origins=origins,
                      max_exports=args.max_exports, max_explains=args.max_explains,
-                     send_timeout_s=args.send_timeout, keep_snapshots=args.keep_snapshots)
+                     send_timeout_s=args.send_timeout, keep_snapshots=args.keep_snapshots,
+                     explain_cache_s=args.explain_cache_s)
     store = app.state.store
     st = store.stats()
     named = store.count_tokens()
@@ -136,10 +137,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     os.environ["PODIUM_MAX_EXPORTS"] = str(args.max_exports)
     os.environ["PODIUM_MAX_EXPLAINS"] = str(args.max_explains)
     os.environ["PODIUM_SEND_TIMEOUT"] = repr(float(args.send_timeout))
-    if args.keep_snapshots is None:
-        os.environ.pop("PODIUM_KEEP_SNAPSHOTS", None)
-    else:
-        os.environ["PODIUM_KEEP_SNAPSHOTS"] = str(args.keep_snapshots)
+    for name, value in (("PODIUM_KEEP_SNAPSHOTS", args.keep_snapshots),
+                        ("PODIUM_EXPLAIN_CACHE_S", args.explain_cache_s)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
     for name, value in (("PODIUM_POOL_SIZE", args.pool_size),
                         ("PODIUM_MAX_OVERFLOW", args.max_overflow)):
         if value is None:
@@ -217,6 +220,9 @@ def add_parsers(subparsers: Any) -> None:
     s.add_argument("--keep-snapshots", type=int_in(1), default=None, metavar="N",
                    help="snapshots the store keeps when this server writes (default 2); "
                    "keep them all (a large N) to bound every explanation (docs/explain.md)")
+    s.add_argument("--explain-cache-s", type=float_in(0.0, 86_400.0), default=None,
+                   metavar="S", help="seconds a Rater built for explanations is kept after "
+                   "its last use (default 60); then its memory is given back")
     s.add_argument("--send-timeout", type=float_in(0.1, 3600.0), default=DEFAULT_SEND_TIMEOUT_S,
                    metavar="S",
                    help="seconds a client may take to accept one 256 KiB block of an "
