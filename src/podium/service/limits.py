@@ -36,6 +36,8 @@ import anyio.to_thread
 from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 
+from podium.store.explain import release_memory
+
 __all__ = ["SEND_BLOCK", "Gate", "StreamAborted", "spooled_export"]
 
 log = logging.getLogger("podium.service")
@@ -202,6 +204,7 @@ async def spooled_export(pieces: Iterator[bytes], gate: Gate, *, send_timeout_s:
     def leave_when_produced() -> None:
         producer.join()
         gate.leave()
+        release_memory()  # the chunks' rows were many small objects: give them back
 
     closed = threading.Event()
 
