@@ -32,7 +32,7 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError, ContestError
-from podium.systems.base.params import check_param
+from podium.systems.base.params import check_by_annotation, check_param
 from podium.systems.base.performance import ELO_BETA, PerformanceModel
 from podium.systems.base.rounds import RoundBatch, RoundInput, RoundOutput, RoundsOutput
 from podium.systems.base.state import SystemState
@@ -88,7 +88,10 @@ class RatingSystem(ABC):
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
             if check is not None:
-                check_param(f.name, getattr(self, f.name), check)
+                check_param(f.name, getattr(self, f.name), check, f.metadata.get("lo"),
+                            f.metadata.get("hi"))
+            else:  # a plain field: the check its type names (a float is finite, ...)
+                check_by_annotation(f.name, getattr(self, f.name), f.type)
 
     def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
         """``(mu, sigma)`` of a player's prior before the first round.

@@ -40,6 +40,7 @@ from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import (
     ELO_BETA,
+    RATING_RANGE,
     NoPlayerState,
     PerformanceModel,
     RatingSystem,
@@ -124,7 +125,7 @@ class CFSys(RatingSystem):
     beta: float = param(DEFAULT_BETA, "positive")
     weight: float = param(1.0, "positive")
     perf_ceiling: float | None = param(None, "number_or_none")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "nonnegative")
 
     def make_state(self) -> CFSysState:

@@ -43,6 +43,7 @@ from podium.core.numerics import (
 )
 from podium.errors import ConfigError
 from podium.systems.base import (
+    RATING_RANGE,
     PerformanceKind,
     PerformanceModel,
     RatingSystem,
@@ -190,17 +191,17 @@ class EloMMR(RatingSystem):
 
     weight_limit: float = param(0.2, "positive")
     noob_delay: tuple[float, ...] = ()
-    sig_limit: float = param(80.0, "positive")
+    sig_limit: float = param(80.0, "positive", lo=1.0)
     drift_per_day: float = param(0.0, "nonnegative")
     split_ties: bool = False
-    rho: float = param(1.0, "nonnegative_or_inf")
+    rho: float = param(1.0, "nonnegative_or_inf", hi=1000.0)
     variant: Literal["logistic", "gaussian"] = "logistic"
     subsample_size: int | None = param(None, "positive_int_or_none")
     subsample_bucket: float = param(2.0, "positive")
     max_history: int | None = param(None, "positive_int_or_none")
     history_tolerance: float = 0.0
     perf_ceiling: float | None = param(None, "number_or_none")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "positive")
     display_sigmas: float = param(3.0, "finite")
     team_perf_uncertainty: float = param(1.0, "nonnegative")

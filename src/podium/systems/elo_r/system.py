@@ -40,7 +40,14 @@ import podium.systems.elo_r.kernels as K
 from podium.core.contest import Contest
 from podium.core.numerics import TieGroups, status_warnings
 from podium.errors import ConfigError
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
+from podium.systems.base import (
+    RATING_RANGE,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+)
 from podium.systems.base.factor_pool import FactorPoolState
 from podium.systems.base.two_phase_teams import (
     check_teams,
@@ -148,7 +155,7 @@ class EloR(RatingSystem):
     noise: Literal["normal", "leading", "all", "fancy"] = "normal"
     sig_star: float = param(100.0, "positive")
     gamma: float = param(250.0, "positive")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "positive")
     max_history: int | None = None
     robust: bool = param(True, "bool")
