@@ -37,7 +37,7 @@ from podium.core.guards import (
     handle_key,
     normalize_contest,
 )
-from podium.core.numerics.newton import HI_BOUND, LO_BOUND
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND
 from podium.errors import ContestError
 
 __all__ = [

@@ -98,8 +98,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.trueskill.kernels as K
-import podium.systems.trueskill.team_kernels as TK
 from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
@@ -222,6 +220,8 @@ class TrueSkillSPb(RatingSystem):
         return drift_performance_model(self, sigma, weight, "gaussian")
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        import podium.systems.trueskill.kernels as K
+
         if rnd.team_offsets is not None:
             return self._team_round_update(rnd)
         lo = np.asarray(rnd.lo, dtype=np.int64)
@@ -257,6 +257,8 @@ class TrueSkillSPb(RatingSystem):
     def _team_round_update(self, rnd: RoundInput) -> RoundOutput:
         """A team round: the factor graph of [Herbrich2006, Fig. 1] (module docstring,
         "Team rounds"), by :func:`podium.systems.trueskill.team_kernels.team_round`."""
+        import podium.systems.trueskill.team_kernels as TK
+
         offsets = np.ascontiguousarray(rnd.team_offsets, dtype=np.int64)
         rank = np.ascontiguousarray(np.asarray(rnd.lo, dtype=np.int64)[offsets[:-1]])
         n = offsets[-1] if offsets.size else 0
