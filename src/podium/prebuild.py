@@ -2,10 +2,13 @@
 loads them instead of compiling: ``python -m podium.prebuild``.
 
 The build backend (``build_backend/podium_backend.py``) runs it while ``pip install``
-builds the package: it runs the README's main job -- ``podium example`` (2000 players,
-30 rounds) and ``podium rate --system mmr`` -- in a process whose Numba compiles for
-a portable CPU (``NUMBA_CPU_NAME=generic``) into the package's prebuilt directory,
-and then writes that directory's manifest (:mod:`podium.core.kernel_cache`).  A first
+builds the package: it rates the README's main job -- the history of ``podium
+example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- in a
+process whose Numba compiles for a portable CPU (``NUMBA_CPU_NAME=generic``) into the
+package's prebuilt directory, and then writes that directory's manifest
+(:mod:`podium.core.kernel_cache`).  It needs Numba and NumPy only (the build
+environment has no more): the contests are made in memory and nothing is written,
+since writing a small table compiles nothing.  A first
 ``podium rate`` with ``mmr`` then loads its kernels from there; another system, or the
 same one on another CPU architecture, Numba or Python, compiles on demand as before,
 and says so.
@@ -13,7 +16,7 @@ and says so.
 Which systems are compiled is the ``PODIUM_PREBUILD`` variable of the build
 (``mmr`` by default; a comma-separated list, ``all`` for every system, ``none`` for no
 prebuild) or ``--systems``.  Each system is compiled by the job it would run first:
-``podium rate`` of the example history with that system.  Several systems are
+rating the example history with that system.  Several systems are
 compiled by ``--jobs`` processes side by side, then checked in this one (a kernel
 that two of them compiled at once is compiled again if its index lost the race).
 
@@ -27,10 +30,10 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["DEFAULT_SYSTEMS", "ENV_SYSTEMS", "selected_systems", "main"]
 
@@ -70,36 +73,39 @@ def selected_systems(spec: str | None) -> list[str]:
     return names
 
 
-def _example(work: Path) -> Path:
-    """``podium example`` into ``work`` (once)."""
-    from podium.cli import main as podium
+def _example_contests() -> list[Any]:
+    """The history ``podium example`` writes, with the command's own defaults."""
+    from podium.cli import build_parser
+    from podium.io.synthetic import synthetic_contests
 
-    data = work / "example-data"
-    if not data.exists() and podium(["-q", "example", str(data)]) != 0:
-        raise SystemExit("podium.prebuild: podium example failed")
-    return data
+    a = build_parser(["example"]).parse_args(["example", "unused"])
+    return synthetic_contests(a.players, a.rounds, seed=a.seed, participation=a.participation,
+                              tie_resolution=a.tie_resolution)
 
 
-def _run_jobs(names: Sequence[str], work: Path) -> dict[str, float]:
-    """Run ``podium rate`` of the example history with each system in this process;
-    the seconds each took (a system that refuses the history is left out)."""
-    from podium.cli import main as podium
+def _run_jobs(names: Sequence[str]) -> dict[str, float]:
+    """Rate the example history with each system in this process, as ``podium rate``
+    does (:meth:`~podium.rater.Rater.extend`); the seconds each took (a system that
+    refuses the history is left out).  Only Numba and NumPy are needed: the build
+    environment has no more."""
+    from podium.errors import PodiumError
+    from podium.rater import Rater
 
-    data = _example(work)
+    contests = _example_contests()
     seconds: dict[str, float] = {}
     for name in names:
         t = time.perf_counter()
-        rc = podium(["-q", "rate", str(data), "--system", name, "--out", str(work / name),
-                     "--no-progress"])
-        if rc == 0:
-            seconds[name] = round(time.perf_counter() - t, 2)
-        else:
-            print(f"podium.prebuild: {name}: podium rate failed; its kernels compile on "
-                  "first use", file=sys.stderr)
+        try:
+            Rater(name).extend(contests)
+        except PodiumError as exc:
+            print(f"podium.prebuild: {name} refuses the example history ({exc}); its "
+                  "kernels compile on first use", file=sys.stderr)
+            continue
+        seconds[name] = round(time.perf_counter() - t, 2)
     return seconds
 
 
-def _in_workers(names: Sequence[str], jobs: int, directory: Path, work: Path) -> None:
+def _in_workers(names: Sequence[str], jobs: int, directory: Path) -> None:
     """Compile ``names`` in ``jobs`` processes side by side (round robin)."""
     procs = []
     for k in range(jobs):
@@ -107,7 +113,7 @@ def _in_workers(names: Sequence[str], jobs: int, directory: Path, work: Path) ->
         if part:
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "podium.prebuild", "--dir", str(directory),
-                 "--systems", ",".join(part), "--work", str(work), "--no-manifest"]))
+                 "--systems", ",".join(part), "--no-manifest"]))
     for p in procs:
         p.wait()
 
@@ -133,7 +139,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"all, none or NAME,NAME (default: ${ENV_SYSTEMS} or "
                     f"{','.join(DEFAULT_SYSTEMS)})")
     ap.add_argument("--jobs", type=int, default=1, help="processes side by side")
-    ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("--no-manifest", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     # before Numba reads its configuration: portable machine code
@@ -149,12 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     kernel_cache.start_prebuild(directory)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="podium-prebuild-") as tmp:
-        work = Path(args.work or tmp)
-        if args.jobs > 1 and len(names) > 1:
-            _example(work)
-            _in_workers(names, args.jobs, directory, work)
-        seconds = _run_jobs(names, work)
+    if args.jobs > 1 and len(names) > 1:
+        _in_workers(names, args.jobs, directory)
+    seconds = _run_jobs(names)
     if args.no_manifest:
         return 0
     kernel_cache.write_manifest(directory, seconds, {
