@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("podium.io", "podium.cli_common"),  # cli_common: options the command modules share
     ("podium.store",),
     ("podium.evaluation", "podium.service", "podium.matchmaking.cli"),
-    ("podium.cli", "podium.__main__", "podium"),
+    ("podium.cli", "podium.__main__", "podium", "podium.prebuild"),
 )
 
 

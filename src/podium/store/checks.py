@@ -42,7 +42,7 @@ from podium.core.guards import (
     identifier_problem,
     normalize_contest,
 )
-from podium.core.numerics.newton import HI_BOUND, LO_BOUND
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND
 from podium.errors import ContestError
 
 __all__ = [

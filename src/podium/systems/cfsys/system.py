@@ -35,7 +35,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.codeforces.kernels as K
 from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import (
@@ -68,6 +67,8 @@ def cfsys_round(
     ``lo``/``hi`` are the 0-based inclusive tie ranges; ``perf`` is capped at
     ``perf_ceiling`` (``None``: no cap) before the update.  See the module docstring.
     """
+    import podium.systems.codeforces.kernels as K
+
     mu_a = np.ascontiguousarray(mu, dtype=np.float64)
     lo_a = np.ascontiguousarray(lo, dtype=np.int64)
     hi_a = np.ascontiguousarray(hi, dtype=np.int64)

@@ -51,7 +51,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.codeforces.kernels as K
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError
@@ -145,6 +144,8 @@ def codeforces_round(ratings: npt.ArrayLike, places: npt.ArrayLike) -> Codeforce
     -------
     CodeforcesRound
     """
+    import podium.systems.codeforces.kernels as K
+
     r = np.ascontiguousarray(ratings, dtype=np.int64)
     place = np.ascontiguousarray(places, dtype=np.int64)
     n = r.size
@@ -194,6 +195,8 @@ def check_invariants(
     Tied participants (equal places) are not compared: the seed speaks of a worse and
     a better place.
     """
+    import podium.systems.codeforces.kernels as K
+
     r = np.ascontiguousarray(ratings, dtype=np.int64)
     p = np.ascontiguousarray(places, dtype=np.int64)
     d = np.ascontiguousarray(delta, dtype=np.int64)

@@ -36,9 +36,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.elo_r.kernels as K
 from podium.core.contest import Contest
-from podium.core.numerics import TieGroups, status_warnings
 from podium.errors import ConfigError
 from podium.systems.base import (
     RATING_RANGE,
@@ -201,6 +199,8 @@ class EloR(RatingSystem):
         return EloRState(self.mu_noob, self.sig_noob)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        from podium.core.numerics import status_warnings
+
         assert isinstance(state, EloRState)
         if rnd.team_offsets is not None:
             assert rnd.weight is not None
@@ -238,6 +238,8 @@ class EloR(RatingSystem):
         weight:
             Per row: the member's weight in ``(0, 1]``.
         """
+        from podium.core.numerics import status_warnings
+
         c = rnd.contest
         offs, w = check_teams(offsets, weight, rnd.players.size)
         r_prior, sig_prior, warnings = self._noise(state, rnd.players, rnd.mu, rnd.sigma, c)
@@ -280,6 +282,9 @@ class EloR(RatingSystem):
     ) -> tuple[FloatArray, np.ndarray]:
         """Phase 1's zeros over the terms ``(r'_j, 1/delta_j = w_j)`` with first places
         ``lo`` (a team round passes one term per team)."""
+        import podium.systems.elo_r.kernels as K
+        from podium.core.numerics import TieGroups
+
         r_prior = np.ascontiguousarray(r_prior, dtype=np.float64)
         lo = np.ascontiguousarray(lo, dtype=np.int64)
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -350,6 +355,9 @@ class EloR(RatingSystem):
         self, state: EloRState, players: IntArray, mu: FloatArray, sigma: FloatArray,
         contest: Contest | None,
     ) -> tuple[FloatArray, FloatArray, list[str]]:
+        import podium.systems.elo_r.kernels as K
+        from podium.core.numerics import status_warnings
+
         eta = self.eta
         mu = np.ascontiguousarray(mu, dtype=np.float64)
         sigma = np.ascontiguousarray(sigma, dtype=np.float64)
@@ -381,6 +389,8 @@ class EloR(RatingSystem):
         self, state: EloRState, players: IntArray, r_prior: FloatArray, sig_prior: FloatArray,
         perf: FloatArray, gamma: FloatArray,
     ) -> tuple[FloatArray, FloatArray, np.ndarray]:
+        import podium.systems.elo_r.kernels as K
+
         perf = np.ascontiguousarray(perf, dtype=np.float64)
         if self.noise == "normal":
             mu, sigma, status = K.absorb_normal(r_prior, sig_prior, perf, gamma, self.robust)

@@ -94,7 +94,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.elo_srm.kernels as K
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError, ContestError
@@ -242,6 +241,8 @@ class EloSRM(RatingSystem):
         and volatility are updated as for a round of its own (the round counts in
         full, as the Rater counts it in ``played``), and its ``perf`` is the entity's.
         """
+        import podium.systems.elo_srm.kernels as K
+
         assert isinstance(state, EloSRMState)
         c = rnd.contest
         t = c.time_seconds

@@ -45,7 +45,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.topcoder.kernels as K
 from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
@@ -165,6 +164,8 @@ class TopCoder(RatingSystem):
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
         (:func:`~podium.systems.base.entity_teams.rate_as_entities`)."""
+        import podium.systems.topcoder.kernels as K
+
         if rnd.is_team_round:
             return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         c = rnd.contest

@@ -111,8 +111,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.trueskill.kernels as K
-import podium.systems.trueskill.team_kernels as TK
 from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
@@ -237,6 +235,8 @@ class TrueSkillSPb(RatingSystem):
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round: the SPb graph, or the team graph for a team round and for a round
         in which every player tied (module docstring, "Draws")."""
+        import podium.systems.trueskill.kernels as K
+
         if rnd.team_offsets is not None or rnd.contest.is_outcome_free:
             return self._team_round_update(rnd)
         lo = np.asarray(rnd.lo, dtype=np.int64)
@@ -273,6 +273,8 @@ class TrueSkillSPb(RatingSystem):
         """A team round: the factor graph of [Herbrich2006, Fig. 1] (module docstring,
         "Team rounds"), by :func:`podium.systems.trueskill.team_kernels.team_round`;
         an individual round (every player tied) as a round of one-player teams."""
+        import podium.systems.trueskill.team_kernels as TK
+
         offsets = (np.arange(len(rnd.lo) + 1, dtype=np.int64) if rnd.team_offsets is None
                    else np.ascontiguousarray(rnd.team_offsets, dtype=np.int64))
         rank = np.ascontiguousarray(np.asarray(rnd.lo, dtype=np.int64)[offsets[:-1]])
