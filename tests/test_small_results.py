@@ -135,7 +135,7 @@ def test_an_output_that_is_a_file_is_refused(tmp_path: Path) -> None:
 
 
 #: Modules a ``podium rate`` of a small CSV needs none of (they are imported where used).
-LAZY = ("pyarrow", "pyarrow.compute", "pandas", "regex", "tomllib", "sqlalchemy")
+LAZY = ("pyarrow", "pyarrow.compute", "pandas", "regex", "tomllib", "msgspec", "sqlalchemy")
 
 PROBE = """\
 import sys
