@@ -113,9 +113,9 @@ def _reference_systems() -> tuple[str, ...] | None:
     return tuple(getattr(elo_mmr_py, "SUPPORTED_SYSTEMS", ()))
 
 
-def _faster(ref_s: float, podium_s: float) -> str:
-    r = ref_s / podium_s
-    return f"Podium {r:.1f}× faster" if r >= 1 else f"Podium {1 / r:.1f}× slower"
+def _ratio(podium_s: float, ref_s: float) -> str:
+    """Podium's seconds over elo-mmr-py's, as the tables give it (below 1: Podium faster)."""
+    return f"{podium_s / ref_s:.2f}×"
 
 
 def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -> str:
@@ -131,7 +131,10 @@ def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -
     lines = [
         f"The first {n} Codeforces contests sorted by time "
         f"({results[0]['rows']:,} player-rounds), each library and system in a fresh "
-        "process; a speed-up is elo-mmr-py's seconds over Podium's. "
+        "process. The ratios come first: Podium's rating-loop seconds over elo-mmr-py's "
+        "in the same run (below 1: Podium is faster), for the same system and against "
+        "elo-mmr-py's `mmr-fast`; the absolute seconds and memory follow (they depend on "
+        "the machine, named above). "
         + ("\"–\" in the elo-mmr-py columns: elo-mmr-py has no such system or was not "
            "asked for it (`--reference`)."
            if known is None else
@@ -139,12 +142,12 @@ def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -
            "*not run* that `--reference` did not ask for it."),
         "",
     ]
-    head = ["system", "Podium rate s", "warm-up s", "load s", "peak MB",
-            "elo-mmr-py rate s, same run", "elo-mmr-py peak MB",
-            "speed-up vs elo-mmr-py, same system"]
+    head = ["system", "Podium ÷ elo-mmr-py, same system"]
     if base is not None:
-        head.append("speed-up vs elo-mmr-py `mmr-fast`")
-    head += ["max \\|Δμ\\| vs elo-mmr-py", "players within 0.05"]
+        head.append("Podium ÷ elo-mmr-py `mmr-fast`")
+    head += ["Podium rate s", "elo-mmr-py rate s, same run", "warm-up s", "load s",
+             "peak MB", "elo-mmr-py peak MB", "max \\|Δμ\\| vs elo-mmr-py",
+             "players within 0.05"]
     lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
 
     def why_missing(system: str) -> str:
@@ -154,18 +157,17 @@ def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -
 
     for system in [*pod, *[s for s in ref if s not in pod]]:
         p, r = pod.get(system), ref.get(system)
-        if p is None:
-            cells = [f"`{system}` (elo-mmr-py only)", "–", "–", "–", "–"]
-        else:
-            cells = [f"`{system}`", f"{p['rate_s']:.2f}", f"{p['warm_s']:.2f}",
-                     f"{p['load_s']:.2f}", f"{p['peak_mb']:.0f}"]
-        if r is None:
-            cells += [why_missing(system), "–", "–"]
-        else:
-            cells += [f"{r['rate_s']:.2f}", f"{r['peak_mb']:.0f}",
-                      f"{r['rate_s'] / p['rate_s']:.2f}×" if p else "–"]
+        label = f"`{system}`" if p is not None else f"`{system}` (elo-mmr-py only)"
+        cells = [label, _ratio(p["rate_s"], r["rate_s"]) if p and r else
+                 (why_missing(system) if p else "–")]
         if base is not None:
-            cells.append(f"{base['rate_s'] / p['rate_s']:.2f}×" if p else "–")
+            cells.append(_ratio(p["rate_s"], base["rate_s"]) if p else "–")
+        cells += [f"{p['rate_s']:.2f}" if p else "–", f"{r['rate_s']:.2f}" if r else "–"]
+        if p is None:
+            cells += ["–", "–", "–"]
+        else:
+            cells += [f"{p['warm_s']:.2f}", f"{p['load_s']:.2f}", f"{p['peak_mb']:.0f}"]
+        cells.append(f"{r['peak_mb']:.0f}" if r else "–")
         if p is not None and r is not None:
             worst, within = agreement(p["ratings"], r["ratings"])
             cells += [f"{worst:.2g}", f"{100 * within:.3f} %"]
@@ -179,9 +181,10 @@ def table(results: list[dict], n: int, exact: tuple[dict, dict] | None = None) -
             "",
             f"Exact `mmr` on the first {ref_exact['contests']} contests "
             f"({ref_exact['rows']:,} player-rounds), where elo-mmr-py's compares all pairs "
-            f"of every round: elo-mmr-py {ref_exact['rate_s']:.2f} s, Podium "
-            f"{pod_exact['rate_s']:.2f} s ({_faster(ref_exact['rate_s'], pod_exact['rate_s'])}"
-            f"), final ratings within {worst:.2g} rating points.",
+            f"of every round: Podium ÷ elo-mmr-py "
+            f"**{_ratio(pod_exact['rate_s'], ref_exact['rate_s'])}** (Podium "
+            f"{pod_exact['rate_s']:.2f} s, elo-mmr-py {ref_exact['rate_s']:.2f} s), final "
+            f"ratings within {worst:.2g} rating points.",
         ]
     return "\n".join(lines)
 

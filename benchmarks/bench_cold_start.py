@@ -34,6 +34,16 @@ The peer is elo-mmr-py (the Rust reference's Python bindings), timed the same wa
 system by system right before this one, so that both see the same machine load.
 ``--write-docs`` puts the table into docs/benchmarks.md (block ``cold-start``, with
 the date, commit, machine and command: ``benchmarks/_report.py``).
+
+``--startup`` measures only how a warm command line starts (issue 30, item 2): the
+whole process of ``podium rate three.csv --system mmr --out OUT`` (a long CSV of three
+contests of 20 players) against ``python -c "import numpy, numba"``, run alternately
+``--startup-runs`` times each after one warm-up run of each, in the same run; the
+ratio of the medians comes first (target: at most 1.2x), then the seconds, wall-clock
+and CPU.  With ``--before SRC`` the other checkout's ``podium rate`` is interleaved
+too.  ``--write-docs`` then writes block ``startup``::
+
+    python benchmarks/bench_cold_start.py --startup --before /tmp/podium-main/src --write-docs
 """
 
 from __future__ import annotations
@@ -58,6 +68,9 @@ from _report import ROOT, data_dir, load_average, write_section
 ARCHIVE = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 DOC = "docs/benchmarks.md"
 SECTION = "cold-start"
+STARTUP_SECTION = "startup"
+#: The peer of ``--startup``: what any script that uses NumPy and Numba pays to start.
+STARTUP_PEER = "import numpy, numba"
 
 PEER = r'''
 import json, sys
@@ -156,8 +169,17 @@ def main() -> int:
     ap.add_argument("--from-json", type=Path,
                     help="write the docs from results saved by --json (no measuring)")
     ap.add_argument("--write-docs", action="store_true",
-                    help=f"write the table into {DOC} (block {SECTION!r})")
+                    help=f"write the table into {DOC} (block {SECTION!r}, or "
+                    f"{STARTUP_SECTION!r} with --startup)")
+    ap.add_argument("--startup", action="store_true",
+                    help="measure only a warm `podium rate` of a 3-contest CSV against "
+                    f"`python -c {STARTUP_PEER!r}` (issue 30, item 2)")
+    ap.add_argument("--startup-runs", type=int, default=21,
+                    help="runs of each command for --startup (median; default 21)")
     args = ap.parse_args()
+    if args.startup:
+        return startup(args.src.resolve(), args.before.resolve() if args.before else None,
+                       args.startup_runs, write_docs=args.write_docs, as_json=args.json)
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         write_docs(saved["after"], saved.get("before"), saved.get("peer_s"),
@@ -170,15 +192,7 @@ def main() -> int:
     trees = {"after": args.src.resolve()}
     if args.before:
         trees = {"before": args.before.resolve(), **trees}
-    envs = {}
-    for label, src in trees.items():
-        env = {**os.environ, "PYTHONPATH": str(src)}
-        env.pop("NUMBA_CACHE_DIR", None)
-        # An installed Podium runs from bytecode (pip compiles it at install time);
-        # with PYTHONDONTWRITEBYTECODE in the caller's environment every run would
-        # compile Podium's sources again (about 0.05 s).  The first run writes them.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        envs[label] = env
+    envs = {label: _env(src) for label, src in trees.items()}
     py = sys.executable
     names = subprocess.run(
         [py, "-c", "from podium.systems import SYSTEMS; print(','.join(SYSTEMS))"],
@@ -248,6 +262,103 @@ def main() -> int:
     if args.write_docs:
         write_docs(results["after"], results.get("before"), results.get("peer_s"),
                    warm_runs=args.warm_runs, load_at_start=load0)
+    return 0
+
+
+def _env(src: Path) -> dict[str, str]:
+    """The environment of a command run from the source tree ``src``: its ``PYTHONPATH``,
+    Numba's default cache, and Python's bytecode cache.
+
+    An installed Podium runs from bytecode (pip compiles it at install time); with
+    ``PYTHONDONTWRITEBYTECODE`` in the caller's environment every run would compile
+    Podium's sources again (about 0.05 s).  The first run writes them.
+    """
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def three_contests_csv(path: Path) -> Path:
+    """A long CSV of three contests of 20 players each, drawn (seeded) from 40."""
+    import random
+
+    rng = random.Random(1)
+    rows = ["contest,time_seconds,player,place"]
+    for c in range(3):
+        for place, p in enumerate(rng.sample(range(40), 20), start=1):
+            rows.append(f"c{c},{1_600_000_000 + c * 86_400},p{p},{place}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def startup(src: Path, before: Path | None, runs: int, *, write_docs: bool,
+            as_json: Path | None) -> int:
+    """``--startup``: whole-process wall-clock and CPU seconds of a warm ``podium rate``
+    of :func:`three_contests_csv` and of ``python -c STARTUP_PEER``, alternately (the
+    order flips every round, so that both see the same load); medians."""
+    import statistics
+
+    load0 = load_average()
+    py = sys.executable
+    with tempfile.TemporaryDirectory(prefix="podium-startup-") as tmp_s:
+        tmp = Path(tmp_s)
+        data = three_contests_csv(tmp / "three.csv")
+        trees = {"after": src, **({"before": before} if before else {})}
+        cmds: dict[str, tuple[list[str], dict[str, str]]] = {
+            "peer": ([py, "-c", STARTUP_PEER], _env(src)),
+            **{label: ([py, "-m", "podium.cli", "rate", str(data), "--system", "mmr",
+                        "--out", str(tmp / f"out-{label}"), "--no-progress"], _env(tree))
+               for label, tree in trees.items()},
+        }
+        for cmd, env in cmds.values():  # warm-up: Numba's cache, Python's bytecode
+            _timed(cmd, env, tmp)
+        times: dict[str, list[tuple[float, float]]] = {label: [] for label in cmds}
+        for k in range(runs):
+            order = list(cmds) if k % 2 == 0 else list(cmds)[::-1]
+            for label in order:
+                cmd, env = cmds[label]
+                times[label].append(_timed(cmd, env, tmp))
+        if before:
+            for name in ("ratings", "histories", "contests"):
+                same = (tmp / "out-after" / f"{name}.csv").read_bytes() == (
+                    tmp / "out-before" / f"{name}.csv").read_bytes()
+                print(f"{name}.csv before == after: {same}", flush=True)
+    med = {label: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t),
+                   min(w for w, _ in t)) for label, t in times.items()}
+    for label, (wall, cpu, best) in med.items():
+        print(f"{label:6s} median wall {wall:.3f} s (best {best:.3f}), median CPU {cpu:.3f} s; "
+              f"wall / peer {wall / med['peer'][0]:.2f}x, CPU / peer "
+              f"{cpu / med['peer'][1]:.2f}x", flush=True)
+    if as_json:
+        as_json.write_text(json.dumps({"runs": runs, "times": times, "load_at_start": load0},
+                                      indent=1))
+    if write_docs:
+        names = {"peer": f"`python -c \"{STARTUP_PEER}\"`",
+                 "after": "`podium rate three.csv --system mmr --out OUT`"
+                 + (" (this checkout)" if before else ""),
+                 "before": f"the same, `--before` tree (`{_tree(str(before))}`)"}
+        rows = ["| command | wall ÷ peer (medians) | CPU ÷ peer (medians) | median wall (s) "
+                "| best wall (s) | median CPU (s) |", "|---|---:|---:|---:|---:|---:|"]
+        for label in ("after", "before", "peer"):
+            if label in med:
+                wall, cpu, best = med[label]
+                rows.append(f"| {names[label]} | {wall / med['peer'][0]:.2f}× | "
+                            f"{cpu / med['peer'][1]:.2f}× | {wall:.3f} | {best:.3f} | "
+                            f"{cpu:.3f} |")
+        text = "\n".join([
+            "A warm `podium rate` of a long CSV of three contests (20 players each, "
+            "`--system mmr`, every output written) against the peer "
+            f"`python -c \"{STARTUP_PEER}\"`, each a whole process, {runs} runs of each "
+            "alternating (the order flips every round) after one warm-up run of each, in "
+            "the same run. The ratio of the medians comes first (issue 30's target: at most "
+            "1.2×); *CPU* is user + system time, which the machine's load inflates less "
+            "than the wall-clock time.",
+            "",
+            *rows,
+        ])
+        print(text)
+        write_section(DOC, STARTUP_SECTION, text, load_at_start=load0)
     return 0
 
 

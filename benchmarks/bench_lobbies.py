@@ -170,7 +170,10 @@ def run(sizes: list[tuple[int, int]], systems: list[str], repeat: int) -> dict[s
 
 
 def _table(out: dict[str, Any]) -> str:
-    rows = ["| history | system | path | matches/s | × openskill |", "|---|---|---|---|---|"]
+    """One row per history, library and path: the time over openskill's of the same run
+    first (below 1: faster than openskill), then the absolute seconds and rate."""
+    rows = ["| history | system | path | time ÷ openskill, same run | seconds | matches/s |",
+            "|---|---|---|---:|---:|---:|"]
     for r in out["results"]:
         hist = f"{r['matches']:,} matches, {r['players']:,} players"
         if r["library"] == "openskill":
@@ -178,8 +181,8 @@ def _table(out: dict[str, Any]) -> str:
         else:
             name = f"Podium `{r['library']}`"
             path = "`Rater.extend`" if r["path"] == "extend" else "`Rater.add` loop"
-        rows.append(f"| {hist} | {name} | {path} | {r['matches_per_s']:,.0f} | "
-                    f"{r['vs_openskill']:.2f}× |")
+        rows.append(f"| {hist} | {name} | {path} | {1 / r['vs_openskill']:.2f}× | "
+                    f"{r['seconds']:.3f} | {r['matches_per_s']:,.0f} |")
     return "\n".join(rows)
 
 
@@ -200,6 +203,8 @@ pure Python; Podium's `mmr` is exact (every opponent, the whole history).
 in one compiled loop; in the `add` loop each round is one compiled call of the same
 per-round code (its newcomers and events included).
 `extend` and the `add` loop gave bit-identical ratings and events: **{'yes' if same else 'NO'}**.
+The ratio to openskill's time in the same run comes first (below 1: Podium is faster);
+the seconds and matches per second depend on the machine (named above).
 
 {_table(out)}
 

@@ -129,8 +129,11 @@ def run(n_matches: int, n_players: int, shapes: list[tuple[int, int]], repeat: i
 
 
 def _table(out: dict[str, Any]) -> str:
-    rows = ["| matches | model | path | matches/s | × openskill | largest difference |",
-            "|---|---|---|---|---|---|"]
+    """One row per shape, model and path: the time over openskill's of the same run first
+    (below 1: faster than openskill), then the absolute seconds and rate."""
+    rows = ["| matches | model | path | time ÷ openskill, same run | seconds | matches/s "
+            "| largest difference |",
+            "|---|---|---|---:|---:|---:|---:|"]
     for r in out["results"]:
         shape = f"{r['teams']} teams of {r['size']}"
         if r["path"] == "openskill":
@@ -138,8 +141,8 @@ def _table(out: dict[str, Any]) -> str:
         else:
             path = "`Rater.extend`" if r["path"] == "extend" else "`Rater.add` per match"
             who, diff = f"Podium `{r['system']}`, {path}", f"{r['max_difference']:.1e}"
-        rows.append(f"| {shape} | {r['model']} | {who} | {r['matches_per_s']:,.0f} | "
-                    f"{r['vs_openskill']:.2f}× | {diff} |")
+        rows.append(f"| {shape} | {r['model']} | {who} | {1 / r['vs_openskill']:.2f}× | "
+                    f"{r['seconds']:.3f} | {r['matches_per_s']:,.0f} | {diff} |")
     return "\n".join(rows)
 
 
@@ -152,6 +155,8 @@ match by match. Warm times, **compilation excluded**; each figure is the best of
 `round_update` one round at a time (one compiled call per round), for `extend` as
 for `add`. "Largest difference": between Podium's
 and openskill's final ratings, mu and sigma of every player (relative above 1).
+The ratio to openskill's time in the same run comes first (below 1: Podium is faster);
+the seconds and matches per second depend on the machine (named above).
 
 {_table(out)}
 """

@@ -132,7 +132,7 @@ def _warning_summary() -> str | None:
 
 def _cmd_rate(args: argparse.Namespace) -> int:
     from podium.io import check_history, load_contests
-    from podium.io.results import check_output_dir
+    from podium.io.small_results import check_output_dir
     from podium.rater import Rater
 
     err = sys.stderr
@@ -269,7 +269,14 @@ def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
 def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv",
                    csv_safe: bool = False) -> list[Path]:
     """``OUT/ratings.FMT``, ``OUT/contests.FMT`` and ``OUT/histories.FMT`` (atomic each),
-    straight from the rater's arrays (see :mod:`podium.io.results`)."""
+    straight from the rater's arrays (see :mod:`podium.io.results`); the CSV of a small
+    rater without importing Arrow (:mod:`podium.io.small_results`, the same bytes)."""
+    if fmt == "csv" and not csv_safe:
+        from podium.io.small_results import write_small_results
+
+        written = write_small_results(rater, out, histories=histories)
+        if written is not None:
+            return written
     from podium.io.results import write_results
 
     return write_results(rater, out, fmt=fmt, histories=histories, csv_safe=csv_safe)
@@ -299,7 +306,7 @@ def _cmd_systems(args: argparse.Namespace) -> int:
 
 def _cmd_example(args: argparse.Namespace) -> int:
     from podium.io import synthetic_contests, write_contest_dir
-    from podium.io.results import check_output_dir
+    from podium.io.small_results import check_output_dir
 
     check_output_dir(args.out, "DIR")
 

@@ -12,7 +12,6 @@ import argparse
 import json
 import math
 import time
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -144,6 +143,8 @@ def load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict
             raise PodiumError(f"{path}: cannot read parameter file ({exc.strerror})") from None
         try:
             if p.suffix.lower() == ".toml":
+                import tomllib  # here: only a TOML parameter file needs it
+
                 doc = tomllib.loads(raw.decode("utf-8"))
             else:
                 doc = json.loads(raw)

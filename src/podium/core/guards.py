@@ -34,7 +34,7 @@ whose ``Identifier_Status=Restricted`` covers every class below).  Refused anywh
 Emoji sequences (UTS #51) are emoji, not invisible characters: inside one, a zero-width
 joiner between two emoji (``"\\U0001F469\\u200d\\U0001F4BB"``), a variation selector
 after an emoji (``"\\u2764\\ufe0f"``), a keycap (``"1\\ufe0f\\u20e3"``) and the tags of a
-flag (``"\\U0001F3F4\\U000E0067...\\U000E007F"``) are accepted (:data:`EMOJI_SEQUENCE`).
+flag (``"\\U0001F3F4\\U000E0067...\\U000E007F"``) are accepted (:func:`emoji_sequence`).
 
 :func:`handle_key` is the case-insensitive key (``str.casefold`` of the normalised
 handle) that a store uses when it is asked to treat handles differing only by case
@@ -63,20 +63,18 @@ no lone surrogate): a lookup of any other text finds nothing without asking.
 
 from __future__ import annotations
 
+import functools
 import time
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 if TYPE_CHECKING:
     from podium.core.contest import Contest
 
 __all__ = [
     "DEFAULT_FUTURE_MARGIN_S",
-    "EMOJI_SEQUENCE",
     "MAX_CONTEST_WEIGHT",
     "MAX_HANDLE_LENGTH",
     "MAX_TIME_SECONDS",
@@ -86,6 +84,7 @@ __all__ = [
     "TimeError",
     "check_contest_time",
     "contest_weight_problem",
+    "emoji_sequence",
     "handle_key",
     "identifier_problem",
     "normalize_contest",
@@ -109,35 +108,57 @@ MIN_CONTEST_WEIGHT = 1e-3
 MAX_CONTEST_WEIGHT = 100.0
 
 _EMOJI = r"\p{Extended_Pictographic}[\uFE0E\uFE0F]?\p{Emoji_Modifier}?\uFE0F?"
-#: One emoji sequence of UTS #51 ("Unicode Emoji", ED-14..ED-17): an emoji (an
-#: ``Extended_Pictographic`` character, optionally with a variation selector and a skin
-#: tone), a keycap, a flag of two regional indicators or a flag of tags; emoji joined
-#: by zero-width joiners.  Inside one, the joiners, selectors and tags belong to an
-#: emoji: they are not invisible characters.
-EMOJI_SEQUENCE = regex.compile(
-    r"(?:\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F|" + _EMOJI
-    + r"|[0-9#*]\uFE0F?\u20E3|\p{Regional_Indicator}{2})(?:\u200D" + _EMOJI + r")*")
-# Code points refused anywhere in an identifier (outside an emoji sequence).
-_REFUSED = regex.compile(
-    r"[\p{Cc}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]")
-# A combining mark with no base character: first, or after whitespace.
-_LONE_MARK = regex.compile(r"(?:^|(?<=\s))\p{M}")
-# Why a character of _REFUSED is refused: the first that matches.
-_REASONS: tuple[tuple[Any, str], ...] = (
-    (regex.compile(r"\p{Cc}"), "a control character"),
-    (regex.compile(r"\p{Cs}"), "a lone surrogate (not Unicode text)"),
-    (regex.compile(r"\p{Zl}"), "a line separator"),
-    (regex.compile(r"\p{Zp}"), "a paragraph separator"),
-    (regex.compile(r"\p{Co}"), "a private-use character (it has no agreed glyph)"),
-    (regex.compile(r"\p{Noncharacter_Code_Point}"), "a noncharacter"),
-    (regex.compile(r"\p{Cn}"), "unassigned in Unicode"),
-    (regex.compile(r"[\u200D\uFE00-\uFE0F\U000E0020-\U000E007F]"),
-     "invisible outside an emoji sequence (a joiner, variation selector or tag)"),
-    (regex.compile(r"\p{Cf}"), "an invisible format character"),
-    (regex.compile(r"\p{Default_Ignorable_Code_Point}"),
-     "default-ignorable (drawn as nothing)"),
-    (regex.compile(r"\u2800"), "a blank Braille pattern (drawn as nothing)"),
-)
+
+
+class _Patterns:
+    """The character rule's regular expressions (the ``regex`` module's Unicode
+    properties), compiled on first use: a printable ASCII text needs none of them, and
+    importing ``regex`` and compiling them costs about 10 ms of every command."""
+
+    def __init__(self) -> None:
+        import regex
+
+        #: One emoji sequence of UTS #51 ("Unicode Emoji", ED-14..ED-17): an emoji (an
+        #: ``Extended_Pictographic`` character, optionally with a variation selector and
+        #: a skin tone), a keycap, a flag of two regional indicators or a flag of tags;
+        #: emoji joined by zero-width joiners.  Inside one, the joiners, selectors and
+        #: tags belong to an emoji: they are not invisible characters.
+        self.emoji_sequence = regex.compile(
+            r"(?:\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F|" + _EMOJI
+            + r"|[0-9#*]\uFE0F?\u20E3|\p{Regional_Indicator}{2})(?:\u200D" + _EMOJI + r")*")
+        # Code points refused anywhere in an identifier (outside an emoji sequence).
+        self.refused = regex.compile(
+            r"[\p{Cc}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Cf}\p{Default_Ignorable_Code_Point}"
+            r"\u2800]")
+        # A combining mark with no base character: first, or after whitespace.
+        self.lone_mark = regex.compile(r"(?:^|(?<=\s))\p{M}")
+        # Why a character of ``refused`` is refused: the first that matches.
+        self.reasons: tuple[tuple[Any, str], ...] = (
+            (regex.compile(r"\p{Cc}"), "a control character"),
+            (regex.compile(r"\p{Cs}"), "a lone surrogate (not Unicode text)"),
+            (regex.compile(r"\p{Zl}"), "a line separator"),
+            (regex.compile(r"\p{Zp}"), "a paragraph separator"),
+            (regex.compile(r"\p{Co}"), "a private-use character (it has no agreed glyph)"),
+            (regex.compile(r"\p{Noncharacter_Code_Point}"), "a noncharacter"),
+            (regex.compile(r"\p{Cn}"), "unassigned in Unicode"),
+            (regex.compile(r"[\u200D\uFE00-\uFE0F\U000E0020-\U000E007F]"),
+             "invisible outside an emoji sequence (a joiner, variation selector or tag)"),
+            (regex.compile(r"\p{Cf}"), "an invisible format character"),
+            (regex.compile(r"\p{Default_Ignorable_Code_Point}"),
+             "default-ignorable (drawn as nothing)"),
+            (regex.compile(r"\u2800"), "a blank Braille pattern (drawn as nothing)"),
+        )
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    return _Patterns()
+
+
+def emoji_sequence() -> Any:
+    """The compiled pattern (``regex``) of one emoji sequence of UTS #51 (see
+    :class:`_Patterns`), compiled on first use."""
+    return _patterns().emoji_sequence
 
 
 class HandleError(ValueError):
@@ -205,19 +226,19 @@ def identifier_problem(text: str) -> str | None:
     >>> identifier_problem("\\u0301abc")
     'character 1 (U+0301) is a combining mark with no base character before it'
     """
-    if text.isascii():
-        if text.isprintable():
-            return None
-        masked = text
-    else:
-        masked = EMOJI_SEQUENCE.sub(lambda m: "x" * len(m.group()), text)
-    hit = _REFUSED.search(masked)
+    if text.isascii() and text.isprintable():
+        return None
+    masked = text
+    p = _patterns()
+    if not text.isascii():
+        masked = p.emoji_sequence.sub(lambda m: "x" * len(m.group()), text)
+    hit = p.refused.search(masked)
     if hit is not None:
         pos = hit.start()
         ch = text[pos]
-        why = next((w for r, w in _REASONS if r.match(ch)), "not allowed")
+        why = next((w for r, w in p.reasons if r.match(ch)), "not allowed")
         return f"character {pos + 1} (U+{ord(ch):04X}) is {why}"
-    lone = _LONE_MARK.search(masked)
+    lone = p.lone_mark.search(masked)
     if lone is not None:
         pos = lone.start()
         return (f"character {pos + 1} (U+{ord(text[pos]):04X}) is a combining mark with no "

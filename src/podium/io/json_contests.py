@@ -31,6 +31,7 @@ player.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import re
@@ -40,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -68,36 +68,36 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = ["EmptyContest", "contest_from_json_dict", "decode_contest", "read_contest_json"]
 
 
-class _ContestDoc(msgspec.Struct):
-    """The Elo-MMR contest object as typed JSON: decoding it checks every type in C."""
+class _Decoders:
+    """msgspec's typed decoders of the contest object, built on first use (reading a CSV
+    never imports msgspec): ``full`` decodes every field, standings included, checking
+    every type in C; ``raw`` keeps the standings as JSON text (for the compiled reader
+    of :mod:`podium.io._scan`); ``error`` is msgspec's ``DecodeError`` (also raised for a
+    wrong type)."""
 
-    name: str
-    time_seconds: int | float
-    standings: list[tuple[str, int, int]]
-    url: str | None = None
-    weight: int | float = 1.0
-    perf_ceiling: int | float | None = None
+    def __init__(self) -> None:
+        import msgspec
 
+        # typed fields (not annotations: this module's are strings, which msgspec
+        # would resolve in the module's namespace, where msgspec is not)
+        def fields(standings: Any) -> list[Any]:
+            return [("name", str), ("time_seconds", int | float), ("standings", standings),
+                    ("url", str | None, None), ("weight", int | float, 1.0),
+                    ("perf_ceiling", int | float | None, None)]
 
-_DECODER = msgspec.json.Decoder(_ContestDoc)
-
-
-class _ContestRawDoc(msgspec.Struct):
-    """:class:`_ContestDoc` with the standings kept as JSON text (for the compiled
-    reader of :mod:`podium.io._scan`)."""
-
-    name: str
-    time_seconds: int | float
-    standings: msgspec.Raw
-    url: str | None = None
-    weight: int | float = 1.0
-    perf_ceiling: int | float | None = None
+        ContestDoc = msgspec.defstruct("ContestDoc", fields(list[tuple[str, int, int]]))
+        ContestRawDoc = msgspec.defstruct("ContestRawDoc", fields(msgspec.Raw))
+        self.full: Any = msgspec.json.Decoder(ContestDoc)
+        self.raw: Any = msgspec.json.Decoder(ContestRawDoc)
+        self.error: type[Exception] = msgspec.DecodeError
 
 
-_RAW_DECODER = msgspec.json.Decoder(_ContestRawDoc)
+@functools.cache
+def _decoders() -> _Decoders:
+    return _Decoders()
 
 
-def _plain_fields(doc: _ContestDoc | _ContestRawDoc) -> bool:
+def _plain_fields(doc: Any) -> bool:
     """Whether the fast paths take the top-level fields: an integer time, numbers
     within 64 bits (else the checking path reads the text again and names them)."""
     if isinstance(doc.time_seconds, float):
@@ -112,9 +112,10 @@ def _decode_scanned(data: bytes, source: str, intern: HandleTable) -> Contest | 
     table is then as it was and :func:`_decode_fast` reads it)."""
     fast, pool = intern.fast, intern.pool
     assert fast is not None and pool is not None
+    dec = _decoders()
     try:
-        doc = _RAW_DECODER.decode(data)
-    except msgspec.DecodeError:
+        doc = dec.raw.decode(data)
+    except dec.error:
         return None
     if not _plain_fields(doc):
         return None
@@ -146,9 +147,10 @@ def _decode_fast(
         scanned = _decode_scanned(data, source, intern)
         if scanned is not None:
             return scanned
+    dec = _decoders()
     try:
-        doc = _DECODER.decode(data)
-    except msgspec.DecodeError:  # also ValidationError
+        doc = dec.full.decode(data)
+    except dec.error:  # also ValidationError
         return None
     standings = doc.standings
     n = len(standings)

@@ -57,6 +57,12 @@ import pyarrow.csv as pacsv
 
 from podium._files import atomic_write
 from podium.errors import PodiumError
+from podium.io.small_results import (
+    CONTESTS_COLUMNS,
+    HISTORIES_COLUMNS,
+    RATINGS_COLUMNS,
+    check_output_dir,
+)
 
 if TYPE_CHECKING:
     from podium.rater import Rater
@@ -73,11 +79,6 @@ __all__ = [
     "write_table",
 ]
 
-RATINGS_COLUMNS = ("handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
-                   "max_display_rating", "last_change")
-HISTORIES_COLUMNS = ("handle", "contest_index", "mu", "sigma", "display_rating", "perf", "place",
-                     "team")
-CONTESTS_COLUMNS = ("contest_index", "name", "time_seconds", "url", "players", "skipped")
 #: The output formats of :func:`write_results` (also the file suffixes).
 FORMATS = ("csv", "parquet")
 
@@ -637,27 +638,3 @@ def write_results(
         where = exc.filename if exc.filename is not None else directory
         raise PodiumError(f"{where}: cannot write output ({exc.strerror or exc})") from None
     return written
-
-
-def check_output_dir(out: str | os.PathLike[str], option: str = "--out") -> None:
-    """Fail early, before any work, when ``out`` cannot be an output directory.
-
-    Parameters
-    ----------
-    out : str or os.PathLike
-        The directory (it need not exist).
-    option : str, default "--out"
-        How the messages name it (the command-line option or argument).
-
-    Raises
-    ------
-    PodiumError
-        When ``out`` or one of its parents exists and is not a directory.
-    """
-    p = Path(out)
-    for q in (p, *p.parents):
-        if q.exists():
-            if not q.is_dir():
-                what = option if q == p else f"{option} {p}: its parent"
-                raise PodiumError(f"{what} {q} exists and is not a directory")
-            return
