@@ -110,7 +110,8 @@ def test_distinct_rows_compares_bits() -> None:
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**31), n=st.integers(30, 300), kind=st.sampled_from([LOGISTIC, GAUSSIAN]),
+@given(seed=st.integers(0, 2**31), n=st.integers(30, 300),
+       kind=st.sampled_from([LOGISTIC, GAUSSIAN]),
        split=st.booleans(), tie=st.sampled_from([0.0, 0.5]))
 def test_merged_terms_give_the_same_numbers_bit_for_bit(seed, n, kind, split, tie) -> None:
     rng = np.random.default_rng(seed)
