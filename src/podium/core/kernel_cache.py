@@ -20,20 +20,48 @@ else ``__pycache__`` next to the source, else the user-wide cache directory.  Th
 stamp is separate from the place (:class:`ContentStampMixin` over Numba's own
 locators), so a locator for another directory needs only a ``get_cache_path``.
 
+Prebuilt kernels
+----------------
+The kernels of a job can be compiled when the package is built or installed
+(:mod:`podium.prebuild`, run by the build backend) into a directory that ships with
+the package, ``podium/_prebuilt`` (:func:`prebuilt_dir`; ``PODIUM_PREBUILT_DIR``
+names another), for a portable CPU target (``NUMBA_CPU_NAME=generic``: the
+baseline instruction set of the architecture).  :class:`KernelCache`, the cache of
+every Podium kernel, looks a signature up in Numba's cache first (code compiled on
+this machine) and then in the prebuilt directory, under the key the build wrote
+(its target instead of this CPU's).  The prebuilt directory is used only when its
+manifest (:func:`prebuilt_manifest`) was written by the same Numba and Python for
+this architecture; each of its index files still checks the source stamp above, so
+an edited tree compiles the edited kernels.  Whatever is not found is compiled on
+demand, into Numba's cache, as before.  Generic code gives the same numbers as code
+for this CPU: Podium's kernels use no fast-math and no vector math library, so
+LLVM reorders no floating-point operation on either target.
+
+A kernel found in a cache is loaded without Numba's compiler registries (about
+0.2 s of imports, SciPy's BLAS among them, that only compiling needs): the runtime
+is initialised, and the registries are loaded first only for machine code that
+calls a symbol they define (:data:`REGISTRY_SYMBOLS`).
+
 Importing this module installs the locators, in front of Numba's own
-(:func:`install`; ``NUMBA_CACHE_LOCATOR_CLASSES``, when set, still wins).  Every
-module that defines ``cache=True`` kernels imports it before its decorators run
+(:func:`install`; ``NUMBA_CACHE_LOCATOR_CLASSES``, when set, still wins), and
+:class:`KernelCache` as the cache of Numba's dispatchers.  Every module that
+defines ``cache=True`` kernels imports it before its decorators run
 (``tests/test_architecture.py`` checks that).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
+import json
 import os
 import re
+import sys
+from collections.abc import Iterable
 from typing import Any
 
-from numba.core import caching
+import numba
+from numba.core import caching, dispatcher
 
 __all__ = [
     "watch_package",
@@ -43,7 +71,17 @@ __all__ = [
     "UserDirKernelLocator",
     "InTreeKernelLocator",
     "UserWideKernelLocator",
+    "PrebuiltKernelLocator",
     "LOCATORS",
+    "KernelCache",
+    "PREBUILT_CPU",
+    "REGISTRY_SYMBOLS",
+    "prebuilt_dir",
+    "prebuilt_manifest",
+    "prebuilt_covers",
+    "is_cached",
+    "start_prebuild",
+    "write_manifest",
     "install",
 ]
 
@@ -246,12 +284,277 @@ class UserWideKernelLocator(ContentStampMixin, caching.UserWideCacheLocator):
     """In the user-wide cache directory (``~/.cache/numba``)."""
 
 
+# ====================================================================== prebuilt
+#: The CPU the prebuilt kernels are compiled for (LLVM's name for the baseline of
+#: the architecture; Numba then asks for no optional feature).
+PREBUILT_CPU = "generic"
+#: Symbols that Numba's compiler registries define when they are imported (not when
+#: Numba starts): machine code calling one needs them loaded first.
+REGISTRY_SYMBOLS: tuple[bytes, ...] = (b"_numba_hashsecret_",)
+_MANIFEST = "manifest.json"
+_FORMAT = 1
+#: The prebuild's output directory while :func:`start_prebuild` is in force.
+_building: list[str] = []
+_manifests: dict[str, dict[str, Any] | None] = {}
+
+
+def prebuilt_dir() -> str:
+    """The directory of the prebuilt kernels: ``PODIUM_PREBUILT_DIR`` when set, else
+    ``_prebuilt`` inside the package (shipped with it; see :mod:`podium.prebuild`)."""
+    return os.environ.get("PODIUM_PREBUILT_DIR") or os.path.join(_PACKAGES["podium"],
+                                                                 "_prebuilt")
+
+
+def _subdir(py_file: str) -> str:
+    """The folder of a kernel's file inside the prebuilt directory: its folder's path in
+    its package (``podium/systems/elo_mmr``), so that files of the same name in two
+    folders do not meet and the layout is the same wherever the tree lies."""
+    return _label(_real(py_file)).rpartition("/")[0]
+
+
+def _python_tag() -> str:
+    return f"{sys.implementation.cache_tag}{getattr(sys, 'abiflags', '')}"
+
+
+def _triple() -> str:
+    from llvmlite import binding
+
+    return str(binding.get_process_triple())
+
+
+def prebuilt_manifest(directory: str | None = None) -> dict[str, Any] | None:
+    """The manifest of a prebuilt directory, when its kernels can run here.
+
+    Parameters
+    ----------
+    directory:
+        Default :func:`prebuilt_dir`.
+
+    Returns
+    -------
+    dict or None
+        ``{"format", "numba", "python", "magic", "systems", "stamps", ...}`` (see
+        :func:`write_manifest`); ``None`` when there is none, it cannot be read, or
+        it was written by another Numba or Python, for another architecture, or for
+        a CPU other than :data:`PREBUILT_CPU` (then every kernel is compiled on
+        demand, as without it).  Read once per process.
+    """
+    directory = prebuilt_dir() if directory is None else directory
+    if directory in _manifests:
+        return _manifests[directory]
+    manifest: dict[str, Any] | None = None
+    try:
+        with open(os.path.join(directory, _MANIFEST), encoding="utf-8") as f:
+            found = json.load(f)
+        magic = found["magic"]
+        if (found["format"] == _FORMAT and found["numba"] == numba.__version__
+                and found["python"] == _python_tag() and magic[0] == _triple()
+                and magic[1:] == [PREBUILT_CPU, ""]):
+            manifest = found
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        manifest = None
+    _manifests[directory] = manifest
+    return manifest
+
+
+def prebuilt_covers(target: str, modules: Iterable[str]) -> bool:
+    """Whether the prebuilt directory holds ``target``'s kernels for this tree.
+
+    Parameters
+    ----------
+    target:
+        What the prebuild compiled for (a system's name; see :mod:`podium.prebuild`).
+    modules:
+        Dotted names of the kernel modules of ``target``: each must have the stamp it
+        had when the prebuild ran (an edited tree compiles again).
+
+    Returns
+    -------
+    bool
+    """
+    manifest = prebuilt_manifest()
+    if manifest is None or target not in manifest.get("systems", ()):
+        return False
+    stamps = manifest.get("stamps", {})
+    for name in modules:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path is None or stamps.get(name) != source_stamp(path):
+            return False
+    return True
+
+
+class PrebuiltKernelLocator(ContentStampMixin, caching._CacheLocator):
+    """While a prebuild runs (:func:`start_prebuild`): the prebuilt directory, one
+    folder per source folder (:func:`_subdir`)."""
+
+    def __init__(self, py_func: Any, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(_building[0], *_subdir(py_file).split("/"))
+
+    def get_cache_path(self) -> str:
+        """The kernel's folder in the prebuilt directory."""
+        return self._cache_path
+
+    def get_disambiguator(self) -> str:
+        """The first line of the function, as Numba's own locators say it."""
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> Any:
+        """A locator while a prebuild runs and ``py_file`` is in a watched package."""
+        if not _building or not _watched(py_file):
+            return None
+        return cls(py_func, py_file)
+
+
 #: Podium's locators, in Numba's order of preference.
-LOCATORS: tuple[type, ...] = (UserDirKernelLocator, InTreeKernelLocator, UserWideKernelLocator)
+LOCATORS: tuple[type, ...] = (PrebuiltKernelLocator, UserDirKernelLocator, InTreeKernelLocator,
+                              UserWideKernelLocator)
+
+
+def start_prebuild(directory: str | os.PathLike[str]) -> None:
+    """Compile every kernel of a watched package into ``directory`` from now on.
+
+    Call it before the kernel modules are imported (their caches are made when their
+    decorators run), in a process whose ``NUMBA_CPU_NAME`` is :data:`PREBUILT_CPU`.
+    """
+    _building[:] = [os.path.abspath(directory)]
+
+
+def write_manifest(directory: str | os.PathLike[str], systems: Iterable[str],
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the manifest of a prebuilt directory (after its kernels are compiled).
+
+    Parameters
+    ----------
+    directory:
+        The prebuilt directory.
+    systems:
+        What was compiled (:func:`prebuilt_covers` answers for these).
+    extra:
+        More keys to record (timings).
+
+    Returns
+    -------
+    dict
+        The manifest: format, Numba version, Python tag, the codegen's target (triple,
+        CPU, features: the key under which the kernels were stored), the systems, and
+        the source stamp of every kernel module loaded in this process.
+    """
+    from numba.core.registry import cpu_target
+
+    magic = list(cpu_target.target_context.codegen().magic_tuple())
+    stamps = {name: source_stamp(str(mod.__file__)) for name, mod in sorted(sys.modules.items())
+              if name.split(".")[0] in _PACKAGES and getattr(mod, "__file__", None)
+              and any(_is_kernel(v) for v in vars(mod).values())}
+    manifest = {"format": _FORMAT, "numba": numba.__version__, "python": _python_tag(),
+                "magic": magic, "systems": sorted(set(systems)), "stamps": stamps,
+                **(extra or {})}
+    path = os.path.join(directory, _MANIFEST)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(tmp, path)
+    _manifests.pop(os.fspath(directory), None)
+    return manifest
+
+
+def _is_kernel(obj: Any) -> bool:
+    return isinstance(getattr(obj, "_cache", None), KernelCache)
+
+
+def _needs_registries(payload: Any) -> bool:
+    """Whether cached machine code calls a symbol of Numba's registries (or is laid out
+    in a way this module does not know: then load them, to be safe)."""
+    try:
+        code = payload[0][2][0]
+        return any(symbol in code for symbol in REGISTRY_SYMBOLS)
+    except (TypeError, IndexError):
+        return True
+
+
+class KernelCache(caching.FunctionCache):
+    """Numba's function cache, for a kernel of a watched package: this machine's cache
+    first, then the prebuilt directory; a kernel found is loaded without the compiler
+    registries (see the module notes).  Other functions are served as by Numba."""
+
+    def __init__(self, py_func: Any) -> None:
+        super().__init__(py_func)
+        try:
+            py_file = inspect.getfile(py_func)
+        except TypeError:  # a function without a file
+            py_file = ""
+        self._podium = bool(py_file) and _watched(py_file)
+        self._prebuilt: caching.IndexDataCacheFile | None = None
+        if self._podium and not _building and prebuilt_manifest() is not None:
+            self._prebuilt = caching.IndexDataCacheFile(
+                cache_path=os.path.join(prebuilt_dir(), *_subdir(py_file).split("/")),
+                filename_base=self._impl.filename_base, source_stamp=source_stamp(py_file))
+
+    @property
+    def prebuilt_index(self) -> str | None:
+        """The index file this kernel would have in the prebuilt directory, if usable."""
+        return None if self._prebuilt is None else self._prebuilt._index_path
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        """The compiled kernel for ``sig`` from a cache, or ``None``."""
+        if not self._podium:
+            return super().load_overload(sig, target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_either(sig, target_context)
+        return None  # pragma: no cover - an error the guard swallows (Windows)
+
+    def _load_either(self, sig: Any, target_context: Any) -> Any:
+        if not self._enabled:
+            return None
+        key = self._index_key(sig, target_context.codegen())
+        payload = self._cache_file.load(key)
+        if payload is None and self._prebuilt is not None:
+            manifest = prebuilt_manifest()
+            if manifest is not None:
+                payload = self._prebuilt.load((key[0], tuple(manifest["magic"]), key[2]))
+        if payload is None:
+            return None
+        from numba.core.runtime import nrt
+
+        if _needs_registries(payload):
+            target_context.refresh()
+        else:
+            nrt.rtsys.initialize(target_context)
+        return self._impl.rebuild(target_context, payload)
+
+
+def is_cached(kernel: Any, prebuilt: bool = True) -> bool:
+    """Whether a kernel has an index in this machine's cache or (``prebuilt``) in the
+    prebuilt directory, so that its first call may load rather than compile.
+
+    Parameters
+    ----------
+    kernel:
+        A Numba dispatcher.
+    prebuilt:
+        Count an index in the prebuilt directory (usable here) too.
+
+    Returns
+    -------
+    bool
+        ``True`` also for a dispatcher this module cannot look into.
+    """
+    cache = getattr(kernel, "_cache", None)
+    try:
+        if os.path.exists(cache._cache_file._index_path):  # type: ignore[union-attr]
+            return True
+    except AttributeError:  # not a caching dispatcher, or another Numba layout
+        return True
+    index = cache.prebuilt_index if prebuilt and isinstance(cache, KernelCache) else None
+    return index is not None and os.path.exists(index)
 
 
 def install() -> None:
-    """Put :data:`LOCATORS` in front of Numba's own locators (once)."""
+    """Put :data:`LOCATORS` in front of Numba's own locators, and :class:`KernelCache`
+    in place of Numba's function cache (once)."""
     # the base of Numba's cache implementations ("_CacheImpl" in older releases)
     impl = next(c for c in (getattr(caching, n, None) for n in ("CacheImpl", "_CacheImpl"))
                 if c is not None)
@@ -259,6 +562,7 @@ def install() -> None:
     for cls in reversed(LOCATORS):
         if cls not in classes:
             classes.insert(0, cls)
+    setattr(dispatcher, "FunctionCache", KernelCache)  # noqa: B010 - Numba's global
 
 
 watch_package("podium", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

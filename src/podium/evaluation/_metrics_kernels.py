@@ -16,7 +16,13 @@ import numba as nb
 import numpy as np
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
-from podium.core.numerics import cheb_eval, cheb_fit, cheb_matrix, cheb_nodes, cover_points
+from podium.core.numerics.chebyshev import (
+    cheb_eval,
+    cheb_fit,
+    cheb_matrix,
+    cheb_nodes,
+    cover_points,
+)
 
 #: Chebyshev-Lobatto nodes per panel of :func:`logistic_sums`.
 LOGISTIC_CHEB_NODES = 32

@@ -507,10 +507,11 @@ class Writes:
         player-rounds (of rated contests) will then have been applied since the newest
         snapshot, ``since`` and ``events`` being those counts before ``items``."""
         opts = self.ctx.options
+        skips = self.ctx.system.skips_round
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
-            if not it.contest.is_outcome_free:
+            if not skips(it.contest):
                 events += len(it.contest)
             if since >= opts.snapshot_every or events >= opts.snapshot_events:
                 out.append((k + 1, True))

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND, SOLVER_BOUNDS
 
 __all__ = [
     "SOLVER_BOUNDS",
@@ -49,9 +50,6 @@ __all__ = [
     "newton_rtol_next",
 ]
 
-#: The bracket every Elo-MMR equation is solved on (as in multi-skill).
-SOLVER_BOUNDS = (-6000.0, 9000.0)
-LO_BOUND, HI_BOUND = SOLVER_BOUNDS
 #: Safeguarded Newton: never cut more than this fraction of the bracket per step.
 MAX_CUT = 0.75
 #: Newton steps before a solve gives up (:data:`STATUS_MAX_ITER`).

@@ -26,11 +26,10 @@ from podium.core.numerics.chebyshev import (
     panel_span,
     panel_zero,
 )
+from podium.core.numerics.constants import GAUSSIAN, LOGISTIC
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.core.numerics.terms import (
-    GAUSSIAN,
-    LOGISTIC,
     DistinctTerms,
     OpponentTerms,
     TieGroups,

@@ -26,6 +26,7 @@ from numba.core import types
 from numba.extending import overload
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.constants import GAUSSIAN, LOGISTIC
 from podium.core.numerics.distinct import distinct_rows
 from podium.core.numerics.special import (
     INV_SQRT2,
@@ -54,10 +55,6 @@ __all__ = [
     "group_sums_at",
 ]
 
-#: Logistic opponent terms: ``pa = w_arg``, ``pb = w_out`` (Sec. 3.1).
-LOGISTIC = 0
-#: Gaussian opponent terms: ``pa = delta`` (``pb`` unused).
-GAUSSIAN = 1
 
 
 class OpponentTerms(NamedTuple):

@@ -19,31 +19,27 @@ import numba as nb
 import numpy as np
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
-from podium.core.numerics import (
+from podium.core.numerics.chebyshev import (
     CHEB_NODES,
-    HI_BOUND,
-    LO_BOUND,
-    LOGISTIC,
-    MAX_ITER,
-    OpponentTerms,
-    TieGroups,
     cheb_fit,
     cheb_matrix,
     cheb_nodes,
-    merge_identical,
-    n_unsolved,
+    panel_grid,
+    panel_span,
+    panel_zero,
+)
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND, LOGISTIC
+from podium.core.numerics.newton import (
+    MAX_ITER,
     newton_begin,
     newton_next,
     newton_rtol_begin,
     newton_rtol_next,
-    own_logistic_term,
-    panel_grid,
-    panel_span,
-    panel_values,
-    panel_zero,
-    robust_average_zero,
-    tanh_sech2,
 )
+from podium.core.numerics.performance import n_unsolved, panel_values
+from podium.core.numerics.robust import robust_average_zero
+from podium.core.numerics.special import own_logistic_term, tanh_sech2
+from podium.core.numerics.terms import OpponentTerms, TieGroups, merge_identical
 from podium.systems.elo_mmr.kernels import Blocks, Factors, Normal
 
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
