@@ -163,7 +163,7 @@ def _iter_indexed(
     if limit == 0:
         return
     # numbered handles: a Rater finds the players of a batch with one gather
-    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar", "json"),
+    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar", "json", "csv"),
                          keep_refused=opts.keep_refused)
     opts.refused = intern.refused
     if kind == "dir":
