@@ -53,6 +53,10 @@ VALID = {
         "\ufeffContest , Time,Player ,Score,note\r\n"
         " k1 ,7, Émile ,1,z\r\nk1, 7 ,bo,2,\r\n\r\nk2,-3063744000,bo,5,\r\n"
         "k1,7.0,cafe\u0301,1.0,\r\nk2,-3063744000, caf\u00e9,4,\r\n"),
+    "integers (Arrow's cast) and not": (
+        "contest,time,player,score\n a ,\t1000000000 ,x, 007\na,1000000000,y,-0\n"
+        "b,0999999999,x,-12\nb, 999999999,y,1\nc,999999999,x,1234567890123456\n"
+        "c,999999999,y,1234567890123457\n"),
     "one contest of many": "contest,time,player,place\n" + "".join(
         f"c,{T0},p{i},{1 + i // 3}\n" for i in range(40)),
 }

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
@@ -334,14 +335,18 @@ def load_contests(
         loaded = list(_iter_indexed(path, limit, opts))
     if skipped > _MAX_WARNINGS_PER_KIND:
         warnings.append(f"... {skipped} entries of {path} skipped in all")
-    for idx, contest in loaded:
-        if isinstance(contest, EmptyContest):
-            changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
-                           "its standings are empty")
-            continue
-        indices.append(idx)
-        contests.append(contest)
     file_indices = [idx for idx, _ in loaded]
+    if all(type(c) is Contest for _, c in loaded):  # nothing skipped: one pass
+        contests = cast(list[Contest], [c for _, c in loaded])
+        indices = file_indices.copy()
+    else:
+        for idx, contest in loaded:
+            if isinstance(contest, EmptyContest):
+                changes.append(f"skipped contest #{idx} {contest.name!r} "
+                               f"({contest.source}): its standings are empty")
+                continue
+            indices.append(idx)
+            contests.append(contest)
     del loaded
     if file_indices and file_indices[-1] + 1 != len(file_indices):
         present = set(file_indices)
