@@ -44,6 +44,7 @@ from typing import Any
 
 from _reference import CHILD_ENV
 from _report import ROOT, data_dir, load_average, write_section
+from bench_million import million_file
 
 DEFAULT_TAR = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 DOC = "docs/benchmarks.md"
@@ -121,23 +122,6 @@ def extract(tar: Path, n: int, directory: Path) -> None:
                 fobj = tf.extractfile(m)
                 assert fobj is not None
                 (directory / f"{int(hit.group(1))}.json").write_bytes(fobj.read())
-
-
-def million_file(path: Path, players: int, seed: int, *, ties: bool = True) -> None:
-    """One round of ``players`` players, as in ``bench_million.py`` (round 1): places from
-    scores rounded to whole points (``ties``), or from the unrounded scores (distinct)."""
-    import numpy as np
-
-    from podium import Contest
-    from podium.io import write_contest_json
-
-    rng = np.random.default_rng(seed)
-    skill = rng.normal(1500, 300, players)
-    score = skill + rng.normal(0, 200, players)
-    if ties:
-        score = np.round(score)
-    handles = [f"p{i}" for i in range(players)]
-    write_contest_json(Contest.from_scores(handles, score, name="round 1"), path)
 
 
 def main() -> int:

@@ -225,3 +225,65 @@ def test_add_of_loaded_contests_uses_their_numbers(tmp_path: Path, system: str) 
     b.extend(_plain(history))
     assert_same(a, b)
     assert all(c._handles is None for c in coded)
+
+
+@pytest.mark.usefixtures("batch_from_start")
+@pytest.mark.parametrize("scan", [False, True])
+def test_a_lone_json_file_is_numbered_and_rated_bit_identically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: bool
+) -> None:
+    """``load_contests`` of one JSON file numbers its handles (a huge one through the
+    compiled standings reader: ``SCAN_FILE_BYTES`` lowered so that a small file takes
+    it); the contest and its rating equal those of the file read without numbers."""
+    import podium.io.history as history_module
+    from podium.io import read_contest_json, write_contest_json
+
+    if scan:
+        monkeypatch.setattr(history_module, "SCAN_FILE_BYTES", 0)
+    c = _history(8, 4, 300, big_every=1)[3]
+    write_contest_json(c, tmp_path / "one.json")
+    loaded = load_contests(tmp_path / "one.json").contests
+    plain = read_contest_json(tmp_path / "one.json")
+    assert loaded == [plain] and loaded[0].handle_codes is not None
+    a, b = Rater("mmr"), Rater("mmr")
+    a.extend(loaded)
+    b.extend([plain])
+    assert_same(a, b)
+
+
+def test_the_players_index_is_built_when_asked() -> None:
+    """A first round of numbered players never needs the handle index; asking for it
+    (or rating a contest found by handle) enters every player, and a rolled-back round
+    leaves none of its newcomers in it."""
+    pool = HandlePool()
+    names = [f"h{i}" for i in range(50)]
+    pool.names.extend(names)
+    first = Contest.from_codes(pool, np.arange(50), np.arange(50), np.arange(50), name="c0")
+    r = Rater("mmr")
+    r.extend([first])
+    assert r.players._indexed == 0  # nothing looked up by handle so far
+    assert r.players.index == {h: i for i, h in enumerate(names)}
+    r.extend([Contest.from_scores(["h3", "new", "h7"], [3.0, 2.0, 1.0], name="c1")])
+    assert r.players.index["new"] == 50 and r.rating("h7") == (r.players.mu[7],
+                                                                 r.players.sigma[7])
+    r.players.truncate(50)
+    assert "new" not in r.players.index and len(r.players.index) == 50
+
+
+@pytest.mark.usefixtures("batch_from_start")
+@pytest.mark.parametrize("system", ["mmr", "glicko"])
+def test_one_round_at_a_time_numbers_newcomers_in_row_order(system: str) -> None:
+    """A round rated alone (no numbers) numbers its newcomers in row order after the
+    known players, the first round's players 0..n-1: the same table, bit for bit, as
+    the whole history rated as one batch; a handle of a known player is found by the
+    index."""
+    history = _history(5, 12, 40)
+    one = Rater(system)
+    for c in history:
+        one.extend([c])
+    whole = Rater(system)
+    whole.extend(_plain(history))
+    assert_same(one, whole)
+    first = list(dict.fromkeys(h for c in history for h in c.handles))
+    assert one.players.handles == first
+    assert one.players.index == {h: i for i, h in enumerate(first)}

@@ -319,3 +319,41 @@ def test_empty_rater_writes_headers(tmp_path: Path) -> None:
     assert (tmp_path / "ratings.csv").read_text() == ",".join(RATINGS_COLUMNS) + "\n"
     assert (tmp_path / "histories.csv").read_text() == ",".join(HISTORIES_COLUMNS) + "\n"
     assert (tmp_path / "contests.csv").read_text() == ",".join(CONTESTS_COLUMNS) + "\n"
+
+
+# ---------------------------------------------------------------------- text columns
+@pytest.mark.parametrize("values", [
+    [], ["a", "bb", "", "ccc"], ["a", "Émile", "b"], ["a", None, "c"], [None, None],
+    ["", ""], ["北京", "x,y", "\u00a0"],
+])
+def test_strings_as_arrow_equal_pyarrows_own(values: list[str | None]) -> None:
+    """Text of one byte a character (one encode for the whole column) and the fallback
+    (other text, nulls) give the array ``pa.array`` gives."""
+    got = results._from_strings(values)
+    assert got.equals(pa.array(values, type=pa.string()))
+    assert got.to_pylist() == values
+
+
+def test_strings_that_are_not_unicode_are_refused() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        results._from_strings(["a", "b\udc80"])
+    with pytest.raises(UnicodeEncodeError):
+        results._from_strings([None, "b\udc80"])
+
+
+@pytest.mark.parametrize("special", [",", '"', "\r", "\n"])
+def test_any_special_finds_each_character_in_slices_and_chunks(special: str) -> None:
+    """The byte search looks at a slice's own strings only, in every chunk; nulls and
+    empty strings need no quotes."""
+    plain = pa.array(["ab", None, "", "cd"], type=pa.string())
+    with_special = pa.array(["ab", f"x{special}y", "cd"], type=pa.string())
+    assert not results._any_special(plain)
+    assert not results._any_special(pa.array(["", None], type=pa.string()))
+    assert not results._any_special(pa.array([], type=pa.string()))
+    assert results._any_special(with_special)
+    assert not results._any_special(with_special.slice(0, 1))
+    assert not results._any_special(with_special.slice(2))
+    assert results._any_special(with_special.slice(1, 1))
+    assert results._any_special(pa.chunked_array([plain, with_special]))
+    assert not results._any_special(pa.chunked_array([plain, with_special.slice(2)]))
+    assert results._any_special(with_special.cast(pa.large_string()))

@@ -115,8 +115,7 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
             rater._small = None
         return None
     if new:
-        table.index.update(zip(new, range(n_before, n_after), strict=True))
-        table.handles.extend(new)
+        table.handles.extend(new)  # the table's index enters them when next asked
     if tail:
         events.commit_tail(n)
     else:

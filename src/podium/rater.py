@@ -178,7 +178,6 @@ class Rater:
         system = self.system
         first = len(self.contests)
         n_before = table.n
-        index_get = table.index.get
         rated: list[Contest] = []
         rated_pos: list[int] = []
         priors: list[tuple[float, float]] = []  # per rated contest, unless same_prior
@@ -230,13 +229,25 @@ class Rater:
         codes: npt.NDArray[np.int64] | None = None
         if n_rounds == 1 and rated[0].handle_codes is None:
             # Rater.add: for one small round, lists cost less than NumPy calls (a loaded
-            # contest's players are found by their handle numbers, below)
-            looked_up = list(map(index_get, rated[0].handles, repeat(-1)))
-            players = np.array(looked_up, dtype=np.int64)
-            offsets = [0, len(looked_up)]
+            # contest's players are found by their handle numbers, below).  A contest's
+            # handles are distinct, so its newcomers are numbered in order, no lookup
+            # of one another needed; in a first round every player is one.
+            hs = rated[0].handles
+            offsets = [0, len(hs)]
             offsets_arr = np.array(offsets, dtype=np.int64)
-            unknown = [k for k, i in enumerate(looked_up) if i < 0] if -1 in looked_up else []
-            owner = repeat(0, len(unknown))
+            if n_before == 0:
+                players = np.arange(len(hs), dtype=np.int64)
+                new_handles = list(hs)
+            else:
+                looked_up = list(map(table.index.get, hs, repeat(-1)))
+                players = np.array(looked_up, dtype=np.int64)
+                if -1 in looked_up:
+                    where = np.flatnonzero(players < 0)
+                    players[where] = np.arange(n_before, n_before + where.size)
+                    new_handles = list(map(hs.__getitem__, where.tolist()))
+            new_counts[0] = len(new_handles)
+            unknown = []
+            owner = ()
         else:
             offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
             np.cumsum([len(c) for c in rated], out=offsets_arr[1:])
@@ -252,12 +263,13 @@ class Rater:
             unknown = where.tolist()
             owner = (np.searchsorted(offsets_arr, where, side="right") - 1).tolist()
         pool_names = pool.names if pool is not None else []
+        index_get = table.index.get if unknown and pool is not None else None
         for k, r in zip(unknown, owner, strict=True):  # a Python loop over the newcomers only
             h = (pool_names[codes[k]] if codes is not None and codes[k] >= 0
                  else rated[r].handles[k - offsets[r]])
             j = fresh.get(h)
             if j is None:
-                j = -1 if pool is None else index_get(h, -1)  # known, but not by its code
+                j = -1 if index_get is None else index_get(h, -1)  # known, not by its code
                 if j < 0:
                     j = n_before + len(new_handles)
                     new_handles.append(h)

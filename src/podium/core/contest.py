@@ -17,7 +17,7 @@ of one-member teams.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -508,6 +508,27 @@ class Contest:
         self._init((), lo, hi, name, time_seconds, weight, perf_ceiling, url,
                    codes=(pool, codes))
         return self
+
+    @classmethod
+    def many_checked(cls, pool: HandlePool, codes: npt.NDArray[np.int64],
+                     lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+                     bounds: Iterable[tuple[int, int, str, int, float, float | None, str | None]],
+                     ) -> list[Contest]:
+        """Individual contests that a loader has checked, a whole file's at once, as
+        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays,
+        contiguous tie ranges, a finite positive weight, a ceiling ``None``, a number
+        or ``+inf``): ``(start, end, name, time, weight, ceiling, url)`` per contest,
+        its arrays the rows ``start:end`` of ``codes``, ``lo``, ``hi``.  Nothing is
+        checked again."""
+        out = []
+        for a, b, name, t, w, ceil, url in bounds:
+            self = cls.__new__(cls)
+            self._handles = self._team_names = self.teams = None
+            self._codes, self.lo, self.hi = (pool, codes[a:b]), lo[a:b], hi[a:b]
+            self.name, self.time_seconds, self.weight = name, t, w
+            self.perf_ceiling, self.url, self.team_round = ceil, url, False
+            out.append(self)
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         # a copy or pickle does not carry the load's handle pool

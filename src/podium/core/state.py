@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,7 +57,8 @@ class PlayerTable:
 
     def __init__(self) -> None:
         self.handles: list[str] = []
-        self.index: dict[str, int] = {}
+        self._index: dict[str, int] = {}
+        self._indexed = 0  # handles[:_indexed] are in _index
         # the players of one handle pool's codes (-1: not known by code), see code_map
         self._pool: HandlePool | None = None
         self._by_code: IntArray = np.zeros(0, dtype=np.int64)
@@ -72,6 +73,20 @@ class PlayerTable:
     @property
     def n(self) -> int:
         return len(self.handles)
+
+    @property
+    def index(self) -> dict[str, int]:
+        """``handle -> row`` of every player.  Brought up to date when asked: the
+        players added since are entered then, so that a round whose players are all
+        found by their handle numbers (a loader's, :meth:`lookup_rounds`) never builds
+        it.  Add players through :meth:`add_players` (or by extending
+        :attr:`handles`), not through this dictionary."""
+        n = len(self.handles)
+        if self._indexed < n:
+            self._index.update(zip(islice(self.handles, self._indexed, None),
+                                   range(self._indexed, n), strict=True))
+            self._indexed = n
+        return self._index
 
     def lookup(self, handles: Sequence[str]) -> tuple[IntArray, list[str]]:
         """Indices of ``handles``, ``-1`` for unknown ones; also the list of unknown handles."""
@@ -100,9 +115,7 @@ class PlayerTable:
         if not new:
             return
         start = self.n
-        for k, h in enumerate(new):
-            self.index[h] = start + k
-        self.handles.extend(new)
+        self.handles.extend(new)  # the index enters them when asked
         end = self.n
         for name in self._FIELDS:
             setattr(self, name, grow(getattr(self, name), end))
@@ -122,8 +135,9 @@ class PlayerTable:
 
     def truncate(self, n: int) -> None:
         """Forget players ``n..`` (used to roll back a failed round)."""
-        for h in self.handles[n:]:
-            del self.index[h]
+        for h in self.handles[n:self._indexed]:
+            del self._index[h]
+        self._indexed = min(self._indexed, n)
         del self.handles[n:]
         self._by_code[self._by_code >= n] = -1
         self._n_by_code = int(np.count_nonzero(self._by_code >= 0))
@@ -141,12 +155,13 @@ class PlayerTable:
             self._by_code = grow(self._by_code, len(pool), -1)
         return self._by_code
 
-    def remember_codes(self, pool: HandlePool, codes: IntArray, players: IntArray) -> None:
+    def remember_codes(self, pool: HandlePool, codes: IntArray, players: IntArray, *,
+                       distinct: bool = False) -> None:
         """Record that ``pool.names[codes[k]]`` is player ``players[k]`` (codes the map
-        of :meth:`code_map` does not hold yet)."""
+        of :meth:`code_map` does not hold yet; ``distinct``: no code twice)."""
         if pool is self._pool and codes.size:
             self._by_code[codes] = players
-            self._n_by_code += int(np.unique(codes).size)
+            self._n_by_code += codes.size if distinct else int(np.unique(codes).size)
 
     def lookup_rounds(
         self, contests: Sequence[Contest], offsets: Sequence[int]
@@ -159,11 +174,10 @@ class PlayerTable:
         handle in :attr:`index`.  Returns the players, the pool used (``None``: none)
         and each row's code in it (``-1`` for a row of a contest not numbered in it).
         """
-        index_get = self.index.get
         pool = next((hc[0] for c in contests if (hc := c.handle_codes) is not None), None)
         if pool is None:
             handles = chain.from_iterable(c.handles for c in contests)
-            players = np.fromiter(map(index_get, handles, repeat(-1)), dtype=np.int64,
+            players = np.fromiter(map(self.index.get, handles, repeat(-1)), dtype=np.int64,
                                   count=offsets[-1])
             return players, None, None
         parts = []
@@ -179,7 +193,7 @@ class PlayerTable:
         players = self.code_map(pool)[codes]
         for r in others:
             players[offsets[r]:offsets[r + 1]] = np.fromiter(
-                map(index_get, contests[r].handles, repeat(-1)), dtype=np.int64,
+                map(self.index.get, contests[r].handles, repeat(-1)), dtype=np.int64,
                 count=offsets[r + 1] - offsets[r])
         return players, pool, codes
 
@@ -191,16 +205,25 @@ class PlayerTable:
         ``pool``; ``offsets``: where each round starts, and the end), and remember
         their codes.  Returns their handles and how many debut in each round; the
         players themselves are not added."""
-        new_codes, first, inverse = np.unique(codes[where], return_index=True,
-                                              return_inverse=True)
-        by_first = np.argsort(first, kind="stable")
-        rank = np.empty_like(by_first)
-        rank[by_first] = np.arange(by_first.size)
-        players[where] = self.n + rank[inverse]
-        debut_rows = where[first[by_first]]
+        found = codes[where]
+        if found.size < 2 or bool((found[1:] > found[:-1]).all()):
+            # distinct and numbered in order of first appearance (a loader's first
+            # round): each row is a newcomer of its own, numbered in row order
+            new_codes = found
+            by_first = rank = np.arange(found.size)
+            players[where] = self.n + rank
+            debut_rows = where
+        else:
+            new_codes, first, inverse = np.unique(found, return_index=True,
+                                                  return_inverse=True)
+            by_first = np.argsort(first, kind="stable")
+            rank = np.empty_like(by_first)
+            rank[by_first] = np.arange(by_first.size)
+            players[where] = self.n + rank[inverse]
+            debut_rows = where[first[by_first]]
         rounds = np.searchsorted(offsets, debut_rows, side="right") - 1
         counts = np.bincount(rounds, minlength=offsets.size - 1).tolist()
-        self.remember_codes(pool, new_codes, self.n + rank)
+        self.remember_codes(pool, new_codes, self.n + rank, distinct=True)
         names = pool.names
         return list(map(names.__getitem__, new_codes[by_first].tolist())), counts
 
@@ -222,7 +245,6 @@ class PlayerTable:
     def from_arrays(cls, d: dict[str, np.ndarray]) -> PlayerTable:
         t = cls()
         t.handles = [str(h) for h in d["handles"]]
-        t.index = {h: i for i, h in enumerate(t.handles)}
         for name in cls._FIELDS:
             setattr(t, name, np.array(d[name]))
         return t

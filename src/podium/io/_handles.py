@@ -104,6 +104,25 @@ class HandleTable:
             self.switch()
         return found
 
+    def numbered(self, norms: Sequence[str]) -> npt.NDArray[np.int64]:
+        """The numbers in :attr:`pool` of handles in their normal form (as :meth:`all`
+        returns them: checked), a new one numbered after the others (a coded table
+        only; the compiled reader is not started)."""
+        pool = self.pool
+        assert pool is not None, "not a coded handle table"
+        codes, names = self.codes, pool.names
+        before = len(codes)
+        out = np.empty(len(norms), dtype=np.int64)
+        for k, h in enumerate(norms):
+            code = codes.get(h)
+            if code is None:
+                code = codes[h] = len(names)
+                names.append(h)
+            out[k] = code
+        if self.fast is not None and len(codes) > before:
+            self._mirror(list(islice(reversed(codes.items()), len(codes) - before)))
+        return out
+
     def switch(self) -> None:
         """Start the compiled reader (:mod:`podium.io._scan`): its table gets every
         handle numbered so far."""

@@ -7,8 +7,20 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+import numpy.typing as npt
+
 from podium.core.contest import Contest
-from podium.core.guards import TimeError, check_contest_time, contest_weight_problem
+from podium.core.guards import (
+    DEFAULT_FUTURE_MARGIN_S,
+    MAX_CONTEST_WEIGHT,
+    MAX_TIME_SECONDS,
+    MIN_CONTEST_WEIGHT,
+    MIN_TIME_SECONDS,
+    TimeError,
+    check_contest_time,
+    contest_weight_problem,
+)
 from podium.errors import ContestError
 from podium.io._messages import contest_error_at, short_int
 
@@ -50,3 +62,14 @@ class TimeCheck:
                 raise contest_error_at(ContestError(
                     f"{problem} (pass --any-weight, or any_weight=True, for research data)",
                     contest=contest.label), where)
+
+    def accepts(self, times: npt.NDArray[np.int64], weights: npt.NDArray[np.float64]) -> bool:
+        """Whether :meth:`check` accepts every contest of these times and weights (a
+        whole file's at once; a loader that finds one refused checks contest by
+        contest for the message)."""
+        ok = (times >= MIN_TIME_SECONDS) & (times <= MAX_TIME_SECONDS)
+        if not self.allow_future:
+            ok &= times <= self.now + DEFAULT_FUTURE_MARGIN_S
+        if not self.any_weight:
+            ok &= (weights >= MIN_CONTEST_WEIGHT) & (weights <= MAX_CONTEST_WEIGHT)
+        return bool(ok.all())

@@ -395,6 +395,9 @@ def csv_contests(path: Path, limit: int | None, intern: HandleTable, times: Time
         As :func:`read_contests_csv`.
     """
     check_limit(limit)
+    fast = _columnar(path, limit, intern, times)
+    if fast is not None:
+        return fast
     groups, kind, no_times_line = _read_csv_groups(path, intern)
     if limit is not None:
         groups = groups[:limit]
@@ -413,3 +416,24 @@ def csv_contests(path: Path, limit: int | None, intern: HandleTable, times: Time
         for g, c in zip(groups, contests, strict=True):
             times.check(c, f"{path}, line {g.meta_lines.get('time', g.first_line)}")
     return contests
+
+
+def _columnar(path: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None
+              ) -> list[Contest] | None:
+    """The contests of a file of at least :data:`~podium.io._csv_fast.FAST_FROM_BYTES`
+    bytes, read by the columnar reader (:mod:`podium.io._csv_fast`), or ``None`` when
+    the row reader must read it (it alone raises, with its messages)."""
+    from podium.io import _csv_fast  # Arrow's CSV reader, loaded by a CSV load only
+
+    try:
+        if path.stat().st_size < _csv_fast.FAST_FROM_BYTES:
+            return None
+        data = path.read_bytes()
+        line = data.split(b"\n", 1)[0].decode("utf-8-sig").rstrip("\r")
+        header = next(csv.reader([line], strict=True), [])
+        cols = _csv_columns(header, str(path))
+    except (OSError, UnicodeDecodeError, csv.Error, DataFormatError):
+        return None
+    kind = "place" if "place" in cols else "score"
+    return _csv_fast.fast_contests(data, cols, len(header), 1 if any(h.strip() for h in header)
+                                   else 0, kind, intern, times, limit)

@@ -24,14 +24,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._handles import HandleTable
-from podium.io._paths import PathArg, check_limit
+from podium.io._handles import SCAN_AFTER_ROWS, HandleTable
+from podium.io._paths import PathArg, check_limit, read_bytes
 from podium.io._times import TimeCheck
 from podium.io.csv_long import csv_contests
-from podium.io.json_contests import EmptyContest, read_contest_json
+from podium.io.json_contests import EmptyContest, decode_contest
 from podium.io.sources import TAR_SUFFIXES, iter_dir, iter_tar
 
 __all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests",
@@ -39,6 +40,10 @@ __all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests",
 
 #: At most this many warnings of one kind are listed by :func:`check_history`.
 _MAX_WARNINGS_PER_KIND = 10
+#: A lone JSON file of at least this many bytes (rows of at least 16 bytes, as many as
+#: :data:`~podium.io._handles.SCAN_AFTER_ROWS`) is read by the compiled standings reader
+#: (:mod:`podium.io._scan`) from its first row on; a smaller one never loads it.
+SCAN_FILE_BYTES = 16 * SCAN_AFTER_ROWS
 
 log = logging.getLogger("podium.io")
 
@@ -159,7 +164,7 @@ def _iter_indexed(
     if limit == 0:
         return
     # numbered handles: a Rater finds the players of a batch with one gather
-    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar"),
+    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar", "json", "csv"),
                          keep_refused=opts.keep_refused)
     opts.refused = intern.refused
     if kind == "dir":
@@ -167,9 +172,10 @@ def _iter_indexed(
     elif kind == "tar":
         yield from iter_tar(p, limit, intern, opts.times, opts.warn)
     elif kind == "json":
-        yield 0, read_contest_json(p, interner=intern.table, raw_handles=opts.raw_handles,
-                                   allow_future=opts.times.allow_future,
-                                   any_weight=opts.times.any_weight)
+        data = read_bytes(p)
+        if len(data) >= SCAN_FILE_BYTES:  # one huge round: the compiled standings reader
+            intern.switch()
+        yield 0, decode_contest(data, str(p), intern, allow_empty=False, times=opts.times)
     else:
         yield from enumerate(csv_contests(p, limit, intern, opts.times, opts.require_times,
                                           opts.note))
@@ -329,14 +335,18 @@ def load_contests(
         loaded = list(_iter_indexed(path, limit, opts))
     if skipped > _MAX_WARNINGS_PER_KIND:
         warnings.append(f"... {skipped} entries of {path} skipped in all")
-    for idx, contest in loaded:
-        if isinstance(contest, EmptyContest):
-            changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
-                           "its standings are empty")
-            continue
-        indices.append(idx)
-        contests.append(contest)
     file_indices = [idx for idx, _ in loaded]
+    if all(type(c) is Contest for _, c in loaded):  # nothing skipped: one pass
+        contests = cast(list[Contest], [c for _, c in loaded])
+        indices = file_indices.copy()
+    else:
+        for idx, contest in loaded:
+            if isinstance(contest, EmptyContest):
+                changes.append(f"skipped contest #{idx} {contest.name!r} "
+                               f"({contest.source}): its standings are empty")
+                continue
+            indices.append(idx)
+            contests.append(contest)
     del loaded
     if file_indices and file_indices[-1] + 1 != len(file_indices):
         present = set(file_indices)

@@ -8,8 +8,11 @@
 * :mod:`~podium.core.numerics.chebyshev` -- Chebyshev panels (an equal grid, or a
   greedy cover of points): nodes, fit, evaluation, and the zero on a panel;
 * :mod:`~podium.core.numerics.robust` -- the rating as a robust average (Eq. 6-7);
-* :mod:`~podium.core.numerics.performance` -- the performance equation of
-  Theorem 3.2 solved for every tie group.
+* :mod:`~podium.core.numerics.distinct` -- the distinct rows of a round's term arrays;
+* :mod:`~podium.core.numerics.terms` -- the terms of the performance equation
+  (Theorem 3.2), identical ones merged, and their sums over a tie group;
+* :mod:`~podium.core.numerics.performance` -- the performance equation solved for
+  every tie group.
 
 Everything is compiled with Numba (``cache=True``): the first call of a session
 compiles or loads from the on-disk cache.  The constants that code outside the kernels
@@ -27,7 +30,7 @@ from typing import Any
 from podium.core.numerics.constants import *  # noqa: F403
 
 #: The modules whose names the package exports, in the order of ``__all__``.
-_MODULES = ("special", "newton", "robust", "chebyshev", "performance")
+_MODULES = ("special", "newton", "robust", "chebyshev", "distinct", "terms", "performance")
 
 
 def _load() -> None:

@@ -22,7 +22,7 @@ import numpy as np
 import podium.systems.elo_mmr.kernels as K
 from podium.core.explain import Equation, Explanation, Term
 from podium.core.numerics import GAUSSIAN, LOGISTIC, TANH_MULTIPLIER
-from podium.core.numerics.performance import gaussian_terms
+from podium.core.numerics.terms import gaussian_terms
 from podium.systems.base.explain import (
     check_position,
     explanation,

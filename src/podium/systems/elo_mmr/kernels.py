@@ -15,7 +15,6 @@ import numpy as np
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.intrinsics import PREFETCH_AHEAD, prefetch
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
-from podium.core.numerics.performance import LOGISTIC
 from podium.core.numerics.robust import robust_average_zero
 from podium.core.numerics.special import (
     TANH_MULTIPLIER,
@@ -24,6 +23,7 @@ from podium.core.numerics.special import (
     normal_pdf,
     tanh_sech2,
 )
+from podium.core.numerics.terms import LOGISTIC
 from podium.systems.base.factor_pool_kernels import (
     Blocks,
     Factors,

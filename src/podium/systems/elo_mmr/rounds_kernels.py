@@ -43,14 +43,9 @@ import numpy as np
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 import podium.systems.elo_mmr.kernels as K
 from podium.core.intrinsics import prefetch as _prefetch
-from podium.core.numerics.performance import (
-    GAUSSIAN,
-    LOGISTIC,
-    OpponentTerms,
-    TieGroups,
-    solve_direct,
-)
+from podium.core.numerics.performance import solve_direct
 from podium.core.numerics.special import TANH_MULTIPLIER
+from podium.core.numerics.terms import GAUSSIAN, LOGISTIC, OpponentTerms, TieGroups
 from podium.systems.base.factor_pool_kernels import Blocks, Factors, Normal, reserve
 from podium.systems.base.rounds_kernels import (
     check_room,

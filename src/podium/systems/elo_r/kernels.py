@@ -36,9 +36,10 @@ from podium.core.numerics.newton import (
     newton_rtol_begin,
     newton_rtol_next,
 )
-from podium.core.numerics.performance import OpponentTerms, TieGroups, n_unsolved, panel_values
+from podium.core.numerics.performance import n_unsolved, panel_values
 from podium.core.numerics.robust import robust_average_zero
 from podium.core.numerics.special import own_logistic_term, tanh_sech2
+from podium.core.numerics.terms import OpponentTerms, TieGroups, merge_identical
 from podium.systems.elo_mmr.kernels import Blocks, Factors, Normal
 
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
@@ -136,14 +137,14 @@ def _place_players(a: float, b: float, mu: np.ndarray, w: np.ndarray, groups: Ti
                    gwmax: np.ndarray, Qv: np.ndarray, cmat: np.ndarray, perf: np.ndarray,
                    solved: np.ndarray) -> None:
     """Place every player whose zero lies in the panel ``[a, b]``: Newton on the
-    interpolant of its group's ``R_g`` (values at the nodes in ``Qv``) plus its own
-    term; the groups in parallel."""
-    m = Qv.shape[1]
+    interpolant of its group's ``R_g`` (values at the nodes in ``Qv[:, g]``) plus its
+    own term; the groups in parallel."""
+    m = Qv.shape[0]
     c = 0.5 * (a + b)
     r = 0.5 * (b - a)
     for g in nb.prange(groups.start.size):
-        ra = Qv[g, m - 1]
-        rb = Qv[g, 0]
+        ra = Qv[m - 1, g]
+        rb = Qv[0, g]
         if not (ra + gwmax[g] >= 0.0 and rb - gwmax[g] <= 0.0):
             continue
         coef = np.empty(m)
@@ -156,7 +157,7 @@ def _place_players(a: float, b: float, mu: np.ndarray, w: np.ndarray, groups: Ti
             if not (qa >= 0.0 and qb <= 0.0):
                 continue
             if not have_coef:
-                cheb_fit(cmat, Qv[g], coef)
+                cheb_fit(cmat, Qv[:, g], coef)
                 have_coef = True
             t = panel_zero(coef, qa, qb, c, r, mu[i], w[i], True)
             perf[i] = c + r * t
@@ -242,9 +243,9 @@ def performances(mu: np.ndarray, w: np.ndarray, lo: np.ndarray, groups: TieGroup
     cmat = cheb_matrix(m)
     tnodes = cheb_nodes(m)
     Vs = np.empty((m, G))
-    Qv = np.empty((G, m))
+    Qv = np.empty((m, G))
     solved = np.zeros(n, dtype=np.bool_)
-    terms = OpponentTerms(mu, w, w)
+    terms = merge_identical(OpponentTerms(mu, w, w))  # newcomers: one term, evaluated once
     for p in range(grid.n):
         a, b, c, r = panel_span(grid, p)
         panel_values(LOGISTIC, c, r, tnodes, terms, groups, True, wsum, Qv, Vs)

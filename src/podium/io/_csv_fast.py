@@ -1,0 +1,289 @@
+"""The columnar reader of a CSV long table: a whole file of many small contests checked
+and built at once.
+
+:func:`podium.io.csv_long.csv_contests` reads a file of at least
+:data:`FAST_FROM_BYTES` bytes here first.  Arrow splits the file into columns (every
+cell as text); each column's distinct cells are stripped, parsed and checked once, in
+Python, with the rules of the row reader (:mod:`podium.io.csv_long`): the same
+``float`` parse, finiteness, whole places and times, places from 1, a time on every
+row, metadata that agrees within a contest, handles interned by the load's
+:class:`~podium.io._handles.HandleTable`.  The rows are then grouped, ordered and
+ranked with NumPy (contests by time, then first appearance; a contest's rows by place
+or score, ties by row order, as :meth:`~podium.core.contest.Contest.from_scores`
+ranks them), the contest-level rules (distinct handles, contest weights and times,
+:class:`~podium.io._times.TimeCheck`) are checked over all the contests in one pass,
+and every contest is built by :meth:`~podium.core.contest.Contest.many_checked`, its
+arrays slices of the file's.
+
+Whatever this reader cannot take as it is -- a quote or a NUL byte in the file, a
+team column, no time column, blank lines before the header, a row Arrow cannot split
+-- and every problem it finds makes it return ``None``: the row reader then reads the
+file and raises its error, naming the file, the line, the contest and the player.
+The result is the row reader's, contest for contest (tests compare the two).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from podium.core.contest import Contest, HandlePool
+from podium.core.guards import HandleError
+from podium.io._handles import HandleTable
+from podium.io._times import TimeCheck
+
+__all__ = ["FAST_FROM_BYTES", "fast_contests"]
+
+#: A CSV file of at least this many bytes is read by :func:`fast_contests` first (a
+#: smaller one by the row reader alone, which costs less there).
+FAST_FROM_BYTES = 1 << 16
+
+IntArray = npt.NDArray[np.int64]
+#: A cell that Arrow's integer cast reads as ``float`` does (blanks ``str.strip``
+#: removes alike, at most 15 digits: exact in a double).
+_INTEGER = r"^[ \t]*-?[0-9]{1,15}[ \t]*$"
+
+
+class _Bail(Exception):
+    """Something the columnar reader leaves to the row reader."""
+
+
+def _encoded(table: pa.Table, name: str) -> tuple[IntArray, pa.Array]:
+    """The row indices into the distinct cells of a text column, and those cells (an
+    Arrow array, in order of first appearance)."""
+    enc = table.column(name).combine_chunks().dictionary_encode()
+    return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
+
+
+def _column(table: pa.Table, name: str) -> tuple[IntArray, list[str]]:
+    """:func:`_encoded` with the cells as Python strings."""
+    idx, cells = _encoded(table, name)
+    return idx, cells.to_pylist()
+
+
+def _numbers(table: pa.Table, name: str, whole: bool
+             ) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """Each row's index into the distinct cells of a number column, and their values
+    by the row reader's rule (:func:`_number`; a blank cell bails).  Cells that are all
+    plain integers of at most 15 digits (exact in a double, as ``float`` reads them)
+    are converted by Arrow at once."""
+    idx, cells = _encoded(table, name)
+    if len(cells) and pc.all(pc.match_substring_regex(cells, _INTEGER)).as_py():
+        ints = pc.cast(pc.utf8_trim(cells, " \t"), pa.int64())
+        return idx, np.asarray(ints, dtype=np.int64).astype(np.float64)
+    parse = _number(whole)
+    try:
+        return idx, np.array([parse(c.strip()) for c in cells.to_pylist()], dtype=np.float64)
+    except (ValueError, OverflowError):
+        raise _Bail from None
+
+
+def _parsed(table: pa.Table, name: str, parse: Callable[[str], Any]
+            ) -> tuple[IntArray, list[Any]]:
+    """Each row's index into the parsed distinct cells of ``name`` (stripped; a blank
+    cell parses to ``None``)."""
+    idx, cells = _column(table, name)
+    try:
+        return idx, [parse(c) if (c := cell.strip()) else None for cell in cells]
+    except (ValueError, OverflowError):
+        raise _Bail from None
+
+
+def _number(whole: bool) -> Callable[[str], float]:
+    """The row reader's number rule: a ``float`` that is finite (and whole)."""
+    def parse(cell: str) -> float:
+        v = float(cell)
+        if not math.isfinite(v) or (whole and v != int(v)):
+            raise ValueError(cell)
+        return v
+    return parse
+
+
+def _agreeing(group: IntArray, ids: IntArray, given: npt.NDArray[np.bool_],
+              n_groups: int) -> IntArray:
+    """The first row of each group that gives a value (``given``; -1: none); bails when
+    two such rows of one group differ (their ``ids``)."""
+    at = np.flatnonzero(given)
+    g = group[at]
+    first = np.full(n_groups, -1, dtype=np.int64)
+    first[g[::-1]] = at[::-1]  # the last write of a group is its first row
+    if at.size and bool((ids[at] != ids[first[g]]).any()):
+        raise _Bail
+    return first
+
+
+def _meta(table: pa.Table, name: str, parse: Callable[[str], Any], group: IntArray,
+          n_groups: int) -> list[Any]:
+    """Each group's value of a metadata column (``None``: not given), the rows that
+    give one agreeing (compared as parsed values, as the row reader compares them)."""
+    idx, values = _parsed(table, name, parse)
+    same: dict[Any, int] = {}
+    canon = np.array([-1 if v is None else same.setdefault(v, len(same)) for v in values],
+                     dtype=np.int64)
+    if any(v is not None and v != v for v in values):  # NaN never agrees with itself
+        raise _Bail
+    ids = canon[idx]
+    first = _agreeing(group, ids, ids >= 0, n_groups)
+    return [None if r < 0 else values[int(idx[r])] for r in first.tolist()]
+
+
+def _header(data: bytes, ncols: int, header_line: int) -> list[str] | None:
+    """Names for the Arrow columns, or ``None`` when Arrow's split of the file might
+    not be the row reader's."""
+    if header_line != 1 or b'"' in data or b"\x00" in data:
+        return None
+    # the row reader refuses a field longer than the csv module's limit
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    if np.diff(breaks, prepend=-1, append=len(data)).max() > csv.field_size_limit():
+        return None
+    return [f"c{i}" for i in range(ncols)]
+
+
+def fast_contests(data: bytes, cols: dict[str, int], ncols: int, header_line: int,
+                  kind: str, intern: HandleTable, times: TimeCheck | None,
+                  limit: int | None) -> list[Contest] | None:
+    """The contests of a CSV long table, or ``None`` when the row reader must read it.
+
+    Parameters
+    ----------
+    data : bytes
+        The file.
+    cols : dict of str to int
+        The column of each role (:mod:`podium.io.csv_long`'s header check).
+    ncols : int
+        Fields in the header.
+    header_line : int
+        The header's line (1 unless blank lines come first).
+    kind : {"place", "score"}
+        The value column.
+    intern : HandleTable
+        The load's handle table.
+    times : TimeCheck, optional
+        The load's time and weight check.
+    limit : int, optional
+        Keep the first ``limit`` contests (after ordering).
+
+    Returns
+    -------
+    list of Contest or None
+    """
+    names = _header(data, ncols, header_line)
+    if names is None or "team" in cols or "time" not in cols:
+        return None
+    role = {r: names[c] for r, c in cols.items()}
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(role.values(), pa.string()),
+                include_columns=list(dict.fromkeys(role.values())),
+                strings_can_be_null=False))
+        return _contests(table, role, kind, intern, times, limit)
+    except (_Bail, pa.ArrowException, HandleError):
+        return None
+
+
+def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTable,
+              times: TimeCheck | None, limit: int | None) -> list[Contest]:
+    """:func:`fast_contests` of the columns Arrow read; :class:`_Bail` for the row
+    reader."""
+    n = table.num_rows
+    if n == 0:
+        raise _Bail
+    # ---- contests: ids in order of first appearance of their stripped key
+    group, cells = _column(table, role["contest"])
+    key_names = [c.strip() for c in cells]
+    if key_names != cells:  # some key stripped: keys that strip alike are one contest
+        keys: dict[str, int] = {}
+        of_cell = np.array([keys.setdefault(k, len(keys)) for k in key_names], dtype=np.int64)
+        group = of_cell[group]
+        key_names = list(keys)
+    if not all(key_names):
+        raise _Bail
+    n_groups = len(key_names)
+    # ---- handles, numbered in a pool (the load's, else one for this file)
+    idx, cells = _column(table, role["player"])
+    raw = [c.strip() for c in cells]
+    if not all(raw):
+        raise _Bail
+    norms = intern.all(raw)
+    pool = intern.pool
+    if pool is not None:
+        code_of = intern.numbered(norms)
+    else:
+        pool = HandlePool()
+        known: dict[str, int] = {}
+        code_of = np.array([known.setdefault(h, len(known)) for h in norms], dtype=np.int64)
+        pool.names.extend(known)
+    codes = code_of[idx]
+    # ---- values: the sort key, lower is better (as Contest.from_places / from_scores)
+    idx, values = _numbers(table, role[kind], kind == "place")
+    if kind == "place" and bool((values < 1).any()):
+        raise _Bail
+    key = values[idx] if kind == "place" else -values[idx]
+    # ---- contest time (on every row, agreeing) and metadata
+    idx, t_values = _numbers(table, role["time"], True)
+    if not bool(((t_values >= -(2.0**63)) & (t_values < 2.0**63)).all()):
+        raise _Bail
+    t_cell = t_values.astype(np.int64)
+    first = _agreeing(group, t_cell[idx], np.ones(n, dtype=bool), n_groups)
+    t_group = t_cell[idx[first]]
+    meta: dict[str, Callable[[str], Any]] = {
+        "name": str, "weight": _number(False), "url": str, "perf_ceiling": float}
+    given = {r: _meta(table, role[r], parse, group, n_groups)
+             for r, parse in meta.items() if r in role}
+    names_of = given.get("name") or [None] * n_groups
+    contest_names = [k if m is None else m for k, m in zip(key_names, names_of, strict=True)]
+    weights = given.get("weight") or [None] * n_groups
+    weight = np.array([1.0 if w is None else w for w in weights], dtype=np.float64)
+    ceilings = given.get("perf_ceiling") or [None] * n_groups
+    urls = given.get("url") or [None] * n_groups
+    if bool((weight <= 0).any()) or any(c is not None and (c != c or c == -math.inf)
+                                        for c in ceilings):
+        raise _Bail
+    # ---- order: contests by time, then first appearance; rows by key, then file order
+    ordered = np.argsort(t_group, kind="stable")
+    if limit is not None:
+        ordered = ordered[:limit]
+    rank = np.full(n_groups, -1, dtype=np.int64)
+    rank[ordered] = np.arange(ordered.size)
+    row_rank = rank[group]
+    by_key = np.argsort(key, kind="stable")
+    rows = by_key[np.argsort(row_rank[by_key], kind="stable")]
+    rows = rows[row_rank[rows] >= 0]  # contests past the limit dropped
+    r_rank, r_key, r_codes = row_rank[rows], key[rows], codes[rows]
+    m = rows.size
+    sizes = np.bincount(r_rank, minlength=ordered.size)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    # distinct handles within each contest
+    pair = np.sort(r_rank * np.int64(len(pool)) + r_codes)
+    if m and bool((pair[1:] == pair[:-1]).any()):
+        raise _Bail
+    # tie ranges: a group starts at a contest's first row or where the key changes
+    new = np.ones(m, dtype=bool)
+    new[1:] = (r_rank[1:] != r_rank[:-1]) | (r_key[1:] != r_key[:-1])
+    tie_start = np.flatnonzero(new)
+    tie_size = np.diff(np.append(tie_start, m))
+    offset = np.repeat(starts, sizes)
+    lo = np.repeat(tie_start, tie_size) - offset
+    hi = np.repeat(tie_start + tie_size - 1, tie_size) - offset
+    for a in (lo, hi, r_codes):
+        a.flags.writeable = False
+    # ---- the contests' times and weights, checked at once
+    o = ordered.tolist()
+    t_o, w_o = t_group[ordered], weight[ordered]
+    if times is not None and not times.accepts(t_o, w_o):
+        raise _Bail
+    return Contest.many_checked(pool, r_codes, lo, hi, zip(
+        starts.tolist(), ends.tolist(), [contest_names[g] for g in o], t_o.tolist(),
+        w_o.tolist(), [ceilings[g] for g in o], [urls[g] for g in o], strict=True))

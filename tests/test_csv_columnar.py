@@ -1,0 +1,193 @@
+"""The columnar reader of CSV long tables (podium.io._csv_fast): the contests it builds
+equal the row reader's, field for field, and rate bit for bit alike; whatever it cannot
+take, and every bad file, goes to the row reader, whose message (file, line, contest,
+player) is the one raised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_rounds import assert_same
+
+import podium.io._csv_fast as csv_fast
+from podium import Rater
+from podium.core.contest import Contest
+from podium.errors import PodiumError
+from podium.io import load_contests, read_contests_csv
+
+T0 = 1_600_000_000
+
+
+def _load(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool, **kw: object
+          ) -> list[Contest]:
+    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0 if fast else 1 << 62)
+    return load_contests(path, **kw).contests  # type: ignore[arg-type]
+
+
+def _fields(c: Contest) -> tuple[object, ...]:
+    return (c.handles, c.lo.tolist(), c.hi.tolist(), c.name, c.time_seconds,
+            type(c.time_seconds), c.weight, type(c.weight), c.perf_ceiling, c.url, c.teams)
+
+
+def _same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch, **kw: object
+                    ) -> list[Contest]:
+    fast = _load(path, monkeypatch, True, **kw)
+    slow = _load(path, monkeypatch, False, **kw)
+    assert all(c.handle_codes is not None for c in fast), "the columnar reader was not used"
+    assert all(c.handle_codes is None for c in slow)
+    assert [_fields(c) for c in fast] == [_fields(c) for c in slow]
+    assert all(not c.lo.flags.writeable and not c.hi.flags.writeable for c in fast)
+    return fast
+
+
+VALID = {
+    "scores": "contest,time,player,score\n"
+              "m1,100,a,3\nm1,100,b,1\nm2,50,b,2\nm2,50,c,2\nm3,100,a,0\nm3,100,c,7\n",
+    "places and metadata": (
+        "contest_id,time_seconds,handle,place,name,weight,url,perf_ceiling\n"
+        "x,10,a,2,Round X,,http://x,\nx,10,b,1,,2.5,,inf\nx,10,c,2,Round X,2.5,http://x,\n"
+        "y,5,c,1,,,,3000\ny,5,a,1,,,,3e3\ny,5,d,3,,,,\n"),
+    "blanks, strip, CRLF, BOM, extra column": (
+        "\ufeffContest , Time,Player ,Score,note\r\n"
+        " k1 ,7, Émile ,1,z\r\nk1, 7 ,bo,2,\r\n\r\nk2,-3063744000,bo,5,\r\n"
+        "k1,7.0,cafe\u0301,1.0,\r\nk2,-3063744000, caf\u00e9,4,\r\n"),
+    "integers (Arrow's cast) and not": (
+        "contest,time,player,score\n a ,\t1000000000 ,x, 007\na,1000000000,y,-0\n"
+        "b,0999999999,x,-12\nb, 999999999,y,1\nc,999999999,x,1234567890123456\n"
+        "c,999999999,y,1234567890123457\n"),
+    "one contest of many": "contest,time,player,place\n" + "".join(
+        f"c,{T0},p{i},{1 + i // 3}\n" for i in range(40)),
+}
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_columnar_contests_equal_the_row_readers(tmp_path: Path, name: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "h.csv"
+    path.write_text(VALID[name], encoding="utf-8")
+    _same_both_ways(path, monkeypatch)
+    for limit in (1, 2):
+        _same_both_ways(path, monkeypatch, limit=limit)
+    assert _load(path, monkeypatch, True, limit=0) == []
+
+
+def test_columnar_history_rates_bit_for_bit(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generated history of many small contests (pairs, ties, newcomers, contests out
+    of time order) loads alike both ways, and rates alike."""
+    rng = np.random.default_rng(7)
+    lines = ["contest,time,player,score"]
+    for m in range(400):
+        size = int(rng.integers(2, 5))
+        who = rng.choice(60, size, replace=False)
+        t = T0 + 3600 * int(rng.integers(0, 300))
+        lines += [f"g{m},{t},p{w},{int(rng.integers(0, 4))}" for w in who]
+    path = tmp_path / "g.csv"
+    path.write_text("\n".join(lines) + "\n")
+    fast = _same_both_ways(path, monkeypatch)
+    slow = _load(path, monkeypatch, False)
+    for system in ("mmr", "glicko"):
+        a, b = Rater(system), Rater(system)
+        a.extend(fast)
+        b.extend(slow)
+        assert_same(a, b)
+    # read_contests_csv (no load's pool): the file's own pool, the same contests
+    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0)
+    assert read_contests_csv(path) == slow
+
+
+def test_small_files_and_what_it_cannot_take_go_to_the_row_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below FAST_FROM_BYTES, and with quotes, a team column, blank lines before the
+    header or a row of blank cells (skipped), the row reader reads the file (contests
+    without numbers)."""
+    path = tmp_path / "s.csv"
+    path.write_text(VALID["scores"])
+    assert all(c.handle_codes is None for c in load_contests(path).contests)
+    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0)
+    for text in ('contest,time,player,score\n"m,1",1,a,1\n"m,1",1,b,2\n',
+                 "contest,time,player,team,score\nm,1,a,A,1\nm,1,b,B,2\n",
+                 "\ncontest,time,player,score\nm,1,a,1\nm,1,b,2\n",
+                 "contest,time,player,score\n , , , \nm,1,a,1\nm,1,b,2\n"):
+        path.write_text(text)
+        assert all(c.handle_codes is None for c in load_contests(path).contests)
+
+
+BAD = [
+    "contest,time,player,score\nc,1e9,a,1\nc,1e9,b,first\n",
+    "contest,time,player,place\nc,1e9,a,1.5\n",
+    "contest,time,player,place\nc,1e9,a,0\n",
+    "contest,time,player,score\nc,1e9,a,nan\n",
+    "contest,time,player,score\nc,1e9,a,inf\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9,b\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9,b,2,9\n",
+    "contest,time,player,place\n,1e9,a,1\n",
+    "contest,time,player,place\nc,1e9,,1\n",
+    "contest,time,player,place\nc,5e8,a,1\nd,6e8,a,1\nc,7e8,b,2\n",
+    "contest,time,player,place\nc,soon,a,1\n",
+    "contest,time,player,place\nc,,a,1\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9,b,2\nc,1e9,a,3\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9, a,2\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9,b\x07,2\n",
+    "contest,time,player,place,name\nc,1e9,a,1,X\nc,1e9,b,2,Y\n",
+    "contest,time,player,place,weight\nc,1e9,a,1,heavy\n",
+    "contest,time,player,place,weight\nc,1e9,a,1,\nc,1e9,b,2,-1\n",
+    "contest,time,player,place,weight\nc,1e9,a,1,1000\n",
+    "contest,time,player,place,perf_ceiling\nc,1e9,a,1,nan\n",
+    "contest,time,player,place,perf_ceiling\nc,1e9,a,1,-inf\n",
+    "contest,time,player,place,perf_ceiling\nc,1e9,a,1,x\n",
+    "contest,time,player,place\nc,-6e9,a,1\n",
+    "contest,time,player,place\nc,1e12,a,1\n",
+    "contest,time,player,place\nc,4e9,a,1\n",
+    "contest,time,player,place\nc,1e30,a,1\n",
+    "contest,time,player,place\nc,1e9,a,1\nc,1e9,b,2\nd,1.5e9,a,1\nd,1.5e9,a,2\n",
+]
+
+
+@pytest.mark.parametrize("text", BAD)
+def test_bad_files_raise_the_row_readers_error(tmp_path: Path, text: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "b.csv"
+    path.write_text(text, encoding="utf-8")
+    errors = []
+    for fast in (True, False):
+        with pytest.raises(PodiumError) as info:
+            _load(path, monkeypatch, fast)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+    assert str(path) in errors[0][1]
+
+
+def test_not_utf8_and_long_fields_go_to_the_row_reader(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "l.csv"
+    path.write_bytes(b"contest,time,player,place\nc,1e9,a,1\nc,1e9,\xe9t\xe9,2\n")
+    errors = []
+    for fast in (True, False):
+        with pytest.raises(PodiumError) as info:
+            _load(path, monkeypatch, fast)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "not UTF-8" in errors[0]
+    path.write_text("contest,time,player,place,note\nc,1e9,a,1," + "x" * 200_000 + "\n")
+    errors = []
+    for fast in (True, False):
+        with pytest.raises(PodiumError) as info:
+            _load(path, monkeypatch, fast)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_refused_handles_are_kept_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With keep_refused_handles, a handle the rules refuse is kept as written and
+    reported, whichever reader reads the file."""
+    path = tmp_path / "r.csv"
+    path.write_text("contest,time,player,place\nc,1e9,a,1\nc,1e9,x\x07y,2\nd,1.5e9,x\x07y,1\n"
+                    "d,1.5e9,b,2\n")
+    seen = []
+    for fast in (True, False):
+        monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0 if fast else 1 << 62)
+        loaded = load_contests(path, keep_refused_handles=True)
+        seen.append(([_fields(c) for c in loaded.contests], loaded.refused_handles))
+    assert seen[0] == seen[1] and seen[0][1]
