@@ -102,7 +102,7 @@ def load_figures(path: Path, repeat: int, row_reader: bool) -> dict[str, float]:
     """Median seconds of pandas, podium's load and (``row_reader``) the row reader."""
     import pandas as pd
 
-    import podium.io._csv_fast as csv_fast
+    import podium.io.csv_long as csv_long
     from podium.io import load_contests
 
     def pandas_load() -> None:
@@ -112,12 +112,12 @@ def load_figures(path: Path, repeat: int, row_reader: bool) -> dict[str, float]:
         load_contests(path)
 
     def row_load() -> None:
-        saved = csv_fast.FAST_FROM_BYTES
-        csv_fast.FAST_FROM_BYTES = 1 << 62
+        saved = csv_long.COLUMNAR_FROM_BYTES
+        csv_long.COLUMNAR_FROM_BYTES = 1 << 62
         try:
             load_contests(path)
         finally:
-            csv_fast.FAST_FROM_BYTES = saved
+            csv_long.COLUMNAR_FROM_BYTES = saved
 
     jobs = {"pandas": pandas_load, "podium": podium_load}
     if row_reader:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_rounds import assert_same
 
-import podium.io._csv_fast as csv_fast
+import podium.io.csv_long as csv_long
 from podium import Rater
 from podium.core.contest import Contest
 from podium.errors import PodiumError
@@ -22,7 +22,7 @@ T0 = 1_600_000_000
 
 def _load(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool, **kw: object
           ) -> list[Contest]:
-    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0 if fast else 1 << 62)
+    monkeypatch.setattr(csv_long, "COLUMNAR_FROM_BYTES", 0 if fast else 1 << 62)
     return load_contests(path, **kw).contests  # type: ignore[arg-type]
 
 
@@ -94,7 +94,7 @@ def test_columnar_history_rates_bit_for_bit(tmp_path: Path,
         b.extend(slow)
         assert_same(a, b)
     # read_contests_csv (no load's pool): the file's own pool, the same contests
-    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0)
+    monkeypatch.setattr(csv_long, "COLUMNAR_FROM_BYTES", 0)
     assert read_contests_csv(path) == slow
 
 
@@ -106,7 +106,7 @@ def test_small_files_and_what_it_cannot_take_go_to_the_row_reader(
     path = tmp_path / "s.csv"
     path.write_text(VALID["scores"])
     assert all(c.handle_codes is None for c in load_contests(path).contests)
-    monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0)
+    monkeypatch.setattr(csv_long, "COLUMNAR_FROM_BYTES", 0)
     for text in ('contest,time,player,score\n"m,1",1,a,1\n"m,1",1,b,2\n',
                  "contest,time,player,team,score\nm,1,a,A,1\nm,1,b,B,2\n",
                  "\ncontest,time,player,score\nm,1,a,1\nm,1,b,2\n",
@@ -187,7 +187,7 @@ def test_refused_handles_are_kept_alike(tmp_path: Path, monkeypatch: pytest.Monk
                     "d,1.5e9,b,2\n")
     seen = []
     for fast in (True, False):
-        monkeypatch.setattr(csv_fast, "FAST_FROM_BYTES", 0 if fast else 1 << 62)
+        monkeypatch.setattr(csv_long, "COLUMNAR_FROM_BYTES", 0 if fast else 1 << 62)
         loaded = load_contests(path, keep_refused_handles=True)
         seen.append(([_fields(c) for c in loaded.contests], loaded.refused_handles))
     assert seen[0] == seen[1] and seen[0][1]

@@ -2,7 +2,7 @@
 and built at once.
 
 :func:`podium.io.csv_long.csv_contests` reads a file of at least
-:data:`FAST_FROM_BYTES` bytes here first.  Arrow splits the file into columns (every
+:data:`~podium.io.csv_long.COLUMNAR_FROM_BYTES` bytes here first.  Arrow splits the file into columns (every
 cell as text); each column's distinct cells are stripped, parsed and checked once, in
 Python, with the rules of the row reader (:mod:`podium.io.csv_long`): the same
 ``float`` parse, finiteness, whole places and times, places from 1, a time on every
@@ -40,11 +40,7 @@ from podium.core.guards import HandleError
 from podium.io._handles import HandleTable
 from podium.io._times import TimeCheck
 
-__all__ = ["FAST_FROM_BYTES", "fast_contests"]
-
-#: A CSV file of at least this many bytes is read by :func:`fast_contests` first (a
-#: smaller one by the row reader alone, which costs less there).
-FAST_FROM_BYTES = 1 << 16
+__all__ = ["fast_contests"]
 
 IntArray = npt.NDArray[np.int64]
 #: A cell that Arrow's integer cast reads as ``float`` does (blanks ``str.strip``

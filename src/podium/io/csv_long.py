@@ -26,7 +26,12 @@ from podium.io._messages import contest_error_at, duplicate_note, handle_error, 
 from podium.io._paths import PathArg, check_limit
 from podium.io._times import TimeCheck
 
-__all__ = ["csv_contests", "read_contests_csv"]
+__all__ = ["COLUMNAR_FROM_BYTES", "csv_contests", "read_contests_csv"]
+
+#: A CSV file of at least this many bytes is read by the columnar reader first
+#: (:mod:`podium.io._csv_fast`); a smaller one by the row reader alone, which costs less
+#: there and loads no Arrow (a small ``podium rate`` imports no pyarrow).
+COLUMNAR_FROM_BYTES = 1 << 16
 
 
 _CSV_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -420,14 +425,17 @@ def csv_contests(path: Path, limit: int | None, intern: HandleTable, times: Time
 
 def _columnar(path: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None
               ) -> list[Contest] | None:
-    """The contests of a file of at least :data:`~podium.io._csv_fast.FAST_FROM_BYTES`
-    bytes, read by the columnar reader (:mod:`podium.io._csv_fast`), or ``None`` when
-    the row reader must read it (it alone raises, with its messages)."""
-    from podium.io import _csv_fast  # Arrow's CSV reader, loaded by a CSV load only
+    """The contests of a file of at least :data:`COLUMNAR_FROM_BYTES` bytes, read by the
+    columnar reader (:mod:`podium.io._csv_fast`), or ``None`` when the row reader must
+    read it (it alone raises, with its messages)."""
+    try:
+        if path.stat().st_size < COLUMNAR_FROM_BYTES:
+            return None
+    except OSError:
+        return None
+    from podium.io import _csv_fast  # Arrow's CSV reader, loaded by a large CSV only
 
     try:
-        if path.stat().st_size < _csv_fast.FAST_FROM_BYTES:
-            return None
         data = path.read_bytes()
         line = data.split(b"\n", 1)[0].decode("utf-8-sig").rstrip("\r")
         header = next(csv.reader([line], strict=True), [])
