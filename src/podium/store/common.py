@@ -28,8 +28,8 @@ import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
 from podium.store.actor import check_actor
-from podium.store.engine import display_url
-from podium.store.models import StoreError
+from podium.store.engine import LOCK_KEY, display_url
+from podium.store.models import DEFAULT_LADDER, Ladder, StoreError
 from podium.systems import RatingSystem, get_system
 
 __all__ = ["StoreContext", "StoreOptions", "StoreHooks", "STORE_OPTIONS", "Meta", "meta_map",
@@ -142,18 +142,23 @@ def chunks(seq: Sequence[Any], n: int = IN_CHUNK) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-def meta_map(conn: Connection) -> dict[str, str]:
-    """Every ``meta`` row of the store, ``key -> value``."""
-    return {k: v for k, v in conn.execute(_META_Q).all()}
+def meta_map(conn: Connection, table: Table | None = None) -> dict[str, str]:
+    """Every row of a ladder's ``meta`` table (default: the store's, which is also the
+    ladder ``default``'s), ``key -> value``."""
+    if table is None or table is S.meta:
+        return {k: v for k, v in conn.execute(_META_Q).all()}
+    return {k: v for k, v in conn.execute(select(table.c.key, table.c.value)).all()}
 
 
 @dataclass
 class Meta:
-    """The ``meta`` rows a write transaction needs."""
+    """The ``meta`` rows a write transaction needs: the ladder's id, epoch, revision and
+    settings (JSON, :class:`podium.store.ladders.LadderSettings`)."""
 
     store_id: str
     epoch: int
     revision: int
+    settings: str = "{}"
 
 
 @dataclass
@@ -233,21 +238,31 @@ class StoreContext:
     hooks:
         A test hook called with the name of each stage of a write transaction
         (:data:`StoreHooks`); default none.
+    ladder:
+        The ladder (default: ``default``): its tables (:attr:`tables`) and its write lock
+        (:attr:`lock_key`).
 
     Notes
     -----
     Everything that belongs to one leaderboard is here or in a service built over a
-    context: the system and its parameters, the write lock (writes to one leaderboard
-    are serialised), and the Rater cache, handle keys and explain cache of the services.
-    Several leaderboards in one database (issue 28's ladders) are then one context each
-    -- sharing the engine, URL, options and hooks -- with one set of services over each.
+    context: the system and its parameters, the ladder's tables, the write lock (writes
+    to one ladder are serialised; writes to two ladders are not, on PostgreSQL), and
+    the Rater cache, handle keys and explain cache of the services.  The ladders of one
+    database are one context each -- sharing the engine, URL, options and hooks -- with
+    one set of services over each (:meth:`podium.store.Store.ladder`).
     """
 
     def __init__(self, engine: Engine, url: str, *, system_name: str, params: dict[str, Any],
                  schema_version: int, case_insensitive_handles: bool = False,
-                 options: StoreOptions | None = None, hooks: StoreHooks | None = None) -> None:
+                 options: StoreOptions | None = None, hooks: StoreHooks | None = None,
+                 ladder: Ladder | None = None) -> None:
         self.engine = engine
         self.url = url
+        self.ladder = DEFAULT_LADDER if ladder is None else ladder
+        #: The ladder's tables.
+        self.tables: S.LadderTables = S.ladder_tables(self.ladder.prefix)
+        #: The PostgreSQL advisory lock of the ladder's writes.
+        self.lock_key = LOCK_KEY + self.ladder.pk
         self.system_name = system_name
         self.params: dict[str, Any] = params
         self.system: RatingSystem = get_system(system_name, **params)
@@ -263,20 +278,34 @@ class StoreContext:
         if self.hooks is not None:
             self.hooks(stage)
 
+    @property
+    def where(self) -> str:
+        """The database and, for a ladder other than ``default``, the ladder, for
+        messages."""
+        shown = display_url(self.url)
+        if self.ladder.pk == 0:
+            return shown
+        return f"{shown}, ladder {self.ladder.name!r}"
+
     def read_meta(self, conn: Connection) -> Meta:
-        """The store's id, epoch and revision; checks that the store is still the one
+        """The ladder's id, epoch and revision; checks that the store is still the one
         this context was opened on (schema version, system and handle policy)."""
-        stored = meta_map(conn)
+        stored = meta_map(conn, self.tables.meta)
+        if self.ladder.pk != 0:
+            row = conn.execute(select(S.meta.c.value)
+                               .where(S.meta.c.key == "schema_version")).first()
+            stored["schema_version"] = "0" if row is None else str(row[0])
         try:
             version = int(stored.get("schema_version", "0"))
-            m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]))
+            m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]),
+                     stored.get("settings", "{}"))
         except (KeyError, ValueError) as exc:
-            raise StoreError(f"{display_url(self.url)}: damaged store metadata ({exc})") from None
+            raise StoreError(f"{self.where}: damaged store metadata ({exc})") from None
         policy = stored.get("handle_policy", POLICY_EXACT)
         if (version != self.schema_version or stored.get("system") != self.system_name
                 or (policy == POLICY_INSENSITIVE) != self.case_insensitive_handles):
             raise StoreError(
-                f"{display_url(self.url)} changed under this process (schema version {version}, "
+                f"{self.where} changed under this process (schema version {version}, "
                 f"system {stored.get('system')!r}, {policy} handles); open it again"
             )
         return m
