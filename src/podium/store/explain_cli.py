@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from podium.store.ladder_cli import add_ladder_option
 from podium.store.models import DEFAULT_DB
 
 __all__ = ["add_parsers"]
@@ -32,6 +33,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--top", type=_top, default=5, metavar="K",
                    help="terms shown per direction of a long equation (default 5); with "
                    "--json, 0 lists every term")
+    add_ladder_option(p)
     p.set_defaults(func=_cmd_explain)
 
 
@@ -49,7 +51,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from podium.core.explain import format_explanation
     from podium.store.store import Store
 
-    with Store.open(args.db) as store:
+    with Store.open(args.db, ladder=args.ladder) as store:
         out = store.explain(args.contest, args.player)
     if args.json:
         print(json.dumps(out.to_dict(top=args.top or None), allow_nan=False))

@@ -246,6 +246,9 @@ def _contest_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
     first = prev < 0
     from_before = first & has_state[pos]
     debut = first & (~has_state[pos] | seeded[pos])
+    if seeded.any():  # a debut from a prior taken elsewhere is a newcomer to the ladder
+        counts = np.bincount(contest_of_event[debut], minlength=len(contests)).tolist()
+        reports.new_players[:] = counts
     prior_mu = np.empty(len(player))
     prior_sigma = np.empty(len(player))
     prior_mu[~first] = mu[prev[~first]]
