@@ -73,7 +73,7 @@ def as_of_time(store: Any, as_of: str | None) -> int | None:
     from podium.store.asof import read_time
 
     parsed = parse_as_of(as_of)
-    if parsed is not None or not store.system.has_time_drift:
+    if parsed is not None or not getattr(store.system, "has_time_drift", False):
         return parsed
     latest = store.latest_contest()
     return read_time(None, None if latest is None else int(latest.time_seconds))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, select
@@ -97,7 +98,7 @@ class PriorSource:
         insensitive = self.ctx.case_insensitive_handles
         col = p.c.handle_key if insensitive else p.c.handle
         by_key = {(handle_key(h) if insensitive else h): h for h in first}
-        rows = []
+        rows: list[Any] = []
         for part in chunks(list(by_key)):
             rows.extend(conn.execute(
                 select(col, p.c.mu, p.c.sigma, p.c.last_contest_time)

@@ -55,6 +55,7 @@ class SystemState(ABC):
         The default does nothing: the state keeps no belief beyond the Rater's
         ``(mu, sigma)``.
         """
+        return None
 
 
 @dataclass(frozen=True)
