@@ -369,8 +369,8 @@ def case_kill_mid_recompute(url: str, tmp: Path, stages: Sequence[str]) -> None:
 def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[Any, ...]]]:
     """:func:`dump` without the values that differ between two runs of the same writes:
     wall-clock times (``contests.ingested_at``, ``snapshots.created_at``, the ``meta``
-    row ``created_at``, ``ladders.created_at``), the store's random id (``meta`` ``store_id``) and the bytes of
-    the snapshots -- a snapshot is compared by its other columns and by what the Rater
+    row ``created_at``, ``ladders.created_at``), the store's random id (``meta``
+    ``store_id``) and the bytes of the snapshots -- a snapshot is compared by its other columns and by what the Rater
     it restores holds: its number of contests and its ratings --, the time and actor of
     each audit row.  ``revision=False`` also drops ``meta`` ``revision`` (one per transaction) and
     the audit rows' revision, for stores written in different transactions."""
