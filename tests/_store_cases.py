@@ -370,10 +370,11 @@ def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[
     """:func:`dump` without the values that differ between two runs of the same writes:
     wall-clock times (``contests.ingested_at``, ``snapshots.created_at``, the ``meta``
     row ``created_at``, ``ladders.created_at``), the store's random id (``meta``
-    ``store_id``) and the bytes of the snapshots -- a snapshot is compared by its other columns and by what the Rater
-    it restores holds: its number of contests and its ratings --, the time and actor of
-    each audit row.  ``revision=False`` also drops ``meta`` ``revision`` (one per transaction) and
-    the audit rows' revision, for stores written in different transactions."""
+    ``store_id``) and the bytes of the snapshots -- a snapshot is compared by its other
+    columns and by what the Rater it restores holds: its number of contests and its
+    ratings --, the time and actor of each audit row. ``revision=False`` also drops
+    ``meta`` ``revision`` (one per transaction) and the audit rows' revision, for stores
+    written in different transactions."""
     from podium.store.snapshot import rater_from_bytes
 
     out = dump(url)
