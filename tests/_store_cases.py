@@ -146,7 +146,8 @@ if spec:
             os.replace(marker + ".tmp", marker)
             time.sleep(float(os.environ.get("PODIUM_STORE_TEST_SLEEP", "60")))
 contests = load_contests(path).contests
-with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks) as store:
+ladder = sys.argv[5] if len(sys.argv) > 5 else None
+with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks, ladder=ladder) as store:
     if go:  # start together with the other writer
         open(go + "." + str(os.getpid()), "w").close()
         while not os.path.exists(go):
@@ -261,11 +262,13 @@ def run_killed(url: str, path: Path, stage: str, tmp: Path, *, recompute: bool =
 
 
 def kill_at_stage(script_args: list[str], stage: str, tmp: Path, *, what: str,
-                  timeout: float = 120.0, **env: str) -> list[str]:
+                  timeout: float = 120.0, while_held: Any = None, **env: str) -> list[str]:
     """Run ``python -c SCRIPT ARGS...`` (``script_args``) with the store's test hook set
     to ``stage``, kill -9 it once it reports reaching that stage of its transaction,
     and wait for it to die.  Returns the stages the transaction had reached (read from
-    the hook's marker file; ``what`` names the job in failures)."""
+    the hook's marker file; ``what`` names the job in failures).  ``while_held``, if
+    given, is called once the process is stopped there -- inside its transaction,
+    holding its write lock -- before it is killed."""
     marker = tmp / f"reached-{stage}-{random.random()}"
     proc = subprocess.Popen(
         [sys.executable, "-c", *script_args],
@@ -281,6 +284,8 @@ def kill_at_stage(script_args: list[str], stage: str, tmp: Path, *, what: str,
             if time.monotonic() > deadline:
                 raise AssertionError(f"stage {stage!r} not reached in {timeout} s")
             time.sleep(0.02)
+        if while_held is not None:
+            while_held()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
