@@ -84,12 +84,12 @@ def test_kill_in_one_ladder_leaves_every_other(store_url: str, tmp_path: Path) -
         before = ladder_rows(store_url)
         done: list[float] = []
 
-        def write_b() -> None:
+        def write_b(done: list[float] = done, contest: Contest = b[written]) -> None:
             """Ladder b's write while ladder a's writer holds its lock (PostgreSQL)."""
             if not postgres:
                 return
             t0 = time.monotonic()
-            worker = threading.Thread(target=lambda: _ingest(store_url, "b", b[written]))
+            worker = threading.Thread(target=lambda: _ingest(store_url, "b", contest))
             worker.start()
             worker.join(60)
             assert not worker.is_alive(), "a write to ladder b waited for ladder a's lock"
