@@ -179,10 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     base = rows[0]["per_s"]
     lines = [f"PostgreSQL, `mmr`, eight-player matches, one `Store.ingest` (one transaction) "
              f"per match; {args.matches} matches per writer; {os.cpu_count()} CPUs.", "",
-             "| writers | matches/s (total) | vs one ladder alone | wall (s) | each "
-             "writer's wall (s) |", "|---|---|---|---|---|"]
+             "| writers | total matches/s against one ladder alone | matches/s (total) | "
+             "wall (s) | each writer's wall (s) |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['what']} | **{r['per_s']:,.0f}** | {r['per_s'] / base:.2f}x | "
+        lines.append(f"| {r['what']} | **{r['per_s'] / base:.2f}x** | {r['per_s']:,.0f} | "
                      f"{r['wall_s']:.2f} | {', '.join(map(str, r['writer_walls']))} |")
     table = "\n".join(lines) + "\n"
     print(table)
