@@ -28,6 +28,7 @@ import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
 from podium.store.actor import check_actor
+from podium.store.bulk import fetch
 from podium.store.engine import LOCK_KEY, display_url
 from podium.store.models import DEFAULT_LADDER, Ladder, StoreError
 from podium.systems import RatingSystem, get_system
@@ -35,7 +36,7 @@ from podium.systems import RatingSystem, get_system
 __all__ = ["StoreContext", "StoreOptions", "StoreHooks", "STORE_OPTIONS", "Meta", "meta_map",
            "check_hooks", "chunks", "default_contest_id", "content_hash", "json_params",
            "prefix_upper_bound", "fmt_time", "resolve_system", "same_params",
-           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX"]
+           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX", "SNAPSHOT_CONTESTS"]
 
 #: A test hook: called with the name of each stage a write transaction reaches
 #: (``"locked"``, ``"rated"``, ``"standings"``, ``"events"``, ``"players"``,
@@ -61,6 +62,10 @@ POLICY_INSENSITIVE = "case-insensitive"
 # part of schema.players): the database itself then refuses a second spelling.
 _ci_players = Table("players", MetaData(), Column("handle_key", S.handle_type()))
 CI_HANDLE_INDEX = Index("ux_players_handle_key_ci", _ci_players.c.handle_key, unique=True)
+
+#: The contests between two snapshots, at least, under the default policy
+#: (:meth:`StoreOptions.snapshot_due`).
+SNAPSHOT_CONTESTS = 100
 
 #: Rows per ``IN (...)`` list (SQLite's historical limit on bound parameters is 999).
 IN_CHUNK = 500
@@ -169,7 +174,11 @@ class StoreOptions:
     ----------
     snapshot_every:
         Write a snapshot of the rating state once this many contests were applied
-        since the newest one (default 100).
+        since the newest one.  Default (``None``): once :data:`SNAPSHOT_CONTESTS` (100)
+        contests were *and* they hold as many player-rounds as the rating state holds
+        players -- a snapshot costs what the state costs to write, so many small
+        contests (eight-player matches among thousands of players) are replayed, not
+        snapshot every 100 (:meth:`snapshot_due`).
     snapshot_events:
         ... or once this many player-rounds were (default 500,000).
     keep_snapshots:
@@ -188,7 +197,7 @@ class StoreOptions:
         :func:`~podium.store.actor.acting_as` block (default ``None``: the process's).
     """
 
-    snapshot_every: int = 100
+    snapshot_every: int | None = None
     snapshot_events: int = 500_000
     keep_snapshots: int = 2
     cache: bool = True
@@ -197,7 +206,8 @@ class StoreOptions:
     actor: str | None = None
 
     def __post_init__(self) -> None:
-        if self.snapshot_every < 1 or self.snapshot_events < 1 or self.keep_snapshots < 1:
+        if ((self.snapshot_every is not None and self.snapshot_every < 1)
+                or self.snapshot_events < 1 or self.keep_snapshots < 1):
             raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
         margin = self.future_margin_s
         if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
@@ -206,6 +216,18 @@ class StoreOptions:
         self.future_margin_s = float(margin)
         if self.actor is not None:
             self.actor = check_actor(self.actor)
+
+    def snapshot_due(self, since: int, events: int, players: int) -> bool:
+        """Whether a snapshot is due after ``since`` contests holding ``events``
+        player-rounds (of rated contests) were applied since the newest one, the rating
+        state then holding ``players`` players (see ``snapshot_every``)."""
+        if since <= 0:
+            return False
+        if events >= self.snapshot_events:
+            return True
+        if self.snapshot_every is not None:
+            return since >= self.snapshot_every
+        return since >= SNAPSHOT_CONTESTS and events >= players
 
 
 def check_hooks(hooks: object) -> StoreHooks | None:
@@ -263,6 +285,12 @@ class StoreContext:
         self.tables: S.LadderTables = S.ladder_tables(self.ladder.prefix)
         #: The PostgreSQL advisory lock of the ladder's writes.
         self.lock_key = LOCK_KEY + self.ladder.pk
+        # the ladder's meta rows, and for a ladder other than default the store's schema
+        # version, in one query
+        self._meta_sql = f'SELECT "key", "value" FROM "{self.tables.meta.name}"'
+        if self.ladder.pk != 0:
+            self._meta_sql += (f' UNION ALL SELECT "key", "value" FROM "{S.meta.name}" '
+                               "WHERE \"key\" = 'schema_version'")
         self.system_name = system_name
         self.params: dict[str, Any] = params
         self.system: RatingSystem = get_system(system_name, **params)
@@ -289,12 +317,9 @@ class StoreContext:
 
     def read_meta(self, conn: Connection) -> Meta:
         """The ladder's id, epoch and revision; checks that the store is still the one
-        this context was opened on (schema version, system and handle policy)."""
-        stored = meta_map(conn, self.tables.meta)
-        if self.ladder.pk != 0:
-            row = conn.execute(select(S.meta.c.value)
-                               .where(S.meta.c.key == "schema_version")).first()
-            stored["schema_version"] = "0" if row is None else str(row[0])
+        this context was opened on (schema version, system and handle policy).  One
+        query through the driver's cursor (every write runs it)."""
+        stored = dict(fetch(conn, self._meta_sql))
         try:
             version = int(stored.get("schema_version", "0"))
             m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]),

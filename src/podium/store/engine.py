@@ -213,3 +213,10 @@ def db_errors(db: str, what: str) -> Iterator[None]:
         lines = str(orig if orig is not None else exc).strip().splitlines()
         detail = lines[0] if lines else type(exc).__name__
         raise StoreError(f"{display_url(db)}: {what}: {detail}") from exc
+    except Exception as exc:
+        # the driver's own errors, from statements run with its cursor (podium.store.bulk)
+        if not type(exc).__module__.startswith(("sqlite3", "psycopg")):
+            raise
+        lines = str(exc).strip().splitlines()
+        raise StoreError(f"{display_url(db)}: {what}: "
+                         f"{lines[0] if lines else type(exc).__name__}") from exc

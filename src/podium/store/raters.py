@@ -24,13 +24,13 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
-from sqlalchemy import Connection, Select, delete, func, select
+from sqlalchemy import Connection, delete, func, select
 
 import podium.store.schema as S
 from podium.errors import CheckpointError
 from podium.rater import Rater
+from podium.store.bulk import fetch
 from podium.store.common import Meta, StoreContext, json_params, same_params
 from podium.store.models import StoreError
 from podium.store.rating import Priors, replay
@@ -43,13 +43,12 @@ log = logging.getLogger("podium.store")
 
 
 @cache
-def _since_snapshot_q(t: S.LadderTables) -> Select[Any]:
-    """Contests and player-rounds after the newest snapshot (built once per ladder)."""
-    return select(
-        func.count(),
-        func.coalesce(func.sum(t.contests.c.players).filter(t.contests.c.rated.is_(True)), 0),
-    ).where(t.contests.c.seq >= select(
-        func.coalesce(func.max(t.snapshots.c.head_count), 0)).scalar_subquery())
+def _since_snapshot_sql(t: S.LadderTables) -> str:
+    """Contests and player-rounds after the newest snapshot (run with the driver's cursor:
+    every write runs it)."""
+    c, sn = t.contests.name, t.snapshots.name
+    return (f'SELECT count(*), coalesce(sum(CASE WHEN "rated" THEN "players" ELSE 0 END), 0) '
+            f'FROM "{c}" WHERE "seq" >= (SELECT coalesce(max("head_count"), 0) FROM "{sn}")')
 
 
 @dataclass
@@ -65,7 +64,7 @@ class CachedRater:
 def since_snapshot(conn: Connection, t: S.LadderTables) -> tuple[int, int]:
     """Contests, and player-rounds of rated contests, stored after the newest snapshot of
     the ladder of ``t``."""
-    since, events = conn.execute(_since_snapshot_q(t)).one()
+    since, events = fetch(conn, _since_snapshot_sql(t))[0]
     return int(since), int(events)
 
 
@@ -188,11 +187,10 @@ class RaterCache:
 
     # ------------------------------------------------------------------ snapshots
     def maybe_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
-        """Write a snapshot at ``head`` if the policy asks for one (``snapshot_every``
-        contests or ``snapshot_events`` player-rounds since the newest one)."""
+        """Write a snapshot at ``head`` if the policy asks for one
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`)."""
         since, events = since_snapshot(conn, self.ctx.tables)
-        opts = self.ctx.options
-        if since > 0 and (since >= opts.snapshot_every or events >= opts.snapshot_events):
+        if self.ctx.options.snapshot_due(since, events, rater.players.n):
             self.write_snapshot(conn, rater, head, epoch)
 
     def write_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:

@@ -15,13 +15,13 @@ from functools import cache
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Connection, Select, bindparam, select
+from sqlalchemy import Connection, select
 
 import podium.store.schema as S
 from podium.beliefs import SeasonReset, SeasonStart
 from podium.core.contest import Contest
 from podium.rater import Rater
-from podium.store.bulk import insert_rows, update_rows
+from podium.store.bulk import fetch, insert_rows, update_rows
 from podium.store.common import Meta
 from podium.store.rating import (
     PLAYER_COLS,
@@ -44,10 +44,9 @@ STANDING_COLS = ("contest_pk", "pos", "player_pk", "lo", "hi", "team", "member_w
 
 
 @cache
-def _new_players_q(t: S.LadderTables) -> Select[Any]:
-    """The players added after a key (built once per ladder: building a statement costs
-    more than running it)."""
-    return select(t.players.c.pk, t.players.c.handle).where(t.players.c.pk > bindparam("after"))
+def _new_players_sql(t: S.LadderTables) -> str:
+    """The players added after a key (run with the driver's cursor: every write runs it)."""
+    return f'SELECT "pk", "handle" FROM "{t.players.name}" WHERE "pk" > ?'
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ class HandleCache:
             self._keys = {}
             self._max_pk = -1
             self._read_at = (m.store_id, m.epoch)
-        rows = conn.execute(_new_players_q(self.tables), {"after": self._max_pk}).all()
+        rows = fetch(conn, _new_players_sql(self.tables), (self._max_pk,))
         for pk, h in rows:
             self._keys[h] = pk
             if pk > self._max_pk:
@@ -171,35 +170,54 @@ def contest_row(pk: int, it: Item, seq: int, new_players: int, rated: bool,
 def insert_standings(conn: Connection, t: S.LadderTables, cpks: Sequence[int],
                      contests: Sequence[Contest], pks: Sequence[list[int]]) -> None:
     """The standings rows; a team contest's rows also name the member's team and
-    weight (``NULL`` for an individual contest)."""
-    rows: list[tuple[Any, ...]] = []
-    for cpk, cont, ppk in zip(cpks, contests, pks, strict=True):
-        n = len(ppk)
-        teams = cont.team_names
-        if teams is None or cont.teams is None:
-            team: Sequence[str | None] = [None] * n
-            weight: Sequence[float | None] = [None] * n
-        else:
-            team, weight = teams, cont.teams.weight.tolist()
-        rows.extend(zip([cpk] * n, range(n), ppk, cont.lo.tolist(), cont.hi.tolist(), team,
-                        weight, strict=True))
-    insert_rows(conn, t.standings, STANDING_COLS, rows)
+    weight (``NULL`` for an individual contest).  The columns are built for all the
+    contests at once (a batch of small contests: one list per column, not per contest)."""
+    if not contests:
+        return
+    sizes = [len(ppk) for ppk in pks]
+    contest_col = np.repeat(np.asarray(cpks, dtype=np.int64), sizes).tolist()
+    pos = [k for n in sizes for k in range(n)]
+    player = [pk for ppk in pks for pk in ppk]
+    lo = np.concatenate([c.lo for c in contests]).tolist()
+    hi = np.concatenate([c.hi for c in contests]).tolist()
+    team: list[str | None] = []
+    weight: list[float | None] = []
+    if any(c.team_names is not None for c in contests):
+        for cont, n in zip(contests, sizes, strict=True):
+            names = cont.team_names
+            if names is None or cont.teams is None:
+                team.extend([None] * n)
+                weight.extend([None] * n)
+            else:
+                team.extend(names)
+                weight.extend(cont.teams.weight.tolist())
+    else:
+        team = weight = [None] * len(player)  # type: ignore[assignment]
+    insert_rows(conn, t.standings, STANDING_COLS,
+                list(zip(contest_col, pos, player, lo, hi, team, weight, strict=True)))
 
 
 def insert_events(conn: Connection, t: S.LadderTables, run: RatedRun, which: Sequence[int],
                   cpks: Sequence[int], pks: Sequence[list[int]]) -> None:
     """The events of contests ``which`` (positions in the run); ``pks[k]`` are the keys of
-    the players of item ``k``'s events, in order."""
-    rows: list[tuple[Any, ...]] = []
-    for k in which:
-        a, b = int(run.offsets[k]), int(run.offsets[k + 1])
-        if a == b:
-            continue
-        rows.extend(zip([cpks[k]] * (b - a), pks[k], run.mu[a:b].tolist(),
-                        run.sigma[a:b].tolist(), run.display[a:b].tolist(),
-                        run.perf[a:b].tolist(), run.place[a:b].tolist(),
-                        run.prev_display[a:b].tolist(), run.change[a:b].tolist(),
-                        run.debut[a:b].tolist(), run.team[a:b].tolist(), strict=True))
+    the players of item ``k``'s events, in order.  The columns are built for all of
+    them at once."""
+    spans = [(k, int(run.offsets[k]), int(run.offsets[k + 1])) for k in which]
+    spans = [x for x in spans if x[1] < x[2]]
+    if not spans:
+        return
+    if len(spans) == len(run.offsets) - 1:  # the whole run, in order
+        sel: slice | np.ndarray = slice(None)
+    else:
+        sel = np.concatenate([np.arange(a, b) for _, a, b in spans])
+    contest_col = np.repeat(np.asarray([cpks[k] for k, _, _ in spans], dtype=np.int64),
+                            [b - a for _, a, b in spans]).tolist()
+    player = [pk for k, _, _ in spans for pk in pks[k]]
+    rows = list(zip(contest_col, player, run.mu[sel].tolist(), run.sigma[sel].tolist(),
+                    run.display[sel].tolist(), run.perf[sel].tolist(),
+                    run.place[sel].tolist(), run.prev_display[sel].tolist(),
+                    run.change[sel].tolist(), run.debut[sel].tolist(),
+                    run.team[sel].tolist(), strict=True))
     insert_rows(conn, t.events, EVENT_COLS, rows)
 
 

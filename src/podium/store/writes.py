@@ -46,14 +46,14 @@ from functools import cache
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Select, Update, bindparam, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
 import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.errors import ContestError
 from podium.rater import Rater
 from podium.store.audit import AuditLog
-from podium.store.bulk import insert_rows
+from podium.store.bulk import execute, fetch, insert_rows
 from podium.store.checks import (
     check_case_insensitive,
     check_contest,
@@ -96,27 +96,40 @@ _T = TypeVar("_T")
 _INT64 = 2**63
 
 
-# The statements of every write, built once per ladder (building one costs more than
-# running it).
-@cache
-def _stored_q(t: S.LadderTables) -> Select[Any]:
-    c = t.contests
-    return select(c.c.pk, c.c.seq, c.c.name, c.c.url, c.c.time_seconds, c.c.weight,
-                  c.c.perf_ceiling, c.c.players, c.c.content_hash).where(
-        c.c.cid == bindparam("cid"))
+# The statements every write runs, written once per ladder and run with the driver's
+# cursor (podium.store.bulk.fetch: a few microseconds, against SQLAlchemy's hundred).
+@dataclass(frozen=True)
+class _StoredRow:
+    """A stored contest, as the duplicate check reads it."""
+
+    pk: int
+    seq: int
+    name: str
+    url: str | None
+    time_seconds: int
+    weight: float
+    perf_ceiling: float | None
+    players: int
+    content_hash: str
 
 
 @cache
-def _head_q(t: S.LadderTables) -> Select[Any]:
-    c = t.contests
-    return select(c.c.seq, c.c.time_seconds, c.c.cid, c.c.name,
-                  select(func.coalesce(func.max(c.c.pk), -1)).scalar_subquery(),
-                  ).order_by(c.c.seq.desc()).limit(1)
+def _sql(t: S.LadderTables) -> dict[str, str]:
+    c, m = t.contests.name, t.meta.name
+    return {
+        "stored": ('SELECT "pk", "seq", "name", "url", "time_seconds", "weight", '
+                   f'"perf_ceiling", "players", "content_hash" FROM "{c}" WHERE "cid" = ?'),
+        "head": ('SELECT "seq", "time_seconds", "cid", "name", '
+                 f'(SELECT coalesce(max("pk"), -1) FROM "{c}") FROM "{c}" '
+                 'ORDER BY "seq" DESC LIMIT 1'),
+        "revision": f'UPDATE "{m}" SET "value" = ? WHERE "key" = \'revision\'',
+    }
 
 
-@cache
-def _revision_u(t: S.LadderTables) -> Update:
-    return t.meta.update().where(t.meta.c.key == "revision").values(value=bindparam("v"))
+def stored_row(conn: Connection, t: S.LadderTables, cid: str) -> _StoredRow | None:
+    """The stored contest ``cid`` of the ladder of ``t`` (``None``: none)."""
+    rows = fetch(conn, _sql(t)["stored"], (cid,))
+    return _StoredRow(*rows[0]) if rows else None
 
 
 @dataclass(frozen=True)
@@ -193,9 +206,10 @@ def first_spellings(conn: Connection, t: S.LadderTables, items: list[Item]) -> l
 def head_of(conn: Connection, t: S.LadderTables) -> _Head:
     """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
     contest is the one of the largest ``seq``; both lookups use an index)."""
-    row = conn.execute(_head_q(t)).first()
-    if row is None:
+    rows = fetch(conn, _sql(t)["head"])
+    if not rows:
         return _Head(0, 0, None, None, None)
+    row = rows[0]
     return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
 
 
@@ -265,7 +279,7 @@ class Writes:
 
     def bump_revision(self, conn: Connection, m: Meta) -> None:
         """Set the ladder's revision to ``m.revision + 1`` (every write does, once)."""
-        conn.execute(_revision_u(self.ctx.tables), {"v": str(m.revision + 1)})
+        execute(conn, _sql(self.ctx.tables)["revision"], (str(m.revision + 1),))
 
     # ------------------------------------------------------------------ public
     def ingest(self, contest: Contest, *, contest_id: str | None = None,
@@ -394,7 +408,7 @@ class Writes:
             item = first_spellings(conn, t, [item])[0]
         c = t.contests
         contest = item.contest
-        row = conn.execute(_stored_q(t), {"cid": item.cid}).first()
+        row = stored_row(conn, t, item.cid)
         if row is not None:
             if row.content_hash == item.chash:
                 return IngestResult("duplicate", item.cid, int(row.seq), int(row.players), 0, 0,
@@ -506,7 +520,7 @@ class Writes:
         out: list[IngestResult] = []
         now = int(time.time())
         start = 0
-        for stop, snap in self._segments(items, since, events):
+        for stop, snap in self._segments(items, since, events, rater):
             seg = items[start:stop]
             contests = [it.contest for it in seg]
             run = self._rate(rater, contests, seg, priors)
@@ -545,19 +559,27 @@ class Writes:
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
         return out
 
-    def _segments(self, items: list[Item], since: int,
-                  events: int) -> list[tuple[int, bool]]:
+    def _segments(self, items: list[Item], since: int, events: int,
+                  rater: Rater) -> list[tuple[int, bool]]:
         """``(stop, snapshot)`` of each segment of ``items``: a snapshot is due after
-        contest ``stop - 1`` when ``snapshot_every`` contests or ``snapshot_events``
-        player-rounds (of rated contests) will then have been applied since the newest
-        snapshot, ``since`` and ``events`` being those counts before ``items``."""
+        contest ``stop - 1`` when the policy asks for one then
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`), ``since`` and ``events``
+        being the contests and player-rounds since the newest snapshot before ``items``
+        and the rating state growing by each rated contest's newcomers."""
         opts = self.ctx.options
+        known = rater.players.index
+        players = rater.players.n
+        fresh: set[str] = set()
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
             if not it.contest.is_outcome_free:
                 events += len(it.contest)
-            if since >= opts.snapshot_every or events >= opts.snapshot_events:
+                for h in it.contest.handles:
+                    if h not in known and h not in fresh:
+                        fresh.add(h)
+                        players += 1
+            if opts.snapshot_due(since, events, players):
                 out.append((k + 1, True))
                 since = events = 0
         if not out or out[-1][0] < len(items):
