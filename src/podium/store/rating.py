@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,8 @@ def rate_run(rater: Rater, items: Sequence[HistoryItem],
         When the Rater's event log does not cover exactly the rated contests
         (an internal error; the caller's transaction rolls back).
     """
+    if len(items) == 1 and isinstance(items[0], Contest) and not priors:
+        return _one_contest_run(rater, items[0])
     parts = [_season_run(rater, piece) if isinstance(piece, SeasonStart)
              else _contest_run(rater, piece) for piece in _pieces(rater, items, priors)]
     if len(parts) <= 1:
@@ -196,6 +199,57 @@ def _concat(parts: list[RatedRun]) -> RatedRun:
                     mu=cat("mu"), sigma=cat("sigma"), display=cat("display"),
                     perf=cat("perf"), place=cat("place"), prev_display=cat("prev_display"),
                     change=cat("change"), debut=cat("debut"), team=cat("team"))
+
+
+def _one_contest_run(rater: Rater, contest: Contest) -> RatedRun:
+    """:func:`_contest_run` of one contest, the live case (a match posted as it ends):
+    rated with ``rater.add`` (the compiled path of one small round, the same numbers bit
+    for bit), and each player's previous rating is the one before the contest (a
+    contest names a player once), without the bookkeeping of a run."""
+    t = rater.players
+    system = rater.system
+    n = len(contest)
+    known = np.fromiter(map(t.index.get, contest.handles, repeat(-1, n)), dtype=np.int64,
+                        count=n)
+    has_state = known >= 0
+    idx = known[has_state]
+    pre_mu, pre_sigma = t.mu[idx], t.sigma[idx]  # fancy indexing: copies
+    seeded = t.contests[idx] == 0
+    sink = _sink(rater)
+    with sink.run():
+        rep = rater.add(contest)
+        ev = sink.arrays()
+        team_names = np.array([*sink.team_names, None], dtype=object)
+    reports = RoundReports()
+    reports.append(rep)
+    if rep.skipped:
+        empty = np.zeros(0)
+        return RatedRun(reports, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                        empty, empty, empty, empty, np.zeros(0, dtype=np.int64), empty, empty,
+                        np.zeros(0, dtype=bool), np.zeros(0, dtype=object))
+    if len(ev["player"]) != n:
+        raise StoreError("internal error: the Rater's events do not match the contest rated "
+                         f"({len(ev['player'])} events for {n} players)")
+    mu, sigma = ev["mu"], ev["sigma"]
+    prior_mu = np.empty(n)
+    prior_sigma = np.empty(n)
+    prior_mu[has_state], prior_sigma[has_state] = pre_mu, pre_sigma
+    if not has_state.all():
+        mu0, sig0 = system.newcomer(contest)
+        prior_mu[~has_state], prior_sigma[~has_state] = mu0, sig0
+    debut = ~has_state
+    if seeded.any():  # a debut from a prior taken elsewhere is a newcomer to the ladder
+        debut[np.flatnonzero(has_state)[seeded]] = True
+        reports.new_players[:] = [int(debut.sum())]
+    display = np.asarray(system.display_rating(mu, sigma), dtype=np.float64)
+    prev_display = np.asarray(system.display_rating(prior_mu, prior_sigma), dtype=np.float64)
+    return RatedRun(
+        reports=reports, offsets=np.array([0, n], dtype=np.int64),
+        player=ev["player"].astype(np.int64), mu=mu, sigma=sigma, display=display,
+        perf=ev["perf"], place=ev["place"].astype(np.int64), prev_display=prev_display,
+        change=display - prev_display, debut=debut,
+        team=team_names[np.where(ev["team"] < 0, len(team_names) - 1, ev["team"])],
+    )
 
 
 def _contest_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
