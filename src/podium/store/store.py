@@ -208,7 +208,9 @@ class Store:
     ----------
     snapshot_every:
         Write a snapshot of the rating state once this many contests were applied
-        since the newest one (default 100).
+        since the newest one; default: once 100 contests were and they hold as many
+        player-rounds as the state holds players
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`).
     snapshot_events:
         ... or once this many player-rounds were (default 500,000).
     keep_snapshots:
@@ -466,12 +468,12 @@ class Store:
         self.services.context.hooks = hooks
 
     @property
-    def snapshot_every(self) -> int:
-        """The ``snapshot_every`` option."""
+    def snapshot_every(self) -> int | None:
+        """The ``snapshot_every`` option (``None``: the default policy)."""
         return self.services.context.options.snapshot_every
 
     @snapshot_every.setter
-    def snapshot_every(self, value: int) -> None:
+    def snapshot_every(self, value: int | None) -> None:
         self.services.context.options.snapshot_every = value
 
     @property
