@@ -30,6 +30,7 @@ transaction; creating a ladder's tables and metadata is
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import unicodedata
@@ -131,14 +132,9 @@ class LadderSettings:
 
     @classmethod
     def from_json(cls, text: str | None) -> LadderSettings:
-        """The settings stored as ``text`` (``None`` or ``{}``: the defaults)."""
-        if not text:
-            return cls()
-        try:
-            doc = json.loads(text)
-            return cls(**{k: v for k, v in doc.items() if k in cls.names()})
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise StoreError(f"damaged ladder settings {text[:80]!r} ({exc})") from None
+        """The settings stored as ``text`` (``None`` or ``{}``: the defaults); read once
+        per text (every write asks)."""
+        return _parsed(text or "")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -170,6 +166,17 @@ class LadderSettings:
         if self.provisional_sigma is not None:
             out = out | (np.asarray(sigma, dtype=np.float64) > self.provisional_sigma)
         return np.asarray(out, dtype=bool)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> LadderSettings:
+    if not text:
+        return LadderSettings()
+    try:
+        doc = json.loads(text)
+        return LadderSettings(**{k: v for k, v in doc.items() if k in LadderSettings.names()})
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise StoreError(f"damaged ladder settings {text[:80]!r} ({exc})") from None
 
 
 def read_settings(conn: Connection, t: S.LadderTables) -> LadderSettings:
