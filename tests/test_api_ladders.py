@@ -88,6 +88,8 @@ def test_ladder_list_and_every_route_of_a_ladder(client: TestClient) -> None:
     assert ex.status_code == 200 and ex.json()["system"] == "glicko"
     assert client.get(f"{base}/explain", params={"contest": cid, "handle": h}).status_code == 200
     assert client.post(f"{base}/predict", json={"handles": [h, "nobody"]}).status_code == 200
+    bal = client.post(f"{base}/balance", json={"players": [h, "nobody", "x", "y"], "teams": 2})
+    assert bal.status_code == 200 and bal.json()["model"]["system"] == "glicko"
     assert client.get(f"{base}/leaderboard/count").json()["count"] == board["total"]
     assert client.get(f"{base}/seasons").json()[0]["number"] == 1
     assert client.get(f"{base}/audit", headers=AUTH).json()["total"] == 4  # one per contest

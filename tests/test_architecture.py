@@ -29,11 +29,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("podium._version", "podium.errors", "podium._files", "podium.core"),
     ("podium.systems",),
     ("podium.rater", "podium.checkpoint", "podium._add", "podium.replay", "podium.predict",
-     "podium._jit", "podium.beliefs"),
+     "podium.outcomes", "podium._outcome_kernels", "podium.matchmaking", "podium._jit",
+     "podium.beliefs"),
     ("podium.io", "podium.cli_common"),  # cli_common: options the command modules share
     ("podium.store",),
-    ("podium.evaluation", "podium.service"),
-    ("podium.cli", "podium.__main__", "podium"),
+    ("podium.evaluation", "podium.service", "podium.matchmaking.cli"),
+    ("podium.cli", "podium.__main__", "podium", "podium.prebuild"),
 )
 
 
@@ -249,3 +250,53 @@ def test_architecture_doc_names_every_module() -> None:
         if not any(re.search(rf"(?<![\w.]){re.escape(f)}(?![\w])", doc) for f in forms):
             missing.append(module)
     assert not missing, "docs/architecture.md does not mention: " + ", ".join(missing)
+
+
+LOCATOR_MODULE = "podium.core.kernel_cache"
+
+
+def _cached_kernels_without_locator(source: str) -> int | None:
+    """The line of the first ``cache=True`` compilation (``nb.njit(cache=True)`` and the
+    like) of a module that does not import :data:`LOCATOR_MODULE` at module level
+    before it; ``None`` when the module compiles nothing with the cache or imports it
+    in time."""
+    tree = ast.parse(source)
+    cached = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and any(k.arg == "cache" and isinstance(k.value, ast.Constant)
+                      and k.value.value is True for k in node.keywords)]
+    if not cached:
+        return None
+    first = min(cached)
+    for node in tree.body:
+        if node.lineno > first:
+            break
+        if isinstance(node, ast.Import) and any(a.name == LOCATOR_MODULE for a in node.names):
+            return None
+        if isinstance(node, ast.ImportFrom) and (
+                node.module == LOCATOR_MODULE or (
+                    node.module == LOCATOR_MODULE.rpartition(".")[0]
+                    and any(a.name == "kernel_cache" for a in node.names))):
+            return None
+    return first
+
+
+def test_cached_kernels_get_the_cache_locator() -> None:
+    """Every module compiling Numba kernels with ``cache=True`` imports
+    podium.core.kernel_cache before them, so that their cache is stamped with every
+    source they inline (an edit of core/numerics recompiles them)."""
+    missing = {str(p.relative_to(SRC)): line for p in sorted(SRC.rglob("*.py"))
+               if (line := _cached_kernels_without_locator(p.read_text())) is not None}
+    assert not missing, f"cache=True before importing {LOCATOR_MODULE}: {missing}"
+
+
+def test_the_locator_checker_finds_a_module_without_it() -> None:
+    """The locator test can fail: a kernel before the import, or none at all, is found."""
+    kernel = "@nb.njit(cache=True)\ndef f(x):\n    return x\n"
+    assert _cached_kernels_without_locator("import numba as nb\n" + kernel) == 2
+    assert _cached_kernels_without_locator(
+        "import numba as nb\n" + kernel + f"import {LOCATOR_MODULE}\n") == 2
+    assert _cached_kernels_without_locator(
+        f"import numba as nb\nimport {LOCATOR_MODULE}  # noqa: F401\n" + kernel) is None
+    assert _cached_kernels_without_locator(
+        "from podium.core import kernel_cache\n" + kernel) is None
+    assert _cached_kernels_without_locator('"""cache=True in a docstring"""\n') is None

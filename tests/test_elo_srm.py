@@ -271,11 +271,12 @@ def test_interpolated_sums_match_direct():
 
 # ---------------------------------------------------------------------- Appendix A, literally
 def appendix_a(contests, p):
-    """Appendix A's rateRound, one Python loop per pair (Rater semantics: skip all-tied)."""
+    """Appendix A's rateRound, one Python loop per pair (Rater semantics: a round of one
+    player is not rated; a draw is, as Appendix A rates it)."""
     rating, recent, count, last = {}, {}, {}, {}
     t0 = None
     for c in contests:
-        if c.is_outcome_free:
+        if len(c) < 2:
             continue
         t = c.time_seconds
         t0 = t if t0 is None else t0
@@ -318,7 +319,7 @@ def srmfix_by_formula(contests):
     """SRMFix from its three factors only: R_init = 1200, dR = 247/sqrt(N) P/(1 + |P|/8.2)."""
     rating, count = {}, {}
     for c in contests:
-        if c.is_outcome_free:
+        if len(c) < 2:
             continue
         for h in c.handles:
             rating.setdefault(h, 1200.0)
@@ -340,9 +341,14 @@ def srmfix_by_formula(contests):
 
 @pytest.fixture(scope="module")
 def history():
-    # 60 players, 14 rounds a month apart, 60% turnout, many ties; newcomers keep arriving
-    return synthetic_contests(60, 14, seed=11, participation=0.6, tie_resolution=60.0,
-                              round_seconds=30 * 86400)
+    # 60 players, 14 rounds a month apart, 60% turnout, many ties; newcomers keep arriving;
+    # round 6 a draw (everybody tied: P = 0, Appendix A still gives the participation bonus)
+    cs = synthetic_contests(60, 14, seed=11, participation=0.6, tie_resolution=60.0,
+                            round_seconds=30 * 86400)
+    c = cs[6]
+    cs[6] = Contest([(h, 0, len(c) - 1) for h in c.handles], name=c.name,
+                    time_seconds=c.time_seconds)
+    return cs
 
 
 @pytest.mark.parametrize("system", ["elosrm", "srmfix"])
@@ -388,7 +394,7 @@ def test_srmfix_and_elosrm_differ_only_in_documented_factors(history):
 def test_first_round_time_is_state_and_param():
     t1 = 1_000_000_000
     r = Rater("elosrm")
-    r.add(Contest([("x", 0, 2), ("y", 0, 2), ("z", 0, 2)], name="all tied", time_seconds=t1 - 5))
+    r.add(Contest([("x", 0, 0)], name="alone", time_seconds=t1 - 5))  # one side: unrated
     r.add(two("a", "b", t=t1))  # the first *rated* round sets t0
     assert r.state.t0 == t1
     r.add(two("c", "d", t=t1 + 2 * YEAR))

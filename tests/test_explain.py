@@ -205,8 +205,11 @@ def test_explain_errors() -> None:
     with pytest.raises(ExplainError, match="'zed' is not in contest 'x'"):
         r.explain(c, "zed")
     tied = Contest([("a", 0, 1), ("b", 0, 1)], name="tie")
-    with pytest.raises(ExplainError, match="not rated"):
-        r.explain(tied, "a")
+    with pytest.raises(ExplainError, match=r"not rated \(everybody tied\)"):
+        Rater("mmr", all_tied="skip").explain(tied, "a")
+    assert r.explain(tied, "a").mu_after == 1500.0  # a draw of equals, rated
+    with pytest.raises(ExplainError, match=r"not rated \(one side only\)"):
+        r.explain(Contest([("a", 0, 0)], name="alone"), "a")
     with pytest.raises(TypeError):
         r.explain("x", "a")  # type: ignore[arg-type]
 
@@ -280,7 +283,8 @@ def test_store_explain_matches_events(store_url: str, system: str) -> None:
 
 
 def test_store_explain_unrated_and_handles(store_url: str) -> None:
-    with Store.create(store_url, "mmr", case_insensitive_handles=True) as store:
+    with Store.create(store_url, "mmr", {"all_tied": "skip"},
+                      case_insensitive_handles=True) as store:
         store.ingest(Contest([("Ann.B/1", 0, 0), ("bob", 1, 1)], name="c1",
                              url="https://x.org/c/1"), allow_future=True)
         store.ingest(Contest([("ann.b/1", 0, 1), ("bob", 0, 1)], name="c2",

@@ -67,6 +67,9 @@ def test_ladders_are_independent_stores(store_url: str) -> None:
     ("", "must not be empty"), ("   ", "must not be empty"), ("x" * 65, "at most 64"),
     ("a\tb", "control character"), ("a\x00b", "control character"), ("a/b", "'/'"),
     ("..", "'.' or '..'"), ("a\u202eb", "invisible format character"),
+    # the identifier rule of handles and contest ids (core.guards.identifier_problem)
+    ("duo\u3164", "default-ignorable"), ("\u0301duo", "combining mark"),
+    ("d\ue000o", "private-use"),
 ])
 def test_ladder_names_refused(store_url: str, name: str, why: str) -> None:
     with Store.create(store_url, "mmr") as store:

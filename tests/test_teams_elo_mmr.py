@@ -560,7 +560,7 @@ def team_history(rounds: int, n: int, seed: int, *, every: int = 2,
         else:
             players, lo, offs, w = random_team_round(rng, k, max_size=4)
             rnd = ([chosen[p] for p in players], lo, offs, w)
-        if max(rnd[1]) > 0:  # not everybody tied (the Rater skips such a round)
+        if max(rnd[1]) > 0:  # not everybody tied (draws: tests/test_draws.py)
             out.append(rnd)
     return out
 

@@ -7,16 +7,18 @@ first run can therefore be silent for several seconds; :func:`announce_compile`
 prints one line on stderr before that happens, so that it does not look like a hang.
 
 A cold cache is detected cheaply: a kernel compiled before has an index file
-(``*.nbi``) in Numba's cache directory.  A system's kernels are the Numba dispatchers
-defined in the modules its folder's ``SPEC`` names (``SPEC.kernels``), and the line
-quotes the folder's rough compile time (``SPEC.compile_seconds``); the cache is cold
-for the system when none of them has an index file.
+(``*.nbi``) in Numba's cache directory, or in the directory of kernels compiled when
+the package was built (:func:`podium.core.kernel_cache.is_cached`).  A system's
+kernels are the Numba dispatchers defined in the modules its folder's ``SPEC`` names
+(``SPEC.kernels``), and the line quotes the folder's rough compile time
+(``SPEC.compile_seconds``); the cache is cold for the system when the build did not
+compile the system's job for this tree (:func:`podium.core.kernel_cache.prebuilt_covers`)
+and none of its kernels has an index file.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from types import ModuleType
 from typing import Any, TextIO
@@ -57,28 +59,30 @@ def system_kernels(system: Any) -> dict[str, list[Any]]:
     return {name: _module_kernels(importlib.import_module(name)) for name in spec.kernels}
 
 
-def _has_index(dispatcher: Any) -> bool:
-    try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:  # not a caching dispatcher, or another Numba layout
-        return True
-
-
-def cache_is_cold(system: Any) -> bool:
-    """Whether none of the system's kernels is in Numba's on-disk cache yet.
+def cache_is_cold(system: Any, name: str | None = None) -> bool:
+    """Whether none of the system's kernels is in a cache yet.
 
     Parameters
     ----------
     system:
         A rating system.
+    name:
+        The system's name: when the build compiled its job for this tree (the
+        prebuilt kernels), the cache is warm.
 
     Returns
     -------
     bool
-        True when the system has kernels and none of them has an index file.
+        True when the system has kernels, the build did not compile them for
+        ``name`` and none of them has an index file.
     """
+    from podium.core.kernel_cache import is_cached, prebuilt_covers
+
     kernels = system_kernels(system)
-    return bool(kernels) and not any(_has_index(d) for ds in kernels.values() for d in ds)
+    if not kernels or (name is not None and prebuilt_covers(name, kernels)):
+        return False
+    # the prebuilt directory counts for the systems the build compiled (above) only
+    return not any(is_cached(d, prebuilt=False) for ds in kernels.values() for d in ds)
 
 
 def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bool:
@@ -98,7 +102,7 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     bool
         Whether the line was printed.
     """
-    if not cache_is_cold(system):
+    if not cache_is_cold(system, name):
         return False
     from podium.systems import spec_of
 
@@ -135,7 +139,9 @@ def announce_module_compile(what: str, module: ModuleType, seconds: float,
     bool
         Whether the line was printed.
     """
+    from podium.core.kernel_cache import is_cached
+
     kernels = _module_kernels(module)
-    if not kernels or any(_has_index(d) for d in kernels):
+    if not kernels or any(is_cached(d) for d in kernels):
         return False
     return _announce(what, seconds, stream)

@@ -6,7 +6,11 @@ player and contest) and ``DIR/contests.csv``.  ``podium --help`` and
 ``podium rate --help`` explain every option.
 
 Messages go to stderr: every failure ends in one ``podium: error: ...`` line
-naming the file, line or member (exit status 1); warnings are printed as
+naming the file, line or member, or the option and its range.  Exit status: 0 done;
+1 the input or the run failed (a bad file, a store that refuses); 2 the command line is
+wrong (an unknown option, a value out of its range, a ``--set`` parameter the system
+refuses: :class:`~podium.errors.UsageError`, :class:`~podium.errors.ConfigError`).
+Warnings are printed as
 ``warning: ...`` lines by default (``-q`` silences them, ``-v`` adds notes and
 lifts the cap of :data:`MAX_SHOWN_WARNINGS`).
 """
@@ -20,12 +24,19 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from podium.cli_common import Progress, add_input_args, load_options, load_params
-from podium.errors import PodiumError
+from podium.cli_common import (
+    Progress,
+    add_input_args,
+    float_in,
+    int_in,
+    load_options,
+    load_params,
+)
+from podium.errors import ConfigError, PodiumError, UsageError
 
-__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "main"]
+__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "OneLineErrors", "main"]
 
 #: Without ``-v``, at most this many warnings are printed by one command (then a count).
 MAX_SHOWN_WARNINGS = 20
@@ -42,6 +53,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",
+    "podium.matchmaking.cli",
 )
 
 DESCRIPTION = """\
@@ -194,14 +206,15 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     rate_s = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format)
+    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format,
+                             csv_safe=args.csv_safe)
     write_s = time.perf_counter() - t2
     if args.checkpoint:
         rater.save(args.checkpoint)
         print(f"checkpoint written: {args.checkpoint}", file=err)
     print(
-        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, {skipped} skipped "
-        f"because everybody tied) with {rater.system_name} in {rate_s:.2f} s "
+        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, "
+        f"{_unrated_note(rater, todo, skipped)}) with {rater.system_name} in {rate_s:.2f} s "
         f"(loading {load_s:.2f} s, writing {write_s:.2f} s); {rater.num_players:,} players "
         f"-> {written[0]}",
         file=err,
@@ -210,6 +223,16 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     if summary:
         print(summary, file=err)
     return 0
+
+
+def _unrated_note(rater: Any, contests: list[Any], skipped: int) -> str:
+    """What the summary line of ``podium rate`` says about draws (contests in which every
+    side tied, of two sides or more) and about the contests left unrated."""
+    if rater.system.all_tied == "skip":
+        return (f"{skipped} skipped: one side only, or everybody tied with "
+                "all_tied='skip'")
+    draws = sum(1 for c in contests if c.is_outcome_free and c.n_teams > 1)
+    return f"{draws} draw{'' if draws == 1 else 's'} rated, {skipped} skipped: one side only"
 
 
 def _check_output_file(path: str, option: str) -> None:
@@ -244,12 +267,13 @@ def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
     return 0
 
 
-def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv") -> list[Path]:
+def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv",
+                   csv_safe: bool = False) -> list[Path]:
     """``OUT/ratings.FMT``, ``OUT/contests.FMT`` and ``OUT/histories.FMT`` (atomic each),
     straight from the rater's arrays (see :mod:`podium.io.results`)."""
     from podium.io.results import write_results
 
-    return write_results(rater, out, fmt=fmt, histories=histories)
+    return write_results(rater, out, fmt=fmt, histories=histories, csv_safe=csv_safe)
 
 
 def _cmd_systems(args: argparse.Namespace) -> int:
@@ -302,6 +326,17 @@ def _command_of(argv: Sequence[str] | None) -> str | None:
     return next((w for w in words if not w.startswith("-")), None)
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """An argument parser whose refusal is one ``podium: error: ...`` line (the command,
+    the option and why; ``--help`` for the usage) and exit status 2; its subcommands'
+    parsers are of the same kind."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("podium").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"podium: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``podium`` parser.
 
@@ -317,7 +352,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="podium", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -342,7 +377,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--system", "-s", default=None,
                    help="rating system (default mmr; `podium systems` lists them)")
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
-    r.add_argument("-n", type=int, default=None, metavar="N",
+    r.add_argument("-n", type=int_in(0), default=None, metavar="N",
                    help="rate only the first N contests of PATH")
     r.add_argument("--params", metavar="FILE",
                    help="JSON or TOML file of named parameters: "
@@ -362,6 +397,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("csv", "parquet"), default="csv",
                    help="output format: csv (default) or parquet (ratings.parquet, "
                    "histories.parquet, contests.parquet)")
+    r.add_argument("--csv-safe", action="store_true",
+                   help="write CSV text cells that a spreadsheet would run as formulas "
+                   "(=, +, -, @, tab, CR first) with a ' in front, for a file opened in a "
+                   "spreadsheet; by default the values are written as they are, for "
+                   "programs (docs/service.md, \"CSV and spreadsheets\")")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_input_args(r)
     r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
@@ -376,12 +416,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     e = sub.add_parser("example", help="write a synthetic history ([EbtekarLiu2021], Sec. 6.1)")
     e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
-    e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
-    e.add_argument("--rounds", type=int, default=30, help="rounds (default 30)")
-    e.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    e.add_argument("--participation", type=float, default=0.6,
+    e.add_argument("--players", type=int_in(2), default=2000, help="players (default 2000)")
+    e.add_argument("--rounds", type=int_in(1), default=30, help="rounds (default 30)")
+    e.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0,
+                   help="random seed (default 0)")
+    e.add_argument("--participation", type=float_in(0.0, 1.0, open_lo=True), default=0.6,
                    help="chance a player joins a round (default 0.6; the paper: 1)")
-    e.add_argument("--tie-resolution", type=float, default=5.0,
+    e.add_argument("--tie-resolution", type=float_in(0.0, 1e6), default=5.0,
                    help="round performances to this many points, creating ties (default 5)")
     e.set_defaults(func=_cmd_example)
 
@@ -478,8 +519,20 @@ def _main(argv: Sequence[str] | None) -> int:
 
         with acting_as(cli_actor()):  # the audit log's "who" of this command's writes
             return int(args.func(args))
-    except PodiumError as exc:
+    except (UsageError, ConfigError) as exc:
         print(f"podium: error: {exc}", file=sys.stderr)
+        return 2
+    except PodiumError as exc:
+        hint = ""
+        if (getattr(exc, "raw_keeps", False) and hasattr(args, "raw_handles")
+                and not args.raw_handles):
+            hint = " (--raw-handles keeps handles as written)"
+        print(f"podium: error: {exc}{hint}", file=sys.stderr)
+        return 1
+    except ArithmeticError as exc:  # every value is checked: a numeric failure is a bug
+        print(f"podium: error: the computation failed ({type(exc).__name__}: {exc}); the "
+              "parameters and contest weights were in their ranges (or --any-weight was "
+              "given): please report it", file=sys.stderr)
         return 1
     except OSError as exc:  # a file the command writes or reads outside the loaders
         print(f"podium: error: {_os_error(exc)}", file=sys.stderr)

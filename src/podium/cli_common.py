@@ -13,19 +13,58 @@ import json
 import math
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 
-__all__ = ["Progress", "add_input_args", "load_options", "load_params"]
+__all__ = ["Progress", "add_input_args", "float_in", "int_in", "load_options", "load_params"]
+
+
+def int_in(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[lo, hi]`` (a value outside is refused by
+    the parser, naming the range: one ``podium: error:`` line, exit status 2)."""
+    span = f"an integer >= {lo}" if hi is None else f"an integer in {lo}..{hi}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {span}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"{text} is not {span}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_in(lo: float, hi: float, *, open_lo: bool = False,
+             open_hi: bool = False) -> Callable[[str], float]:
+    """An argparse ``type``: a number in ``[lo, hi]`` (an open end with ``open_lo``,
+    ``open_hi``)."""
+    span = f"a number in {'(' if open_lo else '['}{lo:g}, {hi:g}{')' if open_hi else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {span}") from None
+        if not (lo < value if open_lo else lo <= value) or not (
+                value < hi if open_hi else value <= hi):
+            raise argparse.ArgumentTypeError(f"{text} is not {span}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
 def add_input_args(p: argparse.ArgumentParser, *, raw_handles: bool = True) -> None:
-    """The options of every command that reads a contest history: ``--raw-handles``
-    (unless ``raw_handles=False``: a store applies the handle rules whatever the file
-    says), ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
+    """The options of every command that reads a contest history: ``--raw-handles`` and
+    ``--any-weight`` (unless ``raw_handles=False``: a store applies its input rules
+    whatever the file says), ``--allow-future`` and ``--no-times`` (see
+    :func:`load_options`)."""
     if raw_handles:
         p.add_argument("--raw-handles", action="store_true",
                        help="keep handles as written (research data); by default they are "
@@ -38,6 +77,11 @@ def add_input_args(p: argparse.ArgumentParser, *, raw_handles: bool = True) -> N
     p.add_argument("--no-times", action="store_true",
                    help="accept a CSV without a time_seconds column: its contests are rated "
                    "in file order, all at time 0")
+    if raw_handles:
+        p.add_argument("--any-weight", action="store_true",
+                       help="accept any positive contest weight (research data); by default "
+                       "a weight outside [0.001, 100], the range the rating systems were "
+                       "checked in and a store accepts, is refused")
 
 
 def load_options(args: argparse.Namespace) -> dict[str, bool]:
@@ -45,7 +89,8 @@ def load_options(args: argparse.Namespace) -> dict[str, bool]:
     :func:`add_input_args`'s options."""
     return {"raw_handles": bool(getattr(args, "raw_handles", False)),
             "allow_future": bool(getattr(args, "allow_future", False)),
-            "require_times": not getattr(args, "no_times", False)}
+            "require_times": not getattr(args, "no_times", False),
+            "any_weight": bool(getattr(args, "any_weight", False))}
 
 
 def _parse_value(text: str) -> Any:
@@ -63,7 +108,7 @@ def _parse_value(text: str) -> Any:
     except json.JSONDecodeError:
         return text
     except ValueError:  # an integer beyond Python's int-string conversion limit
-        raise PodiumError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
+        raise UsageError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
                           "out of range") from None
 
 
@@ -113,13 +158,13 @@ def load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict
         params.update(inner)
     for item in sets:
         if "=" not in item:
-            raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
+            raise UsageError(f"--set expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         params[k.strip()] = _parse_value(v.strip())
     for k, v in params.items():
         if type(v) is int and not -(2**63) <= v < 2**63:
-            raise PodiumError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
-                              "of range")
+            raise UsageError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
+                             "of range")
     return system, params
 
 

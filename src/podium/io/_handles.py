@@ -46,12 +46,17 @@ class HandleTable:
     standings arrays as bytes, and its table of handle bytes mirrors ``codes``.
     """
 
-    __slots__ = ("table", "raw", "pool", "codes", "rows", "fast")
+    __slots__ = ("table", "raw", "pool", "codes", "rows", "fast", "keep_refused", "refused")
 
     def __init__(self, table: dict[str, str] | None = None, raw: bool = False,
-                 coded: bool = False) -> None:
+                 coded: bool = False, keep_refused: bool = False) -> None:
         self.table: dict[str, str] = {} if table is None else table
         self.raw = raw
+        #: keep a handle that breaks the handle rules as written (and record it in
+        #: ``refused``) instead of refusing it, when raw handles would accept it
+        self.keep_refused = keep_refused
+        #: handle as written -> why the handle rules refused it (``keep_refused``)
+        self.refused: dict[str, str] = {}
         self.pool: HandlePool | None = HandlePool() if coded else None
         self.codes: dict[str, int] = {}
         #: rows numbered by :meth:`coded`; at ``SCAN_AFTER_ROWS`` the compiled reader
@@ -152,7 +157,7 @@ class HandleTable:
         elif _all_normal(new):
             norms = new
         else:
-            norms = [normalize_handle(h) for h in new]
+            norms = [self._normal(h) for h in new]
         codes = self.codes
         names = pool.names
         for h, norm in zip(new, norms, strict=True):
@@ -176,11 +181,23 @@ class HandleTable:
         table = self.table
         changed = False
         for h in new:
-            norm = self._undo_if(new, normalize_handle, h)
+            norm = self._undo_if(new, self._normal, h)
             if norm != h:
                 table[h] = table.setdefault(norm, norm)
                 changed = True
         return changed
+
+    def _normal(self, handle: str) -> str:
+        """:func:`~podium.core.guards.normalize_handle` of ``handle``; with
+        ``keep_refused``, a handle it refuses (that raw handles accept) is kept as
+        written and recorded in ``refused``."""
+        try:
+            return normalize_handle(handle)
+        except HandleError as exc:
+            if not (self.keep_refused and exc.raw_keeps):
+                raise
+            self.refused.setdefault(handle, exc.reason)
+            return handle
 
     def _undo_if(self, new: list[str], check: Callable[[str], Any], handle: str) -> Any:
         try:

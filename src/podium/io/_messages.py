@@ -44,6 +44,7 @@ def handle_error(exc: HandleError, where: str, contest: str, *, team: bool = Fal
         err = ContestError(exc.reason, contest=contest, player=exc.handle)
     who = "team" if team else "player"
     err.args = (f"{where}: contest {contest!r}, {who} {show(exc.handle)}: {exc.reason}",)
+    err.raw_keeps = exc.raw_keeps
     return err
 
 

@@ -295,6 +295,7 @@ def read_contests_csv(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
 ) -> list[Contest]:
     """Read a CSV long table (one row per player and contest).
 
@@ -340,6 +341,8 @@ def read_contests_csv(
     require_times : bool, default True
         Refuse a file without a time column.  With ``False`` such a file is read
         with every contest at time 0, in the order of first appearance.
+    any_weight : bool, default False
+        Accept any positive contest weight (else outside [0.001, 100] is refused).
 
     Returns
     -------
@@ -358,7 +361,7 @@ def read_contests_csv(
         twice, a non-positive weight); the message names the file and line(s).
     """
     return csv_contests(Path(path), limit, handle_table(interner, raw_handles),
-                        TimeCheck(allow_future), require_times)
+                        TimeCheck(allow_future, any_weight=any_weight), require_times)
 
 
 def csv_contests(path: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None,

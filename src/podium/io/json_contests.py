@@ -523,7 +523,7 @@ def _contest_of_doc(d: Any, source: str, intern: HandleTable) -> Contest:
 
 def read_contest_json(
     path: PathArg, *, interner: dict[str, str] | None = None, raw_handles: bool = False,
-    allow_future: bool = False,
+    allow_future: bool = False, any_weight: bool = False,
 ) -> Contest:
     """Read one Elo-MMR contest JSON file.
 
@@ -538,7 +538,9 @@ def read_contest_json(
         Keep handles as given instead of normalising them (see the module notes).
     allow_future : bool, default False
         Accept a contest dated more than a day after this machine's clock (simulated
-        or scheduled contests); times outside 1970..2200 are refused either way.
+        or scheduled contests); times outside 1800..2200 are refused either way.
+    any_weight : bool, default False
+        Accept any positive weight (else outside [0.001, 100] is refused).
 
     Returns
     -------
@@ -556,7 +558,8 @@ def read_contest_json(
     """
     p = Path(path)
     found = decode_contest(read_bytes(p), str(p), handle_table(interner, raw_handles),
-                           allow_empty=False, times=TimeCheck(allow_future))
+                           allow_empty=False,
+                           times=TimeCheck(allow_future, any_weight=any_weight))
     if not isinstance(found, Contest):  # pragma: no cover - allow_empty=False never skips
         raise DataFormatError(f"{p}: standings are empty")
     return found

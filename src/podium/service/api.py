@@ -211,6 +211,8 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
         return json_answer({
             "players": players, "win_probability": pred.win_probability.tolist(),
             "teams": None, "team_win_probability": None, "match_quality": pred.match_quality,
+            "p_first": pred.p_first.tolist(), "p_draw": pred.p_draw,
+            "place_probability": pred.place_probability.tolist(),
             "model": {"system": store.system_name, "kind": pred.model.kind,
                       "description": pred.model.description},
         })
@@ -233,7 +235,8 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
     return json_answer({
         "players": players, "win_probability": None, "teams": out_teams,
         "team_win_probability": tp.win_probability.tolist(),
-        "match_quality": tp.match_quality,
+        "match_quality": tp.match_quality, "p_first": tp.p_first.tolist(),
+        "p_draw": tp.p_draw, "place_probability": tp.place_probability.tolist(),
         "model": {"system": store.system_name, "kind": tp.model.kind,
                   "description": tp.model.description},
     })
@@ -618,7 +621,9 @@ def build_router(*, ladder: bool = False) -> APIRouter:
         names follow the handle rules (NFC, trimmed; no control or invisible
         characters); the weight lies in [0.001, 100].  No token needed; the body may
         hold at most 256 KiB by default (``--max-predict-bytes``).  The body is read as
-        JSON whatever its Content-Type."""
+        JSON whatever its Content-Type.  Both answers also give each side's (team's,
+        else player's) probability of finishing first, of each place, and of a draw
+        where the system has a draw model."""
         doc = parse_json_body(await request.body())
         try:
             body = PredictRequest.model_validate(

@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 from podium.store.ladder_cli import add_ladder_option
 from podium.store.models import DEFAULT_DB, CorrectionResult, IngestResult, StoreError
 
@@ -55,7 +55,7 @@ def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tup
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
-    from podium.cli_common import add_input_args
+    from podium.cli_common import add_input_args, int_in
 
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
@@ -94,6 +94,10 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--batch", type=int, default=200, metavar="N",
                    help="contests per transaction (default 200; a batch also ends after "
                    f"{BATCH_ROUNDS:,} player-rounds); 1: one transaction per contest")
+    p.add_argument("--keep-snapshots", type=int_in(1), default=2, metavar="N",
+                   help="snapshots of the rating state to keep, the newest (default 2); a "
+                   "store that serves explanations keeps them all (a large N): then no "
+                   "explanation replays more than one snapshot interval (docs/explain.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no line per contest (only the summary)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -322,9 +326,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     if system is not None:
         sysobj, _ = _resolve(system, given_params)  # unknown system/parameter: stop here
     if args.n is not None and args.n < 0:
-        raise PodiumError(f"-n must be >= 0, got {args.n}")
+        raise UsageError(f"-n must be >= 0, got {args.n}")
     if args.batch < 1:
-        raise PodiumError(f"--batch must be >= 1, got {args.batch}")
+        raise UsageError(f"--batch must be >= 1, got {args.batch}")
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
@@ -344,7 +348,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     with Store.open_or_create(args.db, system, given_params, ladder=args.ladder,
                               case_insensitive_handles=True if args.case_insensitive_handles
-                              else None, allow_future=args.allow_future) as store:
+                              else None, allow_future=args.allow_future,
+                              keep_snapshots=args.keep_snapshots) as store:
         if store.case_insensitive_handles:
             contests, ids, hashes = _preflight_spellings(store, contests, indices, ids,
                                                          args.path)

@@ -49,7 +49,8 @@ _META_Q = select(S.meta.c.key, S.meta.c.value)
 
 #: The keyword options of a store object (:class:`StoreOptions`, plus ``hooks``).
 STORE_OPTIONS = ("snapshot_every", "snapshot_events", "keep_snapshots", "cache", "hooks",
-                 "allow_future", "future_margin_s", "actor")
+                 "allow_future", "future_margin_s", "actor", "explain_cache_s",
+                 "max_explain_replay")
 
 #: ``meta.handle_policy`` of a store whose handles are compared exactly (the default,
 #: and every store created before the policy existed).
@@ -195,6 +196,15 @@ class StoreOptions:
     actor:
         Who the store object's writes are recorded as in the audit log outside an
         :func:`~podium.store.actor.acting_as` block (default ``None``: the process's).
+    explain_cache_s:
+        Seconds a Rater built for an explanation is kept after its last use (default
+        60); then it is dropped and its memory given back to the system.
+    max_explain_replay:
+        The most player-rounds one explanation may replay after the nearest snapshot
+        (default 1,000,000, twice ``snapshot_events``); an explanation that would
+        replay more is refused (:class:`~podium.store.explain.ExplainTooCostly`).  A
+        store that keeps every snapshot (``keep_snapshots``) serves every contest
+        within ``snapshot_events`` player-rounds.
     """
 
     snapshot_every: int | None = None
@@ -204,11 +214,21 @@ class StoreOptions:
     allow_future: bool = False
     future_margin_s: float = DEFAULT_FUTURE_MARGIN_S
     actor: str | None = None
+    explain_cache_s: float = 60.0
+    max_explain_replay: int = 1_000_000
 
     def __post_init__(self) -> None:
         if ((self.snapshot_every is not None and self.snapshot_every < 1)
                 or self.snapshot_events < 1 or self.keep_snapshots < 1):
             raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
+        if not (isinstance(self.explain_cache_s, int | float)
+                and 0 <= self.explain_cache_s <= 86_400):
+            raise ValueError(f"explain_cache_s must be in 0..86400 seconds, got "
+                             f"{self.explain_cache_s!r}")
+        if isinstance(self.max_explain_replay, bool) or not isinstance(
+                self.max_explain_replay, int) or self.max_explain_replay < 0:
+            raise ValueError(f"max_explain_replay must be an integer >= 0, got "
+                             f"{self.max_explain_replay!r}")
         margin = self.future_margin_s
         if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
             raise ValueError(f"future_margin_s must be a finite number >= 0, got {margin!r}")

@@ -27,7 +27,7 @@ store's write lock, in which every later contest is rated again:
 6. players: those new to the store (a replacement) are inserted; those who appear in
    no remaining contest are deleted; every other player of the run or of the old
    standings gets the Rater's current values (one bulk update; a player left only in
-   contests in which everybody tied has no rating again);
+   unrated contests has no rating again);
 7. bump ``meta.revision`` and ``meta.epoch`` (so that every process drops its cached
    Rater and handle keys), write a snapshot when the policy asks for one (always after
    a correction that dropped every snapshot after the point), commit.
@@ -450,7 +450,7 @@ class Corrections:
 
         A player of the old standings whom the Rater does not know was rated in no
         remaining contest: if the player still appears somewhere (in the replacement, or
-        in a stored contest in which everybody tied) the row stays, without a rating;
+        in a stored unrated contest) the row stays, without a rating;
         else it is deleted."""
         t = self.ctx.tables
         _C, _ST, _P = t.contests, t.standings, t.players

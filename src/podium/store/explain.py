@@ -14,17 +14,32 @@ finished season (its ``season_ratings`` row) to the stored event.
 The Rater before the contest is cached here (the last two, keyed by the store's id,
 epoch, revision and the contest's position), so explaining several players of one
 contest replays the history once; any write (a new revision) makes the cache miss, and
-closing the store drops it (:meth:`Explainer.release`).
+closing the store drops it (:meth:`Explainer.release`).  A cached Rater unused for
+``explain_cache_s`` seconds (a store option, default 60) is dropped by a timer and its
+memory handed back to the system (``malloc_trim`` where the C library has it), so that
+the process returns to its size before a burst of explanations.
+
+Each explanation's work is bounded: a Rater not in the cache is the nearest snapshot
+plus a replay of the contests after it, and an explanation whose replay would exceed
+``max_explain_replay`` player-rounds is refused (:class:`ExplainTooCostly`) instead of
+taking minutes.  A store that keeps its snapshots (``keep_snapshots``) replays at most
+one snapshot interval (``snapshot_every`` contests or ``snapshot_events`` player-rounds)
+for any contest: docs/explain.md, "Latency", gives the figures on the whole Codeforces
+history.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from podium.beliefs import SeasonReset, SeasonStart, explain_reset
 from podium.core.explain import ExplainError, Explanation
@@ -36,7 +51,8 @@ from podium.store.models import StoreError
 from podium.store.raters import RaterCache
 from podium.store.rows import stored_contest
 
-__all__ = ["Explainer", "ExplainNotFound", "EXPLAIN_CACHE_SIZE"]
+__all__ = ["Explainer", "ExplainNotFound", "ExplainTooCostly", "EXPLAIN_CACHE_SIZE",
+           "release_memory"]
 
 #: How many Raters-before-a-contest :meth:`Explainer.explain` keeps.
 EXPLAIN_CACHE_SIZE = 2
@@ -46,6 +62,30 @@ class ExplainNotFound(StoreError):
     """The contest is unknown or not rated, or the player is not in it (HTTP 404)."""
 
 
+class ExplainTooCostly(StoreError):
+    """The explanation would replay more player-rounds than ``max_explain_replay``."""
+
+
+def _libc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def release_memory() -> None:
+    """Collect garbage, then hand the C library's free memory back to the system
+    (``malloc_trim(0)`` on glibc; elsewhere only the collection)."""
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 class Explainer:
     """:meth:`explain` over a store context; Raters come from ``raters`` (see the module
     notes).  The cache of Raters-before-a-contest is this object's own."""
@@ -53,8 +93,10 @@ class Explainer:
     def __init__(self, ctx: StoreContext, raters: RaterCache) -> None:
         self.ctx = ctx
         self.raters = raters
-        self._cache: OrderedDict[tuple[str, int, int, int], Rater] = OrderedDict()
+        #: key -> (Rater, monotonic time of its last use)
+        self._cache: OrderedDict[tuple[str, int, int, int], tuple[Rater, float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
 
     def cache_size(self) -> int:
         """How many Raters-before-a-contest are kept now."""
@@ -65,6 +107,36 @@ class Explainer:
         """Drop the kept Raters (closing the store)."""
         with self._lock:
             self._cache = OrderedDict()
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def expire(self, now: float | None = None) -> int:
+        """Drop the Raters unused for ``explain_cache_s`` seconds (the timer calls it);
+        hand their memory back (:func:`release_memory`).  Returns how many were dropped."""
+        clock = time.monotonic() if now is None else now
+        ttl = self.ctx.options.explain_cache_s
+        with self._lock:
+            self._timer = None
+            old = [k for k, (_r, used) in self._cache.items() if clock - used >= ttl]
+            for k in old:
+                del self._cache[k]
+            left = bool(self._cache)
+        if old:
+            release_memory()
+        if left:
+            self._expire_later()
+        return len(old)
+
+    def _expire_later(self) -> None:
+        """Start the timer of :meth:`expire` unless one runs."""
+        with self._lock:
+            if self._timer is not None:
+                return
+            timer = threading.Timer(self.ctx.options.explain_cache_s + 0.05, self.expire)
+            timer.daemon = True
+            self._timer = timer
+        timer.start()
 
     def explain(self, contest_id: str, handle: str) -> Explanation:
         """Why ``handle``'s rating changed as it did in contest ``contest_id``.
@@ -77,7 +149,8 @@ class Explainer:
         Raises
         ------
         ExplainNotFound
-            The contest is unknown, was not rated (everybody tied), or the player is
+            The contest is unknown, was not rated (one side only, or everybody tied
+            in a store whose system has ``all_tied="skip"``), or the player is
             not in its standings.
         StoreError
             When the explanation disagrees with the stored event (the store's
@@ -103,8 +176,9 @@ class Explainer:
             if stored is None:
                 raise ExplainNotFound(f"player {handle!r} is not in contest {contest_id!r}")
             if not row.rated:
-                raise ExplainNotFound(f"contest {contest_id!r} was not rated (everybody tied):"
-                                      " no rating changed")
+                why = self.ctx.system.skip_reason(contest) or "not rated"
+                raise ExplainNotFound(f"contest {contest_id!r} was not rated ({why}): "
+                                      "no rating changed")
             event = conn.execute(
                 select(e.c.mu, e.c.sigma, e.c.perf)
                 .select_from(e.join(p, p.c.pk == e.c.player_pk))
@@ -193,12 +267,32 @@ class Explainer:
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
+                self._cache[key] = (hit[0], time.monotonic())
                 self._cache.move_to_end(key)
-                return hit
+                return hit[0]
+        self._check_replay(conn, key[3])
         rater = self.raters.rater_from_store(conn, key[3])
         with self._lock:
-            self._cache[key] = rater
+            self._cache[key] = (rater, time.monotonic())
             while len(self._cache) > EXPLAIN_CACHE_SIZE:
                 self._cache.popitem(last=False)
+        self._expire_later()
         return rater
+
+    def _check_replay(self, conn: Connection, pos: int) -> None:
+        """:class:`ExplainTooCostly` when a Rater after the first ``pos`` contests would
+        replay more than ``max_explain_replay`` player-rounds after the nearest
+        snapshot."""
+        sn, c = self.ctx.tables.snapshots, self.ctx.tables.contests
+        head = int(conn.execute(select(func.coalesce(func.max(sn.c.head_count), 0))
+                                .where(sn.c.head_count <= pos)).scalar_one())
+        work = int(conn.execute(select(func.coalesce(func.sum(c.c.players), 0))
+                                .where(c.c.seq >= head, c.c.seq < pos)).scalar_one())
+        limit = self.ctx.options.max_explain_replay
+        if work > limit:
+            raise ExplainTooCostly(
+                f"explaining contest #{pos} would replay {work:,} player-rounds ({pos - head} "
+                f"contests after the nearest snapshot, at {head}), more than this store's "
+                f"limit of {limit:,} (max_explain_replay); keep more snapshots (podium ingest "
+                "--keep-snapshots) so that every contest is near one")
 

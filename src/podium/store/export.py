@@ -28,8 +28,10 @@ chunk costs what the first one does.
 
 CSV: a header row, then one row per record; floats are written with :func:`repr`
 (the shortest text that reads back as the same double: exact), an empty field for a
-missing value.  Parquet: one row group per chunk, written by pyarrow (a dependency of
-Podium) into a buffer that is emptied after each row group.
+missing value; with ``csv_safe`` a text cell that a spreadsheet would run as a formula
+is written with a ``'`` in front (:mod:`podium.io.spreadsheet`).  Parquet: one row
+group per chunk, written by pyarrow (a dependency of Podium) into a buffer that is
+emptied after each row group.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import Connection, and_, or_, select
 
 import podium.store.schema as S
+from podium.io.spreadsheet import neutralize
 from podium.store.asof import RatingView, read_time
 from podium.store.common import StoreContext
 from podium.store.engine import read_txn
@@ -156,11 +159,16 @@ _READERS: dict[str, Callable[[Connection, S.LadderTables, RatingView, int],
 _COLUMNS = {"ratings": RATING_COLUMNS, "history": HISTORY_COLUMNS}
 
 
-def _csv_text(rows: list[tuple[Any, ...]]) -> bytes:
+def _csv_text(rows: list[tuple[Any, ...]], safe: bool = False) -> bytes:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float) else v
-                      for v in r) for r in rows)
+    if safe:  # text cells only: numbers (a negative change) are never touched
+        w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float)
+                          else neutralize(v) if isinstance(v, str) else v for v in r)
+                    for r in rows)
+    else:
+        w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float) else v
+                          for v in r) for r in rows)
     return out.getvalue().encode("utf-8")
 
 
@@ -206,9 +214,14 @@ class Exporter:
                           read_settings(conn, self.ctx.tables))
 
     def export(self, what: str, fmt: str = "csv", *,
-               chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[bytes]:
+               chunk_rows: int = EXPORT_CHUNK_ROWS, csv_safe: bool = False) -> Iterator[bytes]:
         """The bytes of the export ``what`` (``ratings`` or ``history``) in ``fmt``
         (``csv`` or ``parquet``), piece by piece, from one consistent state.
+
+        With ``csv_safe``, a CSV text cell that a spreadsheet would run as a formula
+        gets a ``'`` in front (:func:`podium.io.spreadsheet.neutralize`; the service and
+        ``podium export`` ask for it by default); by default every cell is the value
+        as stored (Parquet is never changed).
 
         The read transaction stays open until the iterator is exhausted or closed.
 
@@ -225,9 +238,9 @@ class Exporter:
                              f"{' or '.join(EXPORT_FORMATS)}")
         if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise StoreError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-        return self._export(what, fmt, chunk_rows)
+        return self._export(what, fmt, chunk_rows, bool(csv_safe))
 
-    def _export(self, what: str, fmt: str, chunk_rows: int) -> Iterator[bytes]:
+    def _export(self, what: str, fmt: str, chunk_rows: int, safe: bool) -> Iterator[bytes]:
         columns = _COLUMNS[what]
         names = [n for n, _t in columns]
         schema = pa.schema(list(columns))
@@ -236,7 +249,7 @@ class Exporter:
             if fmt == "csv":
                 yield _csv_text([tuple(names)])
                 for rows in chunks:
-                    yield _csv_text(rows)
+                    yield _csv_text(rows, safe)
                 return
             sink = _Sink()
             with pq.ParquetWriter(sink, schema) as writer:

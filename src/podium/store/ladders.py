@@ -6,10 +6,12 @@ rating system and parameters, contests, players, history, seasons and write lock
 (the store before ladders existed); a command or route that names no ladder means it.
 
 **Names.**  :func:`check_ladder_name`: a ladder's name is text under the handle rules
-(Unicode NFC, surrounding whitespace trimmed; no control or invisible format
-character, no line separator, no lone surrogate), of 1 to :data:`MAX_LADDER_NAME`
-characters, without ``/`` and not ``.`` or ``..`` (it is a segment of the service's
-paths, ``/api/ladders/{ladder}/...``).
+(Unicode NFC, surrounding whitespace trimmed; the identifier rule of
+:func:`podium.core.guards.identifier_problem`: no control, invisible format,
+default-ignorable, private-use, unassigned or noncharacter code point, no lone combining
+mark, no lone surrogate), of 1 to :data:`MAX_LADDER_NAME` characters, without ``/`` and
+not ``.`` or ``..`` (it is a segment of the service's paths,
+``/api/ladders/{ladder}/...``).
 
 **Settings** (:class:`LadderSettings`, a JSON row ``settings`` of the ladder's ``meta``):
 

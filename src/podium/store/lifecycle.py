@@ -327,7 +327,7 @@ def _check_same_system(url: str, stored: dict[str, str], system: str,
             f"{display_url(url)} already holds a store rated with {stored['system']!r}, not "
             f"{system!r}; use another database for another system"
         )
-    old = json.loads(stored["params"])
+    old = saved_params(system, json.loads(stored["params"]))  # as the store rates
     if not same_params(old, resolved):
         raise StoreError(_params_mismatch(url, old, resolved))
 

@@ -286,7 +286,7 @@ class Queries:
 
         ``offset`` and ``limit`` select the standings rows ``offset .. offset + limit -
         1`` (0-based positions; ``limit`` ``None``: to the end): ``changes`` holds the
-        changes of those rows (a row of a contest in which everybody tied has none) and
+        changes of those rows (a row of an unrated contest has none) and
         ``total`` (equal to ``players``) the number of rows in all.
 
         The start of a season (kind ``"season"``) has no standings: its changes are the
@@ -329,7 +329,7 @@ class Queries:
                     .select_from(st.join(p, p.c.pk == st.c.player_pk))
                     .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
                 ).all()
-        # a contest in which everybody tied has no events: no changes, but its teams
+        # an unrated contest (RatingSystem.skips_round) has no events: no changes, but its teams
         changes = [
             ContestChange(r.handle, int(r.lo), int(r.hi),
                           None if r.debut else float(r.prev_display), float(r.display_rating),

@@ -224,7 +224,7 @@ def insert_events(conn: Connection, t: S.LadderTables, run: RatedRun, which: Seq
 def insert_new_players(conn: Connection, t: S.LadderTables, rater: Rater,
                        new_handles: dict[str, int]) -> None:
     """Insert the players first seen in this write, with their current ratings (NULL
-    for those only seen in contests in which everybody tied)."""
+    for those only seen in unrated contests: RatingSystem.skips_round)."""
     if not new_handles:
         return
     handles = list(new_handles)

@@ -630,8 +630,8 @@ class Store:
 
     @_doc_of(Exporter.export)
     def export(self, what: str, fmt: str = "csv", *,
-               chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[bytes]:
-        return self.services.export.export(what, fmt, chunk_rows=chunk_rows)
+               chunk_rows: int = EXPORT_CHUNK_ROWS, csv_safe: bool = False) -> Iterator[bytes]:
+        return self.services.export.export(what, fmt, chunk_rows=chunk_rows, csv_safe=csv_safe)
 
     @_doc_of(AuditLog.read)
     def audit(self, *, offset: int = 0, limit: int = 50, action: str | None = None,

@@ -567,13 +567,14 @@ class Writes:
         being the contests and player-rounds since the newest snapshot before ``items``
         and the rating state growing by each rated contest's newcomers."""
         opts = self.ctx.options
+        skips = self.ctx.system.skips_round
         known = rater.players.index
         players = rater.players.n
         fresh: set[str] = set()
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
-            if not it.contest.is_outcome_free:
+            if not skips(it.contest):
                 events += len(it.contest)
                 for h in it.contest.handles:
                     if h not in known and h not in fresh:

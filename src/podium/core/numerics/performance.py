@@ -17,6 +17,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.chebyshev import (
     CHEB_NODES,
     cheb_fit,
@@ -26,6 +27,7 @@ from podium.core.numerics.chebyshev import (
     panel_span,
     panel_zero,
 )
+from podium.core.numerics.constants import GAUSSIAN, LOGISTIC
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.special import (
     INV_SQRT2,
@@ -52,10 +54,6 @@ __all__ = [
     "solve_direct",
 ]
 
-#: Logistic opponent terms: ``pa = w_arg``, ``pb = w_out`` (Sec. 3.1).
-LOGISTIC = 0
-#: Gaussian opponent terms: ``pa = delta`` (``pb`` unused).
-GAUSSIAN = 1
 
 
 class OpponentTerms(NamedTuple):

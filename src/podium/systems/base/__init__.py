@@ -25,7 +25,7 @@ modules.
 
 from __future__ import annotations
 
-from podium.systems.base.params import Check, check_param, param
+from podium.systems.base.params import RATING_RANGE, Check, check_param, param
 from podium.systems.base.performance import ELO_BETA, PerformanceKind, PerformanceModel
 from podium.systems.base.rounds import (
     RoundBatch,
@@ -63,6 +63,7 @@ __all__ = [
     "Check",
     "param",
     "check_param",
+    "RATING_RANGE",
     "Preset",
     "SearchRange",
     "SystemSpec",

@@ -14,14 +14,16 @@ subclasses :class:`~podium.systems.base.state.SystemState`; its kernels are
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.base.factor_pool_kernels as PK
 from podium.core.state import grow
 from podium.systems.base.state import SystemState
+
+if TYPE_CHECKING:
+    import podium.systems.base.factor_pool_kernels as PK
 
 __all__ = ["FactorPoolState"]
 
@@ -167,14 +169,20 @@ class FactorPoolState(SystemState):
     # ------------------------------------------------------------------ kernel views
     def normal_view(self) -> PK.Normal:
         """The normal factors ``(nf_mu, nf_w)`` as the kernels take them (no copy)."""
+        import podium.systems.base.factor_pool_kernels as PK
+
         return PK.Normal(self.nf_mu, self.nf_w)
 
     def blocks_view(self) -> PK.Blocks:
         """The block bookkeeping ``fb_*`` as the kernels take it (no copy)."""
+        import podium.systems.base.factor_pool_kernels as PK
+
         return PK.Blocks(self.fb_base, self.fb_cap, self.fb_start, self.fb_len)
 
     def pool_view(self) -> PK.Factors:
         """The pool ``(f_mu, f_warg, f_wout)`` as the kernels take it (no copy)."""
+        import podium.systems.base.factor_pool_kernels as PK
+
         return PK.Factors(self.f_mu, self.f_warg, self.f_wout)
 
     # ------------------------------------------------------------------ the pool
@@ -190,6 +198,8 @@ class FactorPoolState(SystemState):
         --------
         podium.systems.base.factor_pool_kernels.reserve
         """
+        import podium.systems.base.factor_pool_kernels as PK
+
         pool, self.used = PK.reserve(players, self.blocks_view(), self.pool_view(), self.used)
         self.f_mu, self.f_warg, self.f_wout = pool
 
@@ -198,6 +208,8 @@ class FactorPoolState(SystemState):
         the canonical layout (full blocks, no spare slot) of a checkpoint, or with
         ``roomy`` one that leaves the blocks room to grow
         (:func:`~podium.systems.base.factor_pool_kernels.compact_pool`)."""
+        import podium.systems.base.factor_pool_kernels as PK
+
         pool, self.used = PK.compact_pool(self.n, self.blocks_view(), self.pool_view(),
                                           roomy)
         self.f_mu, self.f_warg, self.f_wout = pool

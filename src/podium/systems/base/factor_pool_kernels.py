@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.intrinsics import PREFETCH_AHEAD, prefetch
 
 __all__ = ["Normal", "Blocks", "Factors", "reserve", "compact_pool"]

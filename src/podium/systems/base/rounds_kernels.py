@@ -15,6 +15,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = ["tie_group_bounds", "float_maximum", "check_room", "new_table_rows", "log_events"]
 
 

@@ -11,7 +11,9 @@ reference implementation's).  It owns everything about itself:
 * its **display rating** (:meth:`RatingSystem.display_rating`);
 * its **performance model** for predictions (:meth:`RatingSystem.performance_model`);
 * its update rule, one round at a time (:meth:`RatingSystem.round_update`), and the
-  **hooks** through which a subclass changes it (:attr:`RatingSystem.hooks`).
+  **hooks** through which a subclass changes it (:attr:`RatingSystem.hooks`);
+* whether it rates a round in which every side tied (the parameter every system has,
+  :attr:`RatingSystem.all_tied`; :meth:`RatingSystem.skips_round`).
 
 The :class:`~podium.rater.Rater` does the bookkeeping common to all systems
 (handles, newcomers, event log, checkpoints).
@@ -30,7 +32,7 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError, ContestError
-from podium.systems.base.params import check_param
+from podium.systems.base.params import check_by_annotation, check_param
 from podium.systems.base.performance import ELO_BETA, PerformanceModel
 from podium.systems.base.rounds import RoundBatch, RoundInput, RoundOutput, RoundsOutput
 from podium.systems.base.state import SystemState
@@ -57,14 +59,23 @@ class RatingSystem(ABC):
     display_center: ClassVar[str | None] = None
     #: How the system rates a team round (docs/teams.md); ``None``: it refuses them.
     team_rule: ClassVar[str | None] = None
-    #: Parameters added later -> the value saved ratings had (see ``systems.saved_params``).
-    params_added_later: ClassVar[dict[str, Any]] = {}
+    #: Parameters added later -> the value saved ratings had (see ``systems.saved_params``):
+    #: a checkpoint or store saved before ``all_tied`` existed skipped every all-tied round.
+    params_added_later: ClassVar[dict[str, Any]] = {"all_tied": "skip"}
     #: The declared hooks: the methods (and class attributes) through which a subclass
     #: changes this system's update.  A system with a compiled path (a loop over many
     #: rounds that repeats the update in compiled code) takes it only while none of
     #: them is overridden (:meth:`overridden_hooks`); a subclass that changes the update
     #: any other way must override one of them or :meth:`rate_rounds` itself.
     hooks: ClassVar[tuple[str, ...]] = ()
+
+    #: What a round in which every side tied (a draw) does: ``"rate"`` (default) rates
+    #: it as the system's model reads a tie; ``"skip"`` changes nothing, as the
+    #: reference implementations (multi-skill, elo-mmr-py) do.  Every system has this
+    #: parameter (keyword-only, listed first); docs/systems.md, "Draws", says what a
+    #: draw does in each.
+    all_tied: str = dataclasses.field(
+        default="rate", kw_only=True, metadata={"check": "rate_or_skip"})
 
     def __post_init__(self) -> None:
         """Run the check of every parameter declared with :func:`param`.
@@ -77,7 +88,10 @@ class RatingSystem(ABC):
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
             if check is not None:
-                check_param(f.name, getattr(self, f.name), check)
+                check_param(f.name, getattr(self, f.name), check, f.metadata.get("lo"),
+                            f.metadata.get("hi"))
+            else:  # a plain field: the check its type names (a float is finite, ...)
+                check_by_annotation(f.name, getattr(self, f.name), f.type)
 
     def newcomer(self, contest: Contest | None = None) -> tuple[float, float]:
         """``(mu, sigma)`` of a player's prior before the first round.
@@ -89,6 +103,26 @@ class RatingSystem(ABC):
         mu, sigma = self.newcomer_prior
         return (float(getattr(self, mu)) if isinstance(mu, str) else float(mu),
                 float(getattr(self, sigma)) if isinstance(sigma, str) else float(sigma))
+
+    def skip_reason(self, contest: Contest) -> str | None:
+        """Why the Rater leaves ``contest`` unrated (nothing changes, nobody is created),
+        or ``None`` when it rates it.
+
+        A round of one side (one player or one team) has no result: ``"one side
+        only"``, always.  A round of two or more sides in which every side tied
+        (:attr:`Contest.is_outcome_free <podium.core.contest.Contest.is_outcome_free>`:
+        a draw) is left unrated only with ``all_tied="skip"``: ``"everybody tied"``.
+        Every other round is rated.
+        """
+        if not contest.is_outcome_free:
+            return None
+        if contest.n_teams < 2:
+            return "one side only"
+        return "everybody tied" if self.all_tied == "skip" else None
+
+    def skips_round(self, contest: Contest) -> bool:
+        """Whether the Rater leaves ``contest`` unrated (:meth:`skip_reason` says why)."""
+        return contest.is_outcome_free and self.skip_reason(contest) is not None
 
     @abstractmethod
     def make_state(self) -> SystemState:
@@ -260,6 +294,20 @@ class RatingSystem(ABC):
             f"{type(self).__name__}: generic fallback (logistic): v = sigma^2 + 315.09^2 / "
             "(2 w), Elo's 400-point formula widened by the uncertainties",
         )
+
+    def draw_margin(self, n_players: int) -> float | None:
+        """The draw margin of this system's performance model for a match of
+        ``n_players`` players: two sides draw when their performances lie within it of
+        each other (:func:`podium.outcomes.draw_probability`); ``None`` when the model
+        gives a draw no probability of its own.
+
+        The default is ``None``: the Elo-MMR family, Elo-R, Glicko, BAR, Codeforces,
+        TopCoder, EloSRM and the pairwise family *rate* a draw (a tie term, half a
+        win), but their performances are continuous and a tie has probability 0.
+        TrueSkill overrides it (its factor graph's ``2 eps``); openskill's systems
+        answer openskill's own formula (:func:`podium.predict.outcome_probabilities`).
+        """
+        return None
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """Why participant ``position`` of ``rnd`` got its new rating, from ``state`` as it

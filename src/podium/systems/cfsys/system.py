@@ -35,11 +35,11 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.codeforces.kernels as K
 from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import (
     ELO_BETA,
+    RATING_RANGE,
     NoPlayerState,
     PerformanceModel,
     RatingSystem,
@@ -67,6 +67,8 @@ def cfsys_round(
     ``lo``/``hi`` are the 0-based inclusive tie ranges; ``perf`` is capped at
     ``perf_ceiling`` (``None``: no cap) before the update.  See the module docstring.
     """
+    import podium.systems.codeforces.kernels as K
+
     mu_a = np.ascontiguousarray(mu, dtype=np.float64)
     lo_a = np.ascontiguousarray(lo, dtype=np.int64)
     hi_a = np.ascontiguousarray(hi, dtype=np.int64)
@@ -124,7 +126,7 @@ class CFSys(RatingSystem):
     beta: float = param(DEFAULT_BETA, "positive")
     weight: float = param(1.0, "positive")
     perf_ceiling: float | None = param(None, "number_or_none")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "nonnegative")
 
     def make_state(self) -> CFSysState:

@@ -26,6 +26,15 @@ search come from one FFT convolution of the rating histogram with the Elo kernel
 round (see :mod:`podium.systems.codeforces.kernels`), so a round costs
 ``O(V log V + N log 8000)`` (``V`` the rating range) instead of ``O(N^2 log 8000)``.
 
+Draws: Codeforces has no rule of its own for a round in which everybody tied; its
+rule for ties (step 2, checked on official rating changes) makes it a shared last
+place, and the round is rated with it (``all_tied="rate"``, the default;
+``"skip"`` leaves it unrated).  Before the corrections, a draw costs the favourite
+exactly what a loss would; the first correction hands every participant the same
+share of the round's total back, so the favourite loses and the underdog gains,
+and two equal players each lose the 1 point that the correction takes from every
+participant of every round.
+
 Newcomers: the 2015 rules (``scheme="2015"``, default) start everybody at 1500.  The
 2020 rules (``scheme="2020"``, Codeforces blog entry 77890, May 2020) compute with 1400
 for a new account but *display* 0 before its first round and add display bonuses of
@@ -42,7 +51,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.codeforces.kernels as K
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError
@@ -136,6 +144,8 @@ def codeforces_round(ratings: npt.ArrayLike, places: npt.ArrayLike) -> Codeforce
     -------
     CodeforcesRound
     """
+    import podium.systems.codeforces.kernels as K
+
     r = np.ascontiguousarray(ratings, dtype=np.int64)
     place = np.ascontiguousarray(places, dtype=np.int64)
     n = r.size
@@ -185,6 +195,8 @@ def check_invariants(
     Tied participants (equal places) are not compared: the seed speaks of a worse and
     a better place.
     """
+    import podium.systems.codeforces.kernels as K
+
     r = np.ascontiguousarray(ratings, dtype=np.int64)
     p = np.ascontiguousarray(places, dtype=np.int64)
     d = np.ascontiguousarray(delta, dtype=np.int64)

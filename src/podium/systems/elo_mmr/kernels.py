@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.intrinsics import PREFETCH_AHEAD, prefetch
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.performance import LOGISTIC

@@ -40,6 +40,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 import podium.systems.elo_mmr.kernels as K
 from podium.core.intrinsics import prefetch as _prefetch
 from podium.core.numerics.performance import (

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from podium.core.numerics import GAUSSIAN, LOGISTIC, status_warnings
+from podium.core.numerics import GAUSSIAN, LOGISTIC
 from podium.systems.base import RoundBatch, RoundsOutput
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ def rate_small_rounds(state: EloMMRState, batch: RoundBatch, r0: int, r1: int,
                       out: RoundsOutput, params: RoundsParams) -> None:
     """Rounds ``r0..r1-1`` of ``batch`` (all small) in one compiled loop, writing their
     events and warnings into ``out`` (``out.done`` becomes ``r1``)."""
+    from podium.core.numerics import status_warnings
+
     RK = _rounds_kernels()
     fparams, iparams, noob_delay = params
     state.ensure_players(batch.players_after[r1 - 1])
@@ -135,6 +137,8 @@ def add_small_round(
     result are those of :meth:`EloMMR.rate_small_round
     <podium.systems.elo_mmr.EloMMR.rate_small_round>`, which checks that the round is
     for this path."""
+    from podium.core.numerics import status_warnings
+
     RK = _rounds_kernels()
     fparams, iparams, noob_delay = params
     s_n = state.n

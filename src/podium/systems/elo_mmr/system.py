@@ -30,19 +30,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.elo_mmr.kernels as K
 from podium.core.explain import Explanation
-from podium.core.numerics import (
-    GAUSSIAN,
-    LOGISTIC,
-    TANH_MULTIPLIER,
-    OpponentTerms,
-    TieGroups,
-    performance_zeros,
-    status_warnings,
-)
+from podium.core.numerics import GAUSSIAN, LOGISTIC, TANH_MULTIPLIER
 from podium.errors import ConfigError
 from podium.systems.base import (
+    RATING_RANGE,
     PerformanceKind,
     PerformanceModel,
     RatingSystem,
@@ -190,17 +182,17 @@ class EloMMR(RatingSystem):
 
     weight_limit: float = param(0.2, "positive")
     noob_delay: tuple[float, ...] = ()
-    sig_limit: float = param(80.0, "positive")
+    sig_limit: float = param(80.0, "positive", lo=1.0)
     drift_per_day: float = param(0.0, "nonnegative")
     split_ties: bool = False
-    rho: float = param(1.0, "nonnegative_or_inf")
+    rho: float = param(1.0, "nonnegative_or_inf", hi=1000.0)
     variant: Literal["logistic", "gaussian"] = "logistic"
     subsample_size: int | None = param(None, "positive_int_or_none")
     subsample_bucket: float = param(2.0, "positive")
     max_history: int | None = param(None, "positive_int_or_none")
     history_tolerance: float = 0.0
     perf_ceiling: float | None = param(None, "number_or_none")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "positive")
     display_sigmas: float = param(3.0, "finite")
     team_perf_uncertainty: float = param(1.0, "nonnegative")
@@ -257,6 +249,8 @@ class EloMMR(RatingSystem):
         """``sigma^2 + drift_per_day * days`` (:func:`K.drift_variance`, the time part of
         the diffusion's ``gamma^2`` that :func:`K.round_weights` adds before a round);
         ``mu`` does not move (Theorem 4.1, rating preservation)."""
+        import podium.systems.elo_mmr.kernels as K
+
         sg = np.ascontiguousarray(sigma, dtype=np.float64)
         dt = np.maximum(np.asarray(elapsed_seconds, dtype=np.float64), 0.0)
         dt = np.ascontiguousarray(np.broadcast_to(dt, sg.shape), dtype=np.float64)
@@ -284,6 +278,8 @@ class EloMMR(RatingSystem):
         return self.variant == "gaussian" or math.isinf(self.rho)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        from podium.core.numerics import status_warnings
+
         assert isinstance(state, EloMMRState)
         if rnd.team_offsets is not None:
             assert rnd.weight is not None
@@ -340,6 +336,8 @@ class EloMMR(RatingSystem):
         RoundOutput
             Per member: new rating, uncertainty and the performance ``p_i``.
         """
+        from podium.core.numerics import status_warnings
+
         offs, w = check_teams(offsets, weight, rnd.players.size)
         # phase 0: pseudodiffusion of every member (Algorithm 2)
         beta, sig = self.diffuse(state, rnd)
@@ -461,6 +459,8 @@ class EloMMR(RatingSystem):
         """Each participant's ``beta`` and ``gamma`` (:func:`K.round_weights`), then the
         pseudodiffusion by ``gamma`` (Algorithm 2).  Returns ``(beta, sigma)``, sigma
         after the diffusion."""
+        import podium.systems.elo_mmr.kernels as K
+
         beta, gamma = K.round_weights(
             rnd.played, rnd.contest.weight, self.weight_limit,
             np.asarray(self.noob_delay, dtype=np.float64), self.sig_limit, self.drift_per_day,
@@ -480,6 +480,9 @@ class EloMMR(RatingSystem):
         logistic factor, or a normal one for Elo-MMchi) and solve the new ratings.
         ``noise`` is the round's ``beta`` for an individual round, ``b_i`` for a team
         round; ``sig`` the uncertainties after the pseudodiffusion."""
+        import podium.systems.elo_mmr.kernels as K
+        from podium.core.numerics import status_warnings
+
         c = rnd.contest
         players = rnd.players
         if kind == LOGISTIC:
@@ -521,6 +524,8 @@ class EloMMR(RatingSystem):
         perf, status
             Per participant: the performance and the solver's status code.
         """
+        from podium.core.numerics import OpponentTerms, TieGroups, performance_zeros
+
         n = lo.size
         starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]])
         ends = np.r_[starts[1:], n]
@@ -543,6 +548,8 @@ class EloMMR(RatingSystem):
         """As :meth:`exact_performance`, over at most ``subsample_size`` opponent terms
         merged into ``(mu, delta)`` buckets of width ``subsample_bucket`` and nearest the
         participant's rating (Sec. 5.3, multi-skill's fast systems)."""
+        import podium.systems.elo_mmr.kernels as K
+
         width = self.subsample_bucket
         bmu = _round_half_away(mu / width)
         bsig = _round_half_away(delta / width)
@@ -563,6 +570,8 @@ def round_performance_model(
     :class:`~podium.systems.elo_mmr_simple.SimpleEloMMR`): ``v = sigma^2 + gamma^2 +
     beta^2`` with the round's own ``beta`` and ``gamma`` (:func:`K.round_weights`) for
     ``system``'s ``weight_limit`` and ``sig_limit``."""
+    import podium.systems.elo_mmr.kernels as K
+
     flat_played = np.ascontiguousarray(np.asarray(played, dtype=np.int64).ravel())
     beta, gamma = K.round_weights(
         flat_played, float(weight), system.weight_limit, noob_delay, system.sig_limit,

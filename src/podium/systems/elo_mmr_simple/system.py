@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from podium.core.numerics import SOLVER_BOUNDS, TANH_MULTIPLIER
 from podium.systems.base import (
+    RATING_RANGE,
     ArrayState,
     PerformanceModel,
     RatingSystem,
@@ -126,10 +127,10 @@ class SimpleEloMMR(RatingSystem):
     )
 
     weight_limit: float = param(0.2, "positive")
-    sig_limit: float = param(80.0, "positive")
-    rho: float = param(1.0, "nonnegative")
+    sig_limit: float = param(80.0, "positive", lo=1.0)
+    rho: float = param(1.0, "nonnegative", hi=1000.0)
     perf_ceiling: float | None = param(None, "number_or_none")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "positive")
     display_sigmas: float = param(3.0, "finite")
 

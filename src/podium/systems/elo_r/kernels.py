@@ -18,28 +18,27 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import (
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.chebyshev import (
     CHEB_NODES,
-    HI_BOUND,
-    LO_BOUND,
-    LOGISTIC,
-    MAX_ITER,
-    OpponentTerms,
-    TieGroups,
     cheb_fit,
     cheb_matrix,
     cheb_nodes,
-    n_unsolved,
-    newton_begin,
-    newton_next,
-    own_logistic_term,
     panel_grid,
     panel_span,
-    panel_values,
     panel_zero,
-    robust_average_zero,
-    tanh_sech2,
 )
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND, LOGISTIC
+from podium.core.numerics.newton import (
+    MAX_ITER,
+    newton_begin,
+    newton_next,
+    newton_rtol_begin,
+    newton_rtol_next,
+)
+from podium.core.numerics.performance import OpponentTerms, TieGroups, n_unsolved, panel_values
+from podium.core.numerics.robust import robust_average_zero
+from podium.core.numerics.special import own_logistic_term, tanh_sech2
 from podium.systems.elo_mmr.kernels import Blocks, Factors, Normal
 
 #: Below this ``|r - mu| / tau`` the fancy noising uses a series instead of Newton.
@@ -331,24 +330,14 @@ def _shrink(x0, g0, u, guess):
         x = math.sqrt(target) if target < 1.0 else target
         if not (lo <= x <= hi):
             x = hi
-    for _ in range(100):
-        h, hp = _xtanhx(x)
-        f = h - target  # increasing in x
-        if f == 0.0:
-            break
-        if f > 0.0:
-            hi = x
-        else:
-            lo = x
-        xn = x - f / hp
-        if abs(xn - x) <= _NEWTON_LAST * x:
-            # quadratic convergence: this step's error is ~ (step/x)^2 < 1e-18
-            if lo <= xn <= hi:
-                x = xn
-            break
-        if not (lo < xn < hi):
-            xn = 0.5 * (lo + hi)
-        x = xn
+    # quadratic convergence: the error after a step below _NEWTON_LAST is ~ (step/x)^2
+    # < 1e-18, so that step is the last one
+    state = newton_rtol_begin(lo, hi, x, _NEWTON_LAST, 0.0, True, MAX_ITER)
+    hp = 1.0
+    while state.running:
+        h, hp = _xtanhx(state.x)
+        state = newton_rtol_next(state, target - h, -hp)  # x tanh x - target increases
+    x = state.x
     dxdu = g0 / hp
     return x / x0, 2.0 * x * dxdu / (x0 * x0), x, dxdu
 
@@ -373,11 +362,10 @@ def _fancy_one(r, sig, eta, w0, f_mu, f_warg, b, e, scr, s0):
         scr[1, s0 + j] = x0 * math.tanh(x0) if x0 >= _SERIES_BELOW else 0.0
         scr[2, s0 + j] = -1.0
         scr[3, s0 + j] = 0.0
-    lo = uc
-    hi = math.sqrt(uc)
-    u = uc
+    state = newton_rtol_begin(uc, math.sqrt(uc), uc, _OUTER_RTOL, _OUTER_RTOL, False, MAX_ITER)
     du = 0.0
-    for _ in range(MAX_ITER):
+    while state.running:
+        u = state.x
         f = w0 * u - target
         fp = w0
         for j in range(m):
@@ -390,20 +378,9 @@ def _fancy_one(r, sig, eta, w0, f_mu, f_warg, b, e, scr, s0):
             w2 = f_warg[b + j] * f_warg[b + j]
             f += w2 * rho * rho
             fp += w2 * dr2
-        if f == 0.0:
-            return u
-        if f > 0.0:
-            hi = u
-        else:
-            lo = u
-        un = u - f / fp
-        if abs(un - u) <= _OUTER_RTOL * u or hi - lo <= _OUTER_RTOL * u:
-            return u
-        if not (lo < un < hi):
-            un = 0.5 * (lo + hi)
-        du = un - u
-        u = un
-    return u
+        state = newton_rtol_next(state, -f, -fp)  # F increases in u
+        du = state.x - u
+    return state.x
 
 
 @nb.njit(cache=True, parallel=True)

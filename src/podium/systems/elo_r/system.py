@@ -36,11 +36,16 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.elo_r.kernels as K
 from podium.core.contest import Contest
-from podium.core.numerics import TieGroups, status_warnings
 from podium.errors import ConfigError
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState, param
+from podium.systems.base import (
+    RATING_RANGE,
+    RatingSystem,
+    RoundInput,
+    RoundOutput,
+    SystemState,
+    param,
+)
 from podium.systems.base.factor_pool import FactorPoolState
 from podium.systems.base.two_phase_teams import (
     check_teams,
@@ -148,7 +153,7 @@ class EloR(RatingSystem):
     noise: Literal["normal", "leading", "all", "fancy"] = "normal"
     sig_star: float = param(100.0, "positive")
     gamma: float = param(250.0, "positive")
-    mu_noob: float = param(1500.0, "finite")
+    mu_noob: float = param(1500.0, "finite", **RATING_RANGE)
     sig_noob: float = param(350.0, "positive")
     max_history: int | None = None
     robust: bool = param(True, "bool")
@@ -194,6 +199,8 @@ class EloR(RatingSystem):
         return EloRState(self.mu_noob, self.sig_noob)
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        from podium.core.numerics import status_warnings
+
         assert isinstance(state, EloRState)
         if rnd.team_offsets is not None:
             assert rnd.weight is not None
@@ -231,6 +238,8 @@ class EloR(RatingSystem):
         weight:
             Per row: the member's weight in ``(0, 1]``.
         """
+        from podium.core.numerics import status_warnings
+
         c = rnd.contest
         offs, w = check_teams(offsets, weight, rnd.players.size)
         r_prior, sig_prior, warnings = self._noise(state, rnd.players, rnd.mu, rnd.sigma, c)
@@ -273,6 +282,9 @@ class EloR(RatingSystem):
     ) -> tuple[FloatArray, np.ndarray]:
         """Phase 1's zeros over the terms ``(r'_j, 1/delta_j = w_j)`` with first places
         ``lo`` (a team round passes one term per team)."""
+        import podium.systems.elo_r.kernels as K
+        from podium.core.numerics import TieGroups
+
         r_prior = np.ascontiguousarray(r_prior, dtype=np.float64)
         lo = np.ascontiguousarray(lo, dtype=np.int64)
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -343,6 +355,9 @@ class EloR(RatingSystem):
         self, state: EloRState, players: IntArray, mu: FloatArray, sigma: FloatArray,
         contest: Contest | None,
     ) -> tuple[FloatArray, FloatArray, list[str]]:
+        import podium.systems.elo_r.kernels as K
+        from podium.core.numerics import status_warnings
+
         eta = self.eta
         mu = np.ascontiguousarray(mu, dtype=np.float64)
         sigma = np.ascontiguousarray(sigma, dtype=np.float64)
@@ -374,6 +389,8 @@ class EloR(RatingSystem):
         self, state: EloRState, players: IntArray, r_prior: FloatArray, sig_prior: FloatArray,
         perf: FloatArray, gamma: FloatArray,
     ) -> tuple[FloatArray, FloatArray, np.ndarray]:
+        import podium.systems.elo_r.kernels as K
+
         perf = np.ascontiguousarray(perf, dtype=np.float64)
         if self.noise == "normal":
             mu, sigma, status = K.absorb_normal(r_prior, sig_prior, perf, gamma, self.robust)

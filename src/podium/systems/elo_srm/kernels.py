@@ -33,6 +33,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.chebyshev import (
     PanelGrid,
     cheb_fit,

@@ -36,11 +36,23 @@ later factor switched off: ``c = 0`` (V = 1), ``b = 0`` (no participation bonus)
 ``g = 0`` (R_init = 1200 always), ``gamma = 0`` (F = 1, so ``d`` is unused) and
 ``w1 = 1`` (``W = sqrt(1 + (N - 1)) = sqrt(N)``).
 
+Draws
+-----
+Ties are split 1/2 in the actual *and* the expected rank (Eq. 4, Sec. 2.3: "we want
+ties to not adversely affect the ratings"), so a tie is no evidence about skill,
+whoever it is against: in a round in which everybody tied every ``P`` is exactly 0.
+Such a round is rated as Appendix A rates it (``all_tied="rate"``, the default):
+every player gets the participation bonus ``K (B/K0) P' / (W V F)`` and the round
+counts in ``N`` and ``N_r``.  So a draw does not move a favourite and an underdog
+toward each other; each gains its bonus (larger for the favourite, whose ``P'`` is
+larger), and two equal players gain the same.  SRMFix (``B = 0``) moves nobody.
+``all_tied="skip"`` leaves the round unrated.
+
 Differences from the reference code
 -----------------------------------
-* The :class:`~podium.rater.Rater` skips a contest in which everybody tied
-  (including a one-player division); Appendix A would still give each player
-  the participation bonus ``K (B/K0) P' / (W V F)`` and count the round.
+* The :class:`~podium.rater.Rater` skips a one-player division (a round of one
+  side); Appendix A would still give the player the participation bonus
+  ``K (B/K0) P' / (W V F)`` and count the round.
 * The sums over opponents are interpolated for large rounds (see
   :mod:`podium.systems.elo_srm.kernels`); they agree with the literal double
   loop to about 1e-12 relative.
@@ -82,7 +94,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.elo_srm.kernels as K
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.errors import ConfigError, ContestError
@@ -230,6 +241,8 @@ class EloSRM(RatingSystem):
         and volatility are updated as for a round of its own (the round counts in
         full, as the Rater counts it in ``played``), and its ``perf`` is the entity's.
         """
+        import podium.systems.elo_srm.kernels as K
+
         assert isinstance(state, EloSRMState)
         c = rnd.contest
         t = c.time_seconds

@@ -46,7 +46,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.glicko.kernels as K
 from podium.core.explain import Explanation
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import ConfigError
@@ -147,6 +146,8 @@ class Glicko(RatingSystem):
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
         (:func:`~podium.systems.base.entity_teams.rate_as_entities`)."""
+        import podium.systems.glicko.kernels as K
+
         if rnd.is_team_round:
             return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)
@@ -217,6 +218,8 @@ class BAR(RatingSystem):
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
         (:func:`~podium.systems.base.entity_teams.rate_as_entities`)."""
+        import podium.systems.glicko.kernels as K
+
         if rnd.is_team_round:
             return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         mu = np.ascontiguousarray(rnd.mu, dtype=np.float64)

@@ -64,9 +64,8 @@ from typing import Any, ClassVar, Literal, Self
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.elo_mmr.kernels as K
 from podium.core.explain import Explanation
-from podium.core.numerics import GAUSSIAN, LOGISTIC, status_warnings
+from podium.core.numerics import GAUSSIAN, LOGISTIC
 from podium.errors import ConfigError
 from podium.systems.base import (
     RoundInput,
@@ -323,7 +322,8 @@ class MMRPlus(EloMMR):
     name: ClassVar[str] = "mmr-plus"
     #: W joined the preset after mmr-plus ratings could be saved without it: a
     #: checkpoint or store from before it goes on without it.
-    params_added_later: ClassVar[dict[str, Any]] = {"white_rate": 0.0}
+    params_added_later: ClassVar[dict[str, Any]] = {
+        **EloMMR.params_added_later, "white_rate": 0.0}
 
     reliability_ref: float | None = param(0.5, "number_or_none")
     reliability_power: float = param(2.0, "nonnegative")
@@ -551,6 +551,8 @@ class MMRPlus(EloMMR):
     # ------------------------------------------------------------------ local coordinates
     def diffuse(self, state: EloMMRState, rnd: RoundInput) -> tuple[FloatArray, FloatArray]:
         """Elo-MMR's step 1 (:meth:`EloMMR.diffuse`) in each player's local coordinates."""
+        import podium.systems.elo_mmr.kernels as K
+
         assert isinstance(state, MMRPlusState)
         weight = rnd.contest.weight * self._size_factor(rnd.players.size)
         weight *= self._reliability_factor(state.reliability)
@@ -591,6 +593,9 @@ class MMRPlus(EloMMR):
                 noise: FloatArray, sig: FloatArray, warnings: list[str]) -> RoundOutput:
         """Elo-MMR's step 4 (Eq. 6-8): the performances capped at the round's ceiling in
         rating coordinates, then added to each posterior in its local coordinates."""
+        import podium.systems.elo_mmr.kernels as K
+        from podium.core.numerics import status_warnings
+
         assert isinstance(state, MMRPlusState)
         c = rnd.contest
         players = rnd.players

@@ -20,6 +20,9 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.systems.openskill.models import BT, BTP, PL, TM, TMP
+
 __all__ = [
     "PL", "TM", "BT", "TMP", "BTP",
     "phi_major", "phi_minor", "v", "w", "vt", "wt",
@@ -27,9 +30,6 @@ __all__ = [
     "rate_round", "rate", "PARALLEL_FROM",
 ]
 
-#: Model codes: Plackett-Luce, Thurstone-Mosteller full pair, Bradley-Terry full
-#: pair, and the partial-pair (windowed) variants of the last two.
-PL, TM, BT, TMP, BTP = 0, 1, 2, 3, 4
 
 #: A pairwise model's team terms run in parallel (``prange`` over teams) from this
 #: many teams on; below it the thread start costs more than the loop.

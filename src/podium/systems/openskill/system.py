@@ -75,7 +75,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.openskill.kernels as K
+import podium.systems.openskill.models as M
 from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -157,7 +157,7 @@ class OpenSkillModel(RatingSystem):
     newcomer_prior: ClassVar[tuple[str | float, str | float]] = ("mu", "sigma")
     team_rule: ClassVar[str] = TEAM_RULE
     #: The kernel's model code (:mod:`podium.systems.openskill.kernels`).
-    MODEL: ClassVar[int] = K.PL
+    MODEL: ClassVar[int] = M.PL
     #: The compiled loop over rounds repeats :meth:`round_update` (:meth:`rate_teams`) and
     #: :meth:`display_rating`; it is taken only while a subclass overrides none of these.
     hooks: ClassVar[tuple[str, ...]] = ("round_update", "rate_teams", "display_rating",
@@ -249,6 +249,8 @@ class OpenSkillModel(RatingSystem):
         new_mu, new_sigma, perf:
             Per member.
         """
+        import podium.systems.openskill.kernels as K
+
         mu = _arg(mu, np.float64)
         sigma = _arg(sigma, np.float64)
         offsets = _arg(offsets, np.int64)
@@ -273,12 +275,14 @@ class OpenSkillModel(RatingSystem):
         ``_BATCH_AFTER`` contests, for a subclass that overrides one of the declared
         :attr:`hooks`, and for the large rounds of a pairwise model (whose team terms
         run in parallel), round by round."""
+        import podium.systems.openskill.kernels as K
+
         n_rounds = batch.rounds
         if batch.first_index + n_rounds < _BATCH_AFTER or self.overridden_hooks(OpenSkillModel):
             return super().rate_rounds(state, batch)
         team_ptr, team_rows, member_weight, weighted = batch_teams(batch)
-        if self.MODEL == K.PL or n_rounds == 1:
-            compiled = [self.MODEL == K.PL or int(team_ptr[1]) < K.PARALLEL_FROM] * n_rounds
+        if self.MODEL == M.PL or n_rounds == 1:
+            compiled = [self.MODEL == M.PL or int(team_ptr[1]) < K.PARALLEL_FROM] * n_rounds
         else:
             compiled = (np.diff(team_ptr) < K.PARALLEL_FROM).tolist()
         out = RoundsOutput(np.empty((3, batch.players.size)))
@@ -365,7 +369,7 @@ class PlackettLuce(OpenSkillModel):
     """
 
     name: ClassVar[str] = "openskill-pl"
-    MODEL: ClassVar[int] = K.PL
+    MODEL: ClassVar[int] = M.PL
 
 
 @dataclass(frozen=True)
@@ -385,7 +389,7 @@ class ThurstoneMostellerFull(OpenSkillModel):
     """
 
     name: ClassVar[str] = "openskill-tm"
-    MODEL: ClassVar[int] = K.TM
+    MODEL: ClassVar[int] = M.TM
 
     epsilon: float = param(0.1, "nonnegative")
 
@@ -405,7 +409,7 @@ class BradleyTerryFull(OpenSkillModel):
     """
 
     name: ClassVar[str] = "openskill-bt"
-    MODEL: ClassVar[int] = K.BT
+    MODEL: ClassVar[int] = M.BT
 
 
 @dataclass(frozen=True)
@@ -427,7 +431,7 @@ class ThurstoneMostellerPart(OpenSkillModel):
     """
 
     name: ClassVar[str] = "openskill-tmp"
-    MODEL: ClassVar[int] = K.TMP
+    MODEL: ClassVar[int] = M.TMP
 
     epsilon: float = param(0.1, "nonnegative")
     window_size: int = param(4, "positive_int")
@@ -454,7 +458,7 @@ class BradleyTerryPart(OpenSkillModel):
     """
 
     name: ClassVar[str] = "openskill-btp"
-    MODEL: ClassVar[int] = K.BTP
+    MODEL: ClassVar[int] = M.BTP
 
     window_size: int = param(4, "positive_int")
 

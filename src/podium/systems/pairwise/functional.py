@@ -33,7 +33,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.pairwise.kernels as K
 from podium.errors import ConfigError, ConvergenceError
 from podium.systems.base import check_param
 
@@ -180,6 +179,8 @@ def elo_single(
     scale:
         Rating points per factor 10 in the odds (400).
     """
+    import podium.systems.pairwise.kernels as K
+
     _check_scale(k, scale)
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r = _initial_vector(initial, n)
@@ -225,6 +226,8 @@ def average_over_orderings(
     max_orderings: int,
 ) -> FloatArray:
     """AverageElo of the games on ratings ``r0`` (all players), exactly."""
+    import podium.systems.pairwise.kernels as K
+
     counts = Counter(zip(gi.tolist(), gj.tolist(), o.tolist(), strict=True))
     n_orderings = orderings_capped(list(counts.values()), max_orderings)
     if n_orderings is None:
@@ -286,6 +289,8 @@ def sample_orderings(
 ) -> FloatArray:
     """SampleElo of the games on ratings ``r0`` (all players): Elo run over ``samples``
     random orderings of the games (drawn from ``rng``), averaged."""
+    import podium.systems.pairwise.kernels as K
+
     m = gi.size
     if m == 0:
         return r0.copy()

@@ -16,6 +16,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = [
     "elo_sequence",
     "elo_round",

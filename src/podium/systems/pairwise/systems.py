@@ -49,7 +49,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.pairwise.kernels as K
 from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
@@ -181,6 +180,8 @@ class SingleElo(_EloBase):
         return explain_single_elo(self, state, rnd, position)
 
     def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        import podium.systems.pairwise.kernels as K
+
         r = np.array(rnd.mu, dtype=np.float64)
         K.elo_round(r, np.ascontiguousarray(rnd.lo), float(self.k), self._c,
                     self.ties == "draw")
@@ -557,6 +558,8 @@ class Glicko2p(RatingSystem):
     def _period(self, r: FloatArray, rd: FloatArray,
                 lo: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Step 2 of one period from the grown ``rd``: ``(r', RD', perf)``."""
+        import podium.systems.pairwise.kernels as K
+
         g = np.asarray(glicko_g(rd), dtype=np.float64)
         u, v, games = K.glicko_round_sums(np.ascontiguousarray(r), g, np.ascontiguousarray(lo),
                                           GLICKO_Q, self.ties == "draw")

@@ -17,6 +17,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = ["expected_ranks"]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)

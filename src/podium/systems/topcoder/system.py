@@ -25,8 +25,14 @@ weight ``w``:
    ``V' = sqrt((uncapped change)^2 / W + V^2 / (1 + W))``.
 
 Newcomers start at ``(1500, 350)`` like every multi-skill system (TopCoder's own
-site uses 1200 and 535).  A round in which everybody ties is skipped by the
-:class:`~podium.rater.Rater` (as by the reference) and so counts for nothing.
+site uses 1200 and 535).
+
+A round in which everybody ties (a draw) is rated (``all_tied="rate"``, the
+default): every actual rank is the mean ``N/2``, so a player expected to place
+better than that (the favourite) performs below its rating and loses, the underdog
+gains, two equal players keep their rating (only the volatility shrinks), and the
+round counts in ``n``.  The reference skips such a round and counts it for nothing;
+``all_tied="skip"`` does the same.
 """
 
 from __future__ import annotations
@@ -39,7 +45,6 @@ import numpy as np
 import numpy.typing as npt
 
 import podium.systems.base.entity_teams as TM
-import podium.systems.topcoder.kernels as K
 from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
@@ -159,6 +164,8 @@ class TopCoder(RatingSystem):
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
         (:func:`~podium.systems.base.entity_teams.rate_as_entities`)."""
+        import podium.systems.topcoder.kernels as K
+
         if rnd.is_team_round:
             return TM.rate_as_entities(rnd, lambda ent: self.round_update(state, ent))
         c = rnd.contest

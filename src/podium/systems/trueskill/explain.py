@@ -55,6 +55,10 @@ def explain_trueskill(system: TrueSkillSPb, state: SystemState, rnd: RoundInput,
     game_detail: dict[str, float] = {"weight": share}
     notes = [f"the contest's message to the skill carries {100 * share:.2f}% of the new "
              "rating's precision; the drift-widened prior carries the rest"]
+    if rnd.contest.is_outcome_free:
+        notes.append("everybody tied: rated with the TrueSkill factor graph of "
+                     "[Herbrich2006] (adjacent players' performances within 2 eps), the "
+                     "trueskill package's draw")
     if pi_g > 0.0:
         q["message_mean"] = tau_g / pi_g
         q["message_sigma"] = 1.0 / math.sqrt(pi_g)

@@ -38,6 +38,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 _SQRT_PI = math.sqrt(math.pi)
 _INF = math.inf
 #: Below this probability mass the tie node returns the fixed message (eps, eps).

@@ -19,6 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.systems.base.rounds_kernels import (
     check_room,
     float_maximum,

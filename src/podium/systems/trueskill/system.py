@@ -86,6 +86,19 @@ variable per tie group, ``|u| <= eps`` per player, shared edges; standard: a dra
 factor ``|d| <= 2 eps`` between adjacent tied players), the margin nodes (SPb's
 moments of a deviation ``s / sqrt 2``, one shared message) and the schedule.  Two
 newcomers, one win: SPb 1626.15 / 1373.85, the team graph 1678.19 / 1321.81.
+
+Draws
+-----
+A round in which every player tied (a draw; rated unless ``all_tied="skip"``) is
+rated with the team graph above, each player a team of one: adjacent players'
+performances within ``2 eps`` of each other.  For two players that is SPb's own model
+of a tie (both within ``eps`` of their place's performance), computed with exact
+truncated moments instead of the reference's quirks, which exist to reproduce
+elo-mmr-py's numbers -- and the reference has none for such a round (it skips it).
+So a 1v1 draw is the ``trueskill`` package's draw with margin ``2 eps``
+(``tests/test_trueskill_draws.py``; the SPb graph would differ from it by ~5e-4 in
+mu).  With three or more players the chain of adjacent draws is the package's model
+too; SPb's single place would bound every pair (not only adjacent ones) by ``2 eps``.
 """
 
 from __future__ import annotations
@@ -98,8 +111,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems.trueskill.kernels as K
-import podium.systems.trueskill.team_kernels as TK
 from podium.core.explain import Explanation
 from podium.systems.base import (
     NoPlayerState,
@@ -221,8 +232,17 @@ class TrueSkillSPb(RatingSystem):
         performance variable ``t_k``)."""
         return drift_performance_model(self, sigma, weight, "gaussian")
 
+    def draw_margin(self, n_players: int) -> float | None:
+        """``2 eps``: two tied players' performances lie within ``2 eps`` of each other
+        in the factor graph (docs/teams.md, "TrueSkill"), for any number of players."""
+        return 2.0 * float(self.eps)
+
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
-        if rnd.team_offsets is not None:
+        """One round: the SPb graph, or the team graph for a team round and for a round
+        in which every player tied (module docstring, "Draws")."""
+        import podium.systems.trueskill.kernels as K
+
+        if rnd.team_offsets is not None or rnd.contest.is_outcome_free:
             return self._team_round_update(rnd)
         lo = np.asarray(rnd.lo, dtype=np.int64)
         n = lo.size
@@ -256,8 +276,12 @@ class TrueSkillSPb(RatingSystem):
 
     def _team_round_update(self, rnd: RoundInput) -> RoundOutput:
         """A team round: the factor graph of [Herbrich2006, Fig. 1] (module docstring,
-        "Team rounds"), by :func:`podium.systems.trueskill.team_kernels.team_round`."""
-        offsets = np.ascontiguousarray(rnd.team_offsets, dtype=np.int64)
+        "Team rounds"), by :func:`podium.systems.trueskill.team_kernels.team_round`;
+        an individual round (every player tied) as a round of one-player teams."""
+        import podium.systems.trueskill.team_kernels as TK
+
+        offsets = (np.arange(len(rnd.lo) + 1, dtype=np.int64) if rnd.team_offsets is None
+                   else np.ascontiguousarray(rnd.team_offsets, dtype=np.int64))
         rank = np.ascontiguousarray(np.asarray(rnd.lo, dtype=np.int64)[offsets[:-1]])
         n = offsets[-1] if offsets.size else 0
         weight = (np.ones(n) if rnd.weight is None
@@ -288,14 +312,16 @@ class TrueSkillSPb(RatingSystem):
         (and for a subclass that overrides one of the declared :attr:`hooks`), round by
         round with :meth:`round_update`.
 
-        Team rounds (``batch.team_round``) go through :meth:`round_update` one by one;
-        the runs of individual rounds between them through the compiled loop."""
+        Team rounds (``batch.team_round``) and rounds in which every player tied go
+        through :meth:`round_update` one by one (the team graph); the runs of other
+        individual rounds between them through the compiled loop."""
         n_rounds = batch.rounds
         if batch.first_index + n_rounds < BATCH_AFTER or self.overridden_hooks(TrueSkillSPb):
             return super().rate_rounds(state, batch)
         out = RoundsOutput(np.empty((3, batch.players.size)))
         sig_perf = np.array([self.beta / math.sqrt(c.weight) for c in batch.contests])
-        team = batch.team_round.tolist()
+        team = [t or c.is_outcome_free
+                for t, c in zip(batch.team_round.tolist(), batch.contests, strict=True)]
         bounds = [0, *(r for r in range(1, n_rounds) if team[r] != team[r - 1]), n_rounds]
         for r0, r1 in zip(bounds[:-1], bounds[1:], strict=True):
             if not team[r0]:
@@ -327,11 +353,13 @@ class TrueSkillSPb(RatingSystem):
         :meth:`rate_rounds`).  The arguments and the result are those of
         :meth:`EloMMR.rate_small_round <podium.systems.elo_mmr.EloMMR.rate_small_round>`;
         ``None`` (nothing changed) for a team round or before the Rater has seen
-        ``BATCH_AFTER`` contests (unless this process has run the kernel),
+        ``BATCH_AFTER`` contests (unless this process has run the kernel) and for a
+        round in which every player tied (the team graph rates it),
         ``NotImplemented`` for a subclass that changes the update."""
         if self.overridden_hooks(TrueSkillSPb):
             return NotImplemented
-        if (index + 1 < BATCH_AFTER and not add_kernel_ready()) or contest.team_round:
+        if ((index + 1 < BATCH_AFTER and not add_kernel_ready()) or contest.team_round
+                or contest.is_outcome_free):
             return None
         from podium.systems.trueskill import rounds_kernels as RK
 

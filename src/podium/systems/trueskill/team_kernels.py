@@ -46,6 +46,7 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.special import normal_hazard
 
 __all__ = ["win_vw", "trunc_moments", "team_round"]
