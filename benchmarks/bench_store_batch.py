@@ -11,7 +11,9 @@ previous one, is written into new SQLite stores (``mmr``, default snapshot polic
   store's;
 * **one by one** -- ``Store.ingest`` per match (one transaction each);
 * **batches** -- ``Store.ingest_many`` of ``--batch`` matches (default 100 and 1000;
-  one transaction and one ``Rater.extend`` each);
+  one transaction and one ``Rater.extend`` each); both run in a fresh process (the
+  same script for this checkout and ``--before-src``), so that neither is charged for
+  the garbage collection of this process's contests and Raters;
 * **over HTTP** -- one ``POST /api/contests`` per match (``--http`` of them, default
   500) to ``podium serve`` (uvicorn, one worker) on loopback through one keep-alive
   ``httpx`` client, and the same matches as ``POST`` s of a JSON list of 100;
@@ -97,7 +99,7 @@ def _check(url: str, contests: list[Any]) -> None:
                                       ref.ratings().reset_index(drop=True), check_exact=True)
 
 
-_BEFORE = """
+_WRITES = """
 import json, sys, time
 from podium import Contest
 from podium.store import Store
@@ -180,34 +182,30 @@ def main(argv: list[str] | None = None) -> int:
         for b in args.batch:
             rb = batch_rating[b] = rating_time([min(b, n - i) for i in range(0, n, b)])
             add(f"rating alone: Rater.extend of {b} matches", n, *rb, rb)
+        # one by one and in batches, each checkout in a fresh process of its own (the same
+        # script: this process holds every contest and several Raters, whose garbage
+        # collection would be charged to this checkout's writes)
+        data = tmp / "contests.json"
+        data.write_text(json.dumps([c.to_json_dict() for c in contests]))
+        checkouts = [("", ROOT / "src")]
         if args.before_src:
-            data = tmp / "contests.json"
-            data.write_text(json.dumps([c.to_json_dict() for c in contests]))
-            env = dict(os.environ, PYTHONPATH=str(Path(args.before_src).resolve()))
-            url = _fresh(tmp, "before")
-            out = subprocess.run([sys.executable, "-c", _BEFORE, url, str(data),
+            checkouts.insert(0, ("before: ", Path(args.before_src).resolve()))
+        for tag, src in checkouts:
+            env = dict(os.environ, PYTHONPATH=str(src))
+            url = _fresh(tmp, f"{'before' if tag else 'now'}")
+            out = subprocess.run([sys.executable, "-c", _WRITES, url, str(data),
                                   *map(str, args.batch)], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()
-            add(f"before: Store.ingest one by one ({args.before_src})", n - 1, float(out[0]),
-                float(out[1]), rating_time([1] * (n - 1), 1))
-            # (the before stores are checked by nothing here: they may be of an older
-            # schema, which this checkout opens only after `podium db-upgrade`)
+            label = f" ({args.before_src})" if tag else ""
+            add(f"{tag}Store.ingest one by one{label}", n - 1, float(out[0]), float(out[1]),
+                rating_time([1] * (n - 1), 1))
             for k, b in enumerate(args.batch):
-                add(f"before: Store.ingest_many, batches of {b}", n, float(out[2 + 2 * k]),
+                add(f"{tag}Store.ingest_many, batches of {b}", n, float(out[2 + 2 * k]),
                     float(out[3 + 2 * k]), batch_rating[b])
-        url = _fresh(tmp, "single.db")
-        with Store.create(url, "mmr") as store:
-            store.ingest(contests[0])  # untimed, as for "before"
-            wall, cpu = _timed(lambda: [store.ingest(c) for c in contests[1:]])
-        add("Store.ingest one by one", n - 1, wall, cpu, rating_time([1] * (n - 1), 1))
-        _check(url, contests)
-        for b in args.batch:
-            url = _fresh(tmp, f"batch{b}.db")
-            with Store.create(url, "mmr") as store:
-                parts = [contests[i:i + b] for i in range(0, n, b)]
-                wall, cpu = _timed(lambda: [store.ingest_many(p) for p in parts])  # noqa: B023
-            add(f"Store.ingest_many, batches of {b}", n, wall, cpu, batch_rating[b])
-            _check(url, contests)
+            if not tag:  # (a before store may be of an older schema)
+                _check(url + ".db", contests)
+                for b in args.batch:
+                    _check(f"{url}{b}.db", contests)
 
         # over HTTP: the first match is posted untimed (the server loads its kernels)
         k = min(args.http, n - 1)
