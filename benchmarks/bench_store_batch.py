@@ -11,21 +11,23 @@ previous one, is written into new SQLite stores (``mmr``, default snapshot polic
   store's;
 * **one by one** -- ``Store.ingest`` per match (one transaction each);
 * **batches** -- ``Store.ingest_many`` of ``--batch`` matches (default 100 and 1000;
-  one transaction and one ``Rater.extend`` each);
+  one transaction and one ``Rater.extend`` each); both run in a fresh process (the
+  same script for this checkout and ``--before-src``), so that neither is charged for
+  the garbage collection of this process's contests and Raters;
 * **over HTTP** -- one ``POST /api/contests`` per match (``--http`` of them, default
   500) to ``podium serve`` (uvicorn, one worker) on loopback through one keep-alive
   ``httpx`` client, and the same matches as ``POST`` s of a JSON list of 100;
 * **before** (with ``--before-src DIR``) -- one by one with the ``src`` directory
-  of another checkout, in a subprocess; e.g. the commit before batching:
-  ``git archive 0484ab5 src | tar -x -C /tmp/before`` and ``--before-src
-  /tmp/before/src``.
+  of another checkout, in a subprocess, and one POST per match to a server running
+  that checkout; e.g. the commit before ladders: ``git archive 55f931e src | tar -x -C
+  /tmp/before`` and ``--before-src /tmp/before/src``.
 
 The first match of each one-by-one and HTTP run is ingested untimed (the process
 loads its kernels then).  Each line gives the wall time, the CPU time of this
 process (for HTTP: of the server process plus this client), matches per second
 (wall), and the overhead per match beyond rating:
 (time - rating time) / matches, the rating time being the median of three runs of
-``Rater.extend`` over the same matches in the same pieces.  Every store is
+``Rater.extend`` over the same matches in the same pieces.  Every store of this checkout is
 checked to equal the Rater bit for bit.  ``--write-docs`` puts the table into
 ``docs/service.md``, block ``store-batch``, with the date, commit, machine and
 command (``benchmarks/_report.py``).
@@ -97,18 +99,25 @@ def _check(url: str, contests: list[Any]) -> None:
                                       ref.ratings().reset_index(drop=True), check_exact=True)
 
 
-_BEFORE = """
+_WRITES = """
 import json, sys, time
 from podium import Contest
 from podium.store import Store
 contests = [Contest([tuple(s) for s in d["standings"]], name=d["name"],
                     time_seconds=d["time_seconds"]) for d in json.load(open(sys.argv[2]))]
-with Store.create(sys.argv[1], "mmr") as store:
+with Store.create(sys.argv[1] + ".db", "mmr") as store:
     store.ingest(contests[0])  # untimed, as in this script: the kernels are loaded
     w, c = time.perf_counter(), time.process_time()
     for m in contests[1:]:
         store.ingest(m)
     print(time.perf_counter() - w, time.process_time() - c)
+for b in map(int, sys.argv[3:]):
+    with Store.create(f"{sys.argv[1]}{b}.db", "mmr") as store:
+        parts = [contests[i:i + b] for i in range(0, len(contests), b)]
+        w, c = time.perf_counter(), time.process_time()
+        for p in parts:
+            store.ingest_many(p)
+        print(time.perf_counter() - w, time.process_time() - c)
 """
 
 
@@ -173,42 +182,51 @@ def main(argv: list[str] | None = None) -> int:
         for b in args.batch:
             rb = batch_rating[b] = rating_time([min(b, n - i) for i in range(0, n, b)])
             add(f"rating alone: Rater.extend of {b} matches", n, *rb, rb)
+        # one by one and in batches, each checkout in a fresh process of its own (the same
+        # script: this process holds every contest and several Raters, whose garbage
+        # collection would be charged to this checkout's writes)
+        data = tmp / "contests.json"
+        data.write_text(json.dumps([c.to_json_dict() for c in contests]))
+        checkouts = [("", ROOT / "src")]
         if args.before_src:
-            data = tmp / "contests.json"
-            data.write_text(json.dumps([c.to_json_dict() for c in contests]))
-            env = dict(os.environ, PYTHONPATH=str(Path(args.before_src).resolve()))
-            url = _fresh(tmp, "before.db")
-            out = subprocess.run([sys.executable, "-c", _BEFORE, url, str(data)], env=env,
-                                 check=True, capture_output=True, text=True).stdout.split()
-            add(f"before: Store.ingest one by one ({args.before_src})", n - 1, float(out[0]),
-                float(out[1]), rating_time([1] * (n - 1), 1))
-            _check(url, contests)
-        url = _fresh(tmp, "single.db")
-        with Store.create(url, "mmr") as store:
-            store.ingest(contests[0])  # untimed, as for "before"
-            wall, cpu = _timed(lambda: [store.ingest(c) for c in contests[1:]])
-        add("Store.ingest one by one", n - 1, wall, cpu, rating_time([1] * (n - 1), 1))
-        _check(url, contests)
-        for b in args.batch:
-            url = _fresh(tmp, f"batch{b}.db")
-            with Store.create(url, "mmr") as store:
-                parts = [contests[i:i + b] for i in range(0, n, b)]
-                wall, cpu = _timed(lambda: [store.ingest_many(p) for p in parts])  # noqa: B023
-            add(f"Store.ingest_many, batches of {b}", n, wall, cpu, batch_rating[b])
-            _check(url, contests)
+            checkouts.insert(0, ("before: ", Path(args.before_src).resolve()))
+        for tag, src in checkouts:
+            env = dict(os.environ, PYTHONPATH=str(src))
+            url = _fresh(tmp, f"{'before' if tag else 'now'}")
+            out = subprocess.run([sys.executable, "-c", _WRITES, url, str(data),
+                                  *map(str, args.batch)], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            label = f" ({args.before_src})" if tag else ""
+            add(f"{tag}Store.ingest one by one{label}", n - 1, float(out[0]), float(out[1]),
+                rating_time([1] * (n - 1), 1))
+            for k, b in enumerate(args.batch):
+                add(f"{tag}Store.ingest_many, batches of {b}", n, float(out[2 + 2 * k]),
+                    float(out[3 + 2 * k]), batch_rating[b])
+            if not tag:  # (a before store may be of an older schema)
+                _check(url + ".db", contests)
+                for b in args.batch:
+                    _check(f"{url}{b}.db", contests)
 
         # over HTTP: the first match is posted untimed (the server loads its kernels)
         k = min(args.http, n - 1)
         docs = [c.to_json_dict() for c in contests[:k + 1]]
-        for what, bodies, sizes in (
-            (f"HTTP: one POST per match ({k} POSTs)", docs[1:], [1] * k),
+        runs: list[tuple[str, Any, list[int], dict[str, str] | None]] = [
+            (f"HTTP: one POST per match ({k} POSTs)", docs[1:], [1] * k, None),
             (f"HTTP: POST lists of 100 ({-(-k // 100)} POSTs)",
              [docs[i:i + 100] for i in range(1, k + 1, 100)],
-             [min(100, k + 1 - i) for i in range(1, k + 1, 100)]),
-        ):
-            url = _fresh(tmp, f"http{len(bodies)}.db")
-            Store.create(url, "mmr").close()
-            with running_server(url, tmp) as srv, \
+             [min(100, k + 1 - i) for i in range(1, k + 1, 100)], None),
+        ]
+        if args.before_src:
+            before = {"PYTHONPATH": str(Path(args.before_src).resolve())}
+            runs.insert(0, (f"before: HTTP one POST per match ({k} POSTs; "
+                            f"{args.before_src})", docs[1:], [1] * k, before))
+        for what, bodies, sizes, env in runs:
+            url = _fresh(tmp, f"http{len(bodies)}{'b' if env else ''}.db")
+            if env is None:
+                Store.create(url, "mmr").close()
+            # the server of "before" creates its own store (of its own schema)
+            with running_server(url, tmp, env_extra=env,
+                                extra=("--system", "mmr") if env else ()) as srv, \
                     httpx.Client(base_url=srv.url, timeout=60) as client:
                 auth = {"Authorization": f"Bearer {srv.token}"}
                 assert client.post("/api/contests", json=docs[0],
@@ -224,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                 wall, cpu = _timed(post_all)
                 server = _proc_cpu(srv.pid) - server0
             add(what, k, wall, cpu, rating_time(sizes, 1), server)
-            _check(url, contests[:k + 1])
+            if env is None:
+                _check(url, contests[:k + 1])
 
     meta = {"matches": n, "players": args.players}
     table = _table(rows, meta)
@@ -238,11 +257,43 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _ratios(rows: list[dict[str, Any]]) -> list[str]:
+    """The speed-ups of this checkout over ``--before-src`` (same run): matches per second
+    (wall) and CPU per match, one by one and one POST per match."""
+    def find(prefix: str) -> dict[str, Any] | None:
+        return next((r for r in rows if r["what"].startswith(prefix)), None)
+
+    out = []
+    pairs = [("`Store.ingest` one by one", find("Store.ingest one by one"),
+              find("before: Store.ingest one by one"))]
+    for r in rows:
+        if r["what"].startswith("Store.ingest_many, batches of "):
+            b = r["what"].rsplit(" ", 1)[1]
+            pairs.append((f"`Store.ingest_many`, batches of {b}", r,
+                          find(f"before: Store.ingest_many, batches of {b}")))
+    pairs.append(("one `POST /api/contests` per match", find("HTTP: one POST"),
+                  find("before: HTTP one POST")))
+    for label, now, then in pairs:
+        if now is None or then is None:
+            continue
+        out.append(f"| {label} | **{now['per_s'] / then['per_s']:.1f}x** "
+                   f"({then['wall_s']:.2f} s -> {now['wall_s']:.2f} s; "
+                   f"{then['per_s']:,.0f}/s -> {now['per_s']:,.0f}/s) | "
+                   f"**{then['cpu_s'] / then['matches'] / (now['cpu_s'] / now['matches']):.1f}x** "
+                   f"({1000 * then['cpu_s'] / then['matches']:.2f} -> "
+                   f"{1000 * now['cpu_s'] / now['matches']:.2f} ms) |")
+    if not out:
+        return []
+    return ["| this checkout against `--before-src`, same run | speed-up, matches/s (wall "
+            "s) | CPU per match, speed-up (ms) |", "|---|---|---|", *out, ""]
+
+
 def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         f"SQLite in WAL mode, `mmr`: {meta['matches']:,} eight-player matches among "
         f"{meta['players']:,} players.",
         "",
+        *_ratios(rows),
         "| how | matches/s (wall) | wall (s) | CPU (s) | rating alone (s) "
         "| overhead beyond rating, per match (ms, wall / CPU) |",
         "|---|---|---|---|---|---|",

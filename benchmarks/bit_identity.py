@@ -200,6 +200,16 @@ def _live_pool_slots(img: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict.fromkeys(_POOL, mask)
 
 
+def _without_format(img: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``img`` without the ``meta`` row ``schema_version`` of its store image: the version
+    of the store's format, not data (a newer schema compares the rows it keeps)."""
+    meta = img.get("store.meta")
+    if meta is None:
+        return img
+    rows = [r for r in meta.tolist() if "'schema_version'" not in str(r)]
+    return {**img, "store.meta": np.array(rows if rows else [""])}
+
+
 def _same(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
@@ -320,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         live = _live_pool_slots(saved)
         saved = {k: _explain_text(v) if k.startswith("explain.") else v
                  for k, v in saved.items()}
+        saved, arrays = _without_format(saved), _without_format(arrays)
         arrays, later = without_later_params(saved, arrays)
         diffs = [k for k in sorted(set(saved) | set(arrays))
                  if k not in arrays

@@ -47,10 +47,13 @@ def running_server(
     extra: Sequence[str] = (),
     startup_timeout: float = 90.0,
     access_log: bool = False,
+    env_extra: dict[str, str] | None = None,
 ) -> Iterator[Server]:
     """Start ``podium serve`` on ``db_url``; stop it (SIGTERM, then SIGKILL) afterwards.
 
-    ``access_log``: log every request (at level info) instead of warnings only.
+    ``access_log``: log every request (at level info) instead of warnings only;
+    ``env_extra``: more environment of the server (e.g. ``PYTHONPATH`` of another
+    checkout's sources, for a benchmark's "before").
 
     Raises
     ------
@@ -69,6 +72,7 @@ def running_server(
     env = dict(os.environ)
     env.pop("PODIUM_TOKEN", None)
     env.setdefault("NUMBA_NUM_THREADS", "1")
+    env.update(env_extra or {})
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env)
     server = Server(f"http://127.0.0.1:{port}", token, log, proc.pid)

@@ -94,12 +94,22 @@ def assert_store_equals_rater(store: Store, rater: Rater, *, every: int = 1) -> 
             np.testing.assert_array_equal(np.array([getattr(r, attr) for r in hist]),
                                           rh[col].to_numpy(), err_msg=f"{h} {col}")
     ev = rater.events_frame()
+    # the starts of seasons: the store's id of each (its record in the Rater is named
+    # "season N"); its changes are listed by rating, not in the Rater's order
+    seasons = {f"season {x.number}": x.contest_id for x in store.seasons()
+               if x.contest_id is not None}
     for k, rec in enumerate(rater.contests):
-        cid = rec.url or rec.name
+        cid = seasons.get(rec.name) or rec.url or rec.name
         view = store.contest(cid)
         assert view is not None and view.index == k and view.players == rec.players
         assert view.rated == (not rec.skipped)
         sub = ev[ev["contest_index"] == k]
+        if rec.name in seasons:
+            assert view.kind == "season"
+            got = {c.handle: (c.mu, c.sigma, c.perf) for c in view.changes}
+            assert got == {h: (m, sg, pf) for h, m, sg, pf in zip(
+                sub["handle"], sub["mu"], sub["sigma"], sub["perf"], strict=True)}
+            continue
         assert [c.handle for c in view.changes] == sub["handle"].tolist()
         np.testing.assert_array_equal([c.mu for c in view.changes], sub["mu"].to_numpy())
         np.testing.assert_array_equal([c.perf for c in view.changes], sub["perf"].to_numpy())
@@ -140,7 +150,8 @@ if spec:
             os.replace(marker + ".tmp", marker)
             time.sleep(float(os.environ.get("PODIUM_STORE_TEST_SLEEP", "60")))
 contests = load_contests(path).contests
-with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks) as store:
+ladder = sys.argv[5] if len(sys.argv) > 5 else None
+with Store.open(url, snapshot_every=int(sys.argv[4]), hooks=hooks, ladder=ladder) as store:
     if go:  # start together with the other writer
         open(go + "." + str(os.getpid()), "w").close()
         while not os.path.exists(go):
@@ -255,11 +266,13 @@ def run_killed(url: str, path: Path, stage: str, tmp: Path, *, recompute: bool =
 
 
 def kill_at_stage(script_args: list[str], stage: str, tmp: Path, *, what: str,
-                  timeout: float = 120.0, **env: str) -> list[str]:
+                  timeout: float = 120.0, while_held: Any = None, **env: str) -> list[str]:
     """Run ``python -c SCRIPT ARGS...`` (``script_args``) with the store's test hook set
     to ``stage``, kill -9 it once it reports reaching that stage of its transaction,
     and wait for it to die.  Returns the stages the transaction had reached (read from
-    the hook's marker file; ``what`` names the job in failures)."""
+    the hook's marker file; ``what`` names the job in failures).  ``while_held``, if
+    given, is called once the process is stopped there -- inside its transaction,
+    holding its write lock -- before it is killed."""
     marker = tmp / f"reached-{stage}-{random.random()}"
     proc = subprocess.Popen(
         [sys.executable, "-c", *script_args],
@@ -275,6 +288,8 @@ def kill_at_stage(script_args: list[str], stage: str, tmp: Path, *, what: str,
             if time.monotonic() > deadline:
                 raise AssertionError(f"stage {stage!r} not reached in {timeout} s")
             time.sleep(0.02)
+        if while_held is not None:
+            while_held()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
@@ -373,11 +388,12 @@ def case_kill_mid_recompute(url: str, tmp: Path, stages: Sequence[str]) -> None:
 def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[Any, ...]]]:
     """:func:`dump` without the values that differ between two runs of the same writes:
     wall-clock times (``contests.ingested_at``, ``snapshots.created_at``, the ``meta``
-    row ``created_at``), the store's random id (``meta`` ``store_id``) and the bytes of
-    the snapshots -- a snapshot is compared by its other columns and by what the Rater
-    it restores holds: its number of contests and its ratings --, the time and actor of
-    each audit row.  ``revision=False`` also drops ``meta`` ``revision`` (one per transaction) and
-    the audit rows' revision, for stores written in different transactions."""
+    row ``created_at``, ``ladders.created_at``), the store's random id (``meta``
+    ``store_id``) and the bytes of the snapshots -- a snapshot is compared by its other
+    columns and by what the Rater it restores holds: its number of contests and its
+    ratings --, the time and actor of each audit row. ``revision=False`` also drops
+    ``meta`` ``revision`` (one per transaction) and the audit rows' revision, for stores
+    written in different transactions."""
     from podium.store.snapshot import rater_from_bytes
 
     out = dump(url)
@@ -401,6 +417,8 @@ def comparable_dump(url: str, *, revision: bool = True) -> dict[str, list[tuple[
     skip = {acols.index("time"), acols.index("actor")} | (
         set() if revision else {acols.index("revision")})
     out["audit"] = [tuple(v for k, v in enumerate(r) if k not in skip) for r in out["audit"]]
+    # the ladders' registry: without the time each was created
+    out["ladders"] = [r[:3] for r in out["ladders"]]
     return out
 
 

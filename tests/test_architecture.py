@@ -29,7 +29,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("podium._version", "podium.errors", "podium._files", "podium.core"),
     ("podium.systems",),
     ("podium.rater", "podium.checkpoint", "podium._add", "podium.replay", "podium.predict",
-     "podium.outcomes", "podium._outcome_kernels", "podium.matchmaking", "podium._jit"),
+     "podium.outcomes", "podium._outcome_kernels", "podium.matchmaking", "podium._jit",
+     "podium.beliefs"),
     ("podium.io", "podium.cli_common"),  # cli_common: options the command modules share
     ("podium.store",),
     ("podium.evaluation", "podium.service", "podium.matchmaking.cli"),

@@ -41,9 +41,9 @@ def _replays(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = raters_module.replay
 
-    def counted(rater: object, contests: list) -> None:
+    def counted(rater: object, contests: list, priors: object = None) -> None:
         seen.append(len(contests))
-        real(rater, contests)  # type: ignore[arg-type]
+        real(rater, contests, priors)  # type: ignore[arg-type]
 
     monkeypatch.setattr(raters_module, "replay", counted)
     return seen

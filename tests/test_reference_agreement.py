@@ -39,6 +39,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podium import Contest, Rater
+from podium.systems.base.params import MIN_POSITIVE
 
 e = require_reference()
 
@@ -85,7 +86,8 @@ noob_delays = st.lists(st.floats(0.1, 1.0), max_size=4)
     weight_limit=st.floats(0.05, 1.0),
     sig_limit=st.floats(30.0, 150.0),
     noob_delay=noob_delays,
-    drift_per_day=st.one_of(st.just(0.0), st.floats(0.0, 400.0)),
+    # 0, or inside the parameter's range (MIN_POSITIVE..MAX_MAGNITUDE: no subnormals)
+    drift_per_day=st.one_of(st.just(0.0), st.floats(MIN_POSITIVE, 400.0)),
     split_ties=st.booleans(),
 )
 def test_exact_systems_with_parameters(

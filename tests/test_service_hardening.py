@@ -494,23 +494,33 @@ balances = st.fixed_dictionaries(
                   "weight": st.floats() | st.integers() | json_values})
 bodies = st.one_of(json_values, contests, predictions, balances,
                    st.lists(contests, max_size=3))
-segments = handles | st.sampled_from(["r1", "alice", "%2e", "a/b", "%00", "%ED%A0%80"])
+segments = handles | st.sampled_from(["r1", "alice", "%2e", "a/b", "%00", "%ED%A0%80",
+                                     "default"])
 ROUTES = [
     "/api/health", "/api/stats", "/api/leaderboard", "/api/leaderboard/count", "/api/search",
     "/api/players/{}", "/api/player", "/api/contests", "/api/contests/{}", "/api/predict",
     "/openapi.json", "/", "/contests", "/contests/{}", "/players/{}", "/player", "/contest",
     "/search", "/api/audit", "/api/export/ratings", "/api/export/history",
-    "/api/contests/{}/players/{}/explain", "/api/explain", "/api/balance",
+    "/api/contests/{}/players/{}/explain", "/api/explain", "/api/balance", "/api/ladders",
+    "/api/seasons", "/ladders",
 ]
+# every route of a ladder (issue 28): the API's under /api/ladders/{ladder}/, the pages'
+# under /ladders/{ladder}/ (the segment drawn names the ladder too: mostly unknown, 404)
+ROUTES += [r.replace("/api/", "/api/ladders/{}/", 1) for r in ROUTES
+           if r.startswith("/api/") and r != "/api/ladders"]
+ROUTES += ["/ladders/{}" + r for r in ("/", "/contests", "/contests/{}", "/players/{}",
+                                       "/player", "/contest", "/search")]
 QUERY = ["offset", "limit", "active_days", "min_contests", "min_rating", "max_rating",
          "prefix", "handle", "id", "q", "page", "contest_id", "recompute_from", "token",
-         "format", "action", "contest", "top", "all"]
+         "format", "action", "contest", "top", "all", "as_of", "season",
+         "include_provisional", "provisional"]
 
 
 def test_every_route_is_covered(client: TestClient) -> None:
     """The routes the fuzz test below hits are every route of the API."""
     spec = client.get("/openapi.json").json()
-    listed = {p.replace("{handle}", "{}").replace("{contest_id}", "{}") for p in spec["paths"]}
+    listed = {p.replace("{handle}", "{}").replace("{contest_id}", "{}")
+              .replace("{ladder}", "{}") for p in spec["paths"]}
     assert listed <= set(ROUTES), listed - set(ROUTES)
 
 
@@ -526,8 +536,9 @@ def test_any_request_is_answered_below_500(client: TestClient, route: str, segme
                                            query: dict[str, str]) -> None:
     """Every route and method, authenticated or not, with any JSON body (lone
     surrogates, huge integers, infinities included) and any query: never a 500."""
-    path = route.replace("{}", quote(segment, safe="", errors="surrogatepass")
-                         if "%" not in segment else segment)
+    raw = "%" in segment and segment.isascii() and segment.isprintable()  # "%2e", "%00"
+    path = route.replace("{}", segment if raw else
+                         quote(segment, safe="", errors="surrogatepass"))
     content = json.dumps(body).encode("utf-8", "surrogatepass")
     r = client.request(method, path, content=content, params=query,
                        headers={**(AUTH if auth else {}), "content-type": "application/json"})

@@ -554,8 +554,8 @@ def test_rating_failure_in_a_batch_names_it_and_changes_nothing(store_url, monke
         before = cases.dump(store_url)
         real = writes.rate_run
 
-        def failing(rater: Any, batch: Any) -> Any:
-            real(rater, batch)  # the cached Rater has moved on: it must not be reused
+        def failing(rater: Any, batch: Any, *rest: Any) -> Any:
+            real(rater, batch, *rest)  # the cached Rater has moved on: it must not be reused
             raise FloatingPointError("the system diverged")
 
         with monkeypatch.context() as m:

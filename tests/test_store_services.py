@@ -28,10 +28,13 @@ PUBLIC_API = {
     "export", "handle_spellings", "ingest", "ingest_many", "latest_contest", "leaderboard",
     "lookup_contests", "open", "open_or_create", "player", "ratings_frame", "replace",
     "revoke_token", "search_handles", "snapshot", "stats", "tokens", "upgrade",
+    # ladders and seasons (issue 28)
+    "create_ladder", "has_ladder", "ladder", "ladder_settings", "ladders", "new_season",
+    "seasons", "set_ladder_settings",
     # attributes
     "actor", "allow_future", "case_insensitive_handles", "engine", "future_margin_s",
     "hooks", "keep_snapshots", "params", "schema_version", "snapshot_events",
-    "snapshot_every", "system", "system_name", "url", "use_cache",
+    "snapshot_every", "system", "system_name", "url", "use_cache", "ladder_name",
 }
 
 T0 = 1_600_000_000

@@ -103,7 +103,7 @@ def assert_teams_stored(store: Store, contests: list[Contest], rater: Rater) -> 
 def stored_contests(store: Store) -> list[Contest]:
     with store.engine.connect() as conn:
         n = len(store.contest_ids())
-        return list(read_stored_contests(conn, 0, n))
+        return list(read_stored_contests(conn, store.services.context.tables, 0, n))
 
 
 # ---------------------------------------------------------------------- tests
@@ -239,7 +239,7 @@ def test_content_hash_sees_team_structure() -> None:
 @pytest.fixture()
 def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A store of schema version 3 holding individual contests (written by this Podium,
-    then the version-4 and version-5 additions dropped, as version 3 wrote it)."""
+    then the version-4, -5 and -6 additions dropped, as version 3 wrote it)."""
     name = _team_system.register(monkeypatch)
     with Store.create(store_url, name) as store:
         store.ingest_many([c for c in HISTORY if c.teams is None])
@@ -251,6 +251,9 @@ def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         # ... and what version 5 added
         for drop in ("DROP TABLE audit", "DROP TABLE tokens", "DROP INDEX ix_players_active"):
             conn.execute(text(drop))
+        # ... and what version 6 added
+        for table in ("ladders", "seasons", "season_ratings", "priors"):
+            conn.execute(text(f"DROP TABLE {table}"))
         set_meta(conn, "schema_version", "3")
     eng.dispose()
     yield store_url

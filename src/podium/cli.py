@@ -49,6 +49,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.store.cli",
     "podium.store.explain_cli",
     "podium.store.admin_cli",
+    "podium.store.ladder_cli",
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",

@@ -1,7 +1,8 @@
 """The API's audit-log and export routes (included by :func:`podium.service.app.create_app`).
 
 * ``GET /api/audit?offset=0&limit=50&action=&contest=`` -- the store's audit log, newest
-  first (role ``admin``: :data:`podium.service.guard.ROUTE_ROLES`).
+  first (role ``admin``: :data:`podium.service.guard.ROUTE_ROLES`); a ladder's under
+  ``/api/ladders/{ladder}/audit`` (and its exports alike).
 * ``GET /api/export/ratings?format=csv|parquet`` -- every rated player (default CSV).
 * ``GET /api/export/history?format=parquet|csv`` -- every rating event with its contest
   and handle (default Parquet).
@@ -25,11 +26,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from podium.service.api_common import get_store
+from podium.service.api_ladders import LADDER_PREFIX, ladder_dependency
 from podium.service.limits import Gate, spooled_export
 
 __all__ = ["AuditEntryOut", "AuditPageOut", "build_router"]
@@ -95,11 +97,16 @@ async def _export_response(request: Request, what: str, fmt: str,
                                     "Cache-Control": "no-store"})
 
 
-def build_router() -> APIRouter:
-    """The routes of this module, under ``/api``."""
+def build_router(*, ladder: bool = False) -> APIRouter:
+    """The routes of this module, under ``/api`` (``ladder``: under
+    ``/api/ladders/{ladder}``, for that ladder)."""
     from podium.store import StoreError
 
-    router = APIRouter(prefix="/api", tags=["admin"])
+    if ladder:
+        router = APIRouter(prefix=LADDER_PREFIX, tags=["ladders"],
+                           dependencies=[Depends(ladder_dependency)])
+    else:
+        router = APIRouter(prefix="/api", tags=["admin"])
 
     @router.get("/audit", response_model=AuditPageOut, responses=_ERRORS,
                 summary="The audit log, newest first (admin)")

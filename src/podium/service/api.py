@@ -1,5 +1,8 @@
 """The JSON routes of the rating service, under ``/api/``.
 
+Every route is served for the ladder ``default`` under ``/api/`` and for every ladder
+under ``/api/ladders/{ladder}/`` (:mod:`podium.service.api_ladders`).
+
 Reads need nothing; ``POST /api/contests`` (and the corrections ``DELETE`` and
 ``PUT /api/contests/{id}``, :mod:`podium.service.api_corrections`) need
 ``Authorization: Bearer TOKEN`` with the token the server was started with.  Every error is JSON
@@ -15,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -31,6 +34,13 @@ from podium.service.api_common import (
     shown,
 )
 from podium.service.api_corrections import add_correction_routes
+from podium.service.api_ladders import (
+    LADDER_PREFIX,
+    add_ladder_routes,
+    as_of_time,
+    ladder_dependency,
+    parse_as_of,
+)
 from podium.service.explain_api import add_explain_routes
 from podium.service.models import (
     CountOut,
@@ -82,6 +92,12 @@ def api_models() -> dict[str, type[BaseModel]]:
         min_contests=(int, ...),
         total=(int | None, Field(description="players in the filtered leaderboard "
                                  "(null when min_contests > 1)")),
+        as_of=(int | None, Field(description="unix time the ratings are read at (null: "
+                                 "the stored ratings, the system has no time drift)")),
+        season=(int | None, Field(description="a finished season's final leaderboard "
+                                  "(null: the current ratings)")),
+        include_provisional=(bool, Field(description="whether provisional players are "
+                                         "listed (marked)")),
         rows=(list[row], ...),  # type: ignore[valid-type]
     )
     models["ContestList"] = create_model(
@@ -150,9 +166,9 @@ def _speller(store: Any, handles: Sequence[str]) -> Any:
     return lambda h: known.get(handle_key(h), h)
 
 
-def _player_answer(store: Any, handle: str) -> JSONResponse:
+def _player_answer(store: Any, handle: str, as_of: int | None = None) -> JSONResponse:
     """The player's view, or 404 naming the handle (and the rule it breaks, if any)."""
-    view = store.player(handle)
+    view = store.player(handle, as_of=as_of)
     if view is None:
         why = ""
         try:
@@ -271,12 +287,24 @@ def format_validation_errors(errors: Sequence[Mapping[str, Any]]) -> tuple[int, 
     return status, "; ".join(parts) or "invalid request"
 
 
-def build_router() -> APIRouter:
-    """The ``/api`` routes (the store's dataclasses must be importable)."""
+#: ``as_of`` query parameter of the routes that read ratings.
+AS_OF_Q = Query(max_length=40, description="read the ratings as of this time: unix "
+                "seconds or an ISO 8601 date/time (UTC unless it says); default now; not "
+                "before the latest contest")
+
+
+def build_router(*, ladder: bool = False) -> APIRouter:
+    """The ``/api`` routes (the store's dataclasses must be importable); with ``ladder``
+    the same routes under ``/api/ladders/{ladder}/``."""
     from podium.store import StoreError
 
     M = api_models()
-    router = APIRouter(prefix="/api", tags=["api"])
+    if ladder:
+        router = APIRouter(prefix=LADDER_PREFIX, tags=["ladders"],
+                           dependencies=[Depends(ladder_dependency)])
+    else:
+        router = APIRouter(prefix="/api", tags=["api"])
+    add_ladder_routes(router, root=not ladder)
 
     @router.get("/health", response_model=HealthOut, summary="Liveness (cheap)")
     def health(request: Request) -> Any:
@@ -292,6 +320,7 @@ def build_router() -> APIRouter:
             "last_contest_time": None if latest is None else int(latest.time_seconds),
             "schema_version": getattr(store, "schema_version", None),
             "writes_enabled": request.app.state.auth.has_tokens(writers=True),
+            "ladder": getattr(store, "ladder_name", "default"),
         })
 
     @router.get("/stats", response_model=StatsOut, summary="Counts and settings of the store")
@@ -314,16 +343,31 @@ def build_router() -> APIRouter:
             "the latest contest in the store",
         )] = None,
         min_contests: Annotated[int, Query(ge=1, le=10**9)] = 1,
+        as_of: Annotated[str | None, AS_OF_Q] = None,
+        include_provisional: Annotated[bool | None, Query(
+            description="list the provisional players (marked); default: as the ladder's "
+            "settings say")] = None,
+        season: Annotated[int | None, Query(ge=1, le=10**6, description="a finished "
+                                            "season's final leaderboard")] = None,
     ) -> Any:
-        """Ranks are 1-based within the filtered set; ties in rating go by handle."""
+        """Players by display rating as of ``as_of`` (default now: each rating with the
+        system's time drift since the player's last contest), best first.  Ranks are
+        1-based within the filtered set; ties in rating go by handle.  ``provisional``
+        marks a player under the ladder's provisional rule."""
         store = get_store(request)
         since = active_since_for(store, active_days)
+        t = parse_as_of(as_of) if season is not None else as_of_time(store, as_of)
+        show = (not store.ladder_settings().hide_provisional if include_provisional is None
+                else include_provisional)
         rows = store.leaderboard(offset=offset, limit=limit, active_since=since,
-                                 min_contests=min_contests)
-        total = store.count_players(active_since=since) if min_contests == 1 else None
+                                 min_contests=min_contests, as_of=t, include_provisional=show,
+                                 season=season)
+        total = (store.count_players(active_since=since, as_of=t, include_provisional=show,
+                                     season=season) if min_contests == 1 else None)
         return json_answer({
             "offset": offset, "limit": limit, "active_days": active_days,
-            "active_since": since, "min_contests": min_contests, "total": total, "rows": rows,
+            "active_since": since, "min_contests": min_contests, "total": total,
+            "as_of": t, "season": season, "include_provisional": show, "rows": rows,
         })
 
     @router.get("/leaderboard/count", response_model=CountOut, responses=_ERRORS,
@@ -335,9 +379,11 @@ def build_router() -> APIRouter:
         max_rating: Annotated[float | None, Query(allow_inf_nan=False,
                                                   description="exclusive")] = None,
         active_days: Annotated[float | None, Query(gt=0, le=1e6, allow_inf_nan=False)] = None,
+        as_of: Annotated[str | None, AS_OF_Q] = None,
     ) -> Any:
-        """Players (with at least one rated contest) whose display rating is in
-        ``[min_rating, max_rating)``, optionally only the recently active ones."""
+        """Players (with at least one rated contest) whose display rating (as of
+        ``as_of``, default now) is in ``[min_rating, max_rating)``, optionally only the
+        recently active ones."""
         if min_rating is not None and max_rating is not None and min_rating > max_rating:
             raise HTTPException(
                 status_code=422,
@@ -346,7 +392,8 @@ def build_router() -> APIRouter:
         store = get_store(request)
         since = active_since_for(store, active_days)
         n = store.count_players(min_rating=min_rating, max_rating=max_rating,
-                                active_since=since)
+                                active_since=since, as_of=as_of_time(store, as_of),
+                                include_provisional=True)
         return json_answer({"count": n, "min_rating": min_rating, "max_rating": max_rating,
                             "active_days": active_days, "active_since": since})
 
@@ -364,13 +411,14 @@ def build_router() -> APIRouter:
 
     @router.get("/players/{handle:path}", response_model=M["PlayerView"], responses=_ERRORS,
                 summary="A player's rating and full history")
-    def player(request: Request, handle: Annotated[str, Path(min_length=1)]) -> Any:
-        """Current rating, rank and every rated contest, oldest first.  The handle is
-        looked up under the handle rules (NFC, trimmed; in a store with
-        case-insensitive handles, whatever its case); a handle made of dots only
-        (``.``, ``..``) is best asked for as ``GET /api/player?handle=..`` (clients
-        remove such path segments)."""
-        return _player_answer(get_store(request), handle)
+    def player(request: Request, handle: Annotated[str, Path(min_length=1)],
+               as_of: Annotated[str | None, AS_OF_Q] = None) -> Any:
+        """Rating and rank as of ``as_of`` (default now), whether provisional, and every
+        rated contest (and season start), oldest first.  The handle is looked up under
+        the handle rules (NFC, trimmed; in a store with case-insensitive handles,
+        whatever its case); a handle made of dots only (``.``, ``..``) is best asked for
+        as ``GET /api/player?handle=..`` (clients remove such path segments)."""
+        return _player_answer(get_store(request), handle, parse_as_of(as_of))
 
     @router.get("/player", response_model=M["PlayerView"], responses=_ERRORS,
                 summary="A player's rating and full history (handle in the query)")
@@ -378,10 +426,11 @@ def build_router() -> APIRouter:
         request: Request,
         handle: Annotated[str, Query(min_length=1, max_length=1000,
                                      description="the player's handle")],
+        as_of: Annotated[str | None, AS_OF_Q] = None,
     ) -> Any:
         """As ``GET /api/players/{handle}``, for any handle (``.`` and ``..`` included:
         no client rewrites a query string)."""
-        return _player_answer(get_store(request), handle)
+        return _player_answer(get_store(request), handle, parse_as_of(as_of))
 
     @router.get("/contests", response_model=M["ContestList"], responses=_ERRORS,
                 summary="Contests, newest first")

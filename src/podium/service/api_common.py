@@ -17,13 +17,34 @@ from podium.errors import ContestError, DataFormatError
 from podium.service.guard import identity_problem
 from podium.service.models import to_jsonable
 
-__all__ = ["check_token", "contest_of", "get_store", "json_answer", "parse_json_body",
-           "shown"]
+__all__ = ["check_token", "contest_of", "get_store", "json_answer", "ladder_store",
+           "parse_json_body", "shown"]
 
 
 def get_store(request: Request) -> Any:
-    """The store the app serves."""
-    return request.app.state.store
+    """The store object of the request's ladder: the app's (the ladder ``default``), or
+    for a route under ``/api/ladders/{ladder}/`` (or a page under
+    ``/ladders/{ladder}/``) that ladder's -- 404 naming a ladder the store does not
+    hold (:func:`ladder_store`)."""
+    store = request.app.state.store
+    name = request.path_params.get("ladder")
+    return store if name is None else ladder_store(store, str(name))
+
+
+def ladder_store(store: Any, name: str) -> Any:
+    """The store object of ladder ``name`` of ``store``; 404 naming the ladder when the
+    store holds none of that name (or none can have it: the message says why)."""
+    from podium.store import UnknownLadderError
+    from podium.store.ladders import check_ladder_name, ladder_problem
+
+    problem = ladder_problem(name)
+    if problem is not None:
+        raise HTTPException(status_code=404, detail=f"ladder {shown(name)} not found: {problem}")
+    try:
+        return store.ladder(check_ladder_name(name))
+    except UnknownLadderError:
+        raise HTTPException(status_code=404, detail=f"ladder {shown(name)} not found (GET "
+                            "/api/ladders lists the ladders)") from None
 
 
 def json_answer(value: Any, status_code: int = 200) -> JSONResponse:

@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from podium.service import MAX_PREDICT_PLAYERS_LIMIT
 from podium.service.api_common import get_store
+from podium.service.api_ladders import LADDER_PREFIX, ladder_dependency
 from podium.service.models import ErrorOut, Handle, PredictModelOut
 from podium.store.checks import MAX_CONTEST_WEIGHT, MIN_CONTEST_WEIGHT
 
@@ -111,9 +112,14 @@ def _balance(store: Any, body: BalanceRequest, cap: int) -> JSONResponse:
     })
 
 
-def build_router() -> APIRouter:
-    """``POST /api/balance``."""
-    router = APIRouter(prefix="/api", tags=["lobby"])
+def build_router(*, ladder: bool = False) -> APIRouter:
+    """``POST /api/balance`` (``ladder``: ``POST /api/ladders/{ladder}/balance``, from
+    that ladder's ratings)."""
+    if ladder:
+        router = APIRouter(prefix=LADDER_PREFIX, tags=["ladders"],
+                           dependencies=[Depends(ladder_dependency)])
+    else:
+        router = APIRouter(prefix="/api", tags=["lobby"])
 
     @router.post(
         "/balance", response_model=BalanceOut,

@@ -377,7 +377,11 @@ def create_app(
     app.include_router(api.build_router())
     app.include_router(api_lobby.build_router())
     app.include_router(admin.build_router())
+    app.include_router(api.build_router(ladder=True))
+    app.include_router(api_lobby.build_router(ladder=True))
+    app.include_router(admin.build_router(ladder=True))
     app.include_router(web.build_router())
+    app.include_router(web.build_router(ladder=True))
     app.mount("/static", StaticFiles(directory=str(web.STATIC_DIR)), name="static")
     # the last added is the outermost: the security headers go on every answer, the
     # guard's 401 and 413 included

@@ -24,6 +24,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from podium.service.api_common import get_store
+
 __all__ = ["add_explain_routes", "ExplainOut", "DEFAULT_TOP", "MAX_TOP"]
 
 #: Terms listed per direction and equation by default (``top``) ...
@@ -96,7 +98,7 @@ def _answer(request: Request, contest_id: str, handle: str, top: int,
             every: bool) -> JSONResponse:
     from podium.store.explain import ExplainNotFound
 
-    store = request.app.state.store
+    store = get_store(request)
     gate = request.app.state.explain_gate
     if not gate.enter():
         raise gate.busy()

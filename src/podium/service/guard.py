@@ -1,18 +1,20 @@
 """The service's outer defences, as ASGI middleware and a logging filter.
 
-* :class:`RequestGuard` -- access first, then body limits.  Each route needs a *role*
+* :class:`RequestGuard` -- access first, then body limits. Each route needs a *role*
   (:func:`required_role`, from the table :data:`ROUTE_ROLES`: ``write`` for ingestion,
   ``admin`` for corrections and the audit log; ``read`` for every other route when the
-  server is private, else none).  A request to a route that needs one is answered from
-  its headers alone, before one byte of its body is read: 401 (with
-  ``WWW-Authenticate: Bearer``) without a valid bearer token -- none, unknown, revoked --
-  and 403 with a valid token whose role is too weak (the message names the role
-  needed).  Tokens are resolved by :class:`Authenticator`.  A body over the route's
-  limit (``max_body_bytes`` for writes, ``max_predict_bytes`` for ``POST /api/predict``
-  and for any other request) is refused with 413 on its ``Content-Length`` or as soon
-  as the bytes read pass the limit.  Only then is the body buffered (at most the limit)
-  and handed to the app, with the caller recorded as the actor of its writes
-  (:func:`podium.store.actor.acting_as`: ``token:NAME (ROLE)``).
+  server is private, else none); a ladder's route (``/api/ladders/{ladder}/...``) needs
+  what the same route of the ladder ``default`` needs (:func:`split_ladder`), and a
+  token limited to some ladders is refused (403) on any other ladder's routes. A request
+  to a route that needs one is answered from its headers alone, before one byte of its
+  body is read: 401 (with ``WWW-Authenticate: Bearer``) without a valid bearer token --
+  none, unknown, revoked -- and 403 with a valid token whose role is too weak (the
+  message names the role needed). Tokens are resolved by :class:`Authenticator`. A body
+  over the route's limit (``max_body_bytes`` for writes, ``max_predict_bytes`` for
+  ``POST /api/predict`` and for any other request) is refused with 413 on its
+  ``Content-Length`` or as soon as the bytes read pass the limit. Only then is the body
+  buffered (at most the limit) and handed to the app, with the caller recorded as the
+  actor of its writes (:func:`podium.store.actor.acting_as`: ``token:NAME (ROLE)``).
 * :class:`SecurityHeaders` -- ``X-Content-Type-Options: nosniff``, ``X-Frame-Options:
   DENY`` and ``Referrer-Policy: same-origin`` on every answer; a Content-Security-Policy
   on HTML pages (:data:`PAGE_CSP`: scripts, styles and images from the service itself
@@ -34,6 +36,7 @@ import logging
 import re
 import threading
 import time
+import unicodedata
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
@@ -63,6 +66,7 @@ __all__ = [
     "install_log_redaction",
     "redact",
     "required_role",
+    "split_ladder",
     "token_problem",
 ]
 
@@ -135,12 +139,36 @@ def _matches(pattern: str, path: str) -> bool:
     return (path.rstrip("/") or "/") == pattern
 
 
+#: The start of a ladder's API routes and of its pages.
+LADDER_ROUTES = ("/api/ladders/", "/ladders/")
+
+
+def split_ladder(path: str) -> tuple[str | None, str]:
+    """The ladder a request's ``path`` acts on and the path of the same route of the
+    ladder ``default``: ``/api/ladders/duo/contests`` -> ``("duo", "/api/contests")``,
+    ``/ladders/duo/players/a`` -> ``("duo", "/players/a")``; another path acts on
+    ``default`` (``/api/contests`` -> ``("default", "/api/contests")``) except the list
+    of ladders and the static files, which act on none (``None``)."""
+    for start in LADDER_ROUTES:
+        if path.startswith(start):
+            name, _, rest = path[len(start):].partition("/")
+            if name:
+                base = "/api" if start.startswith("/api") else ""
+                return unicodedata.normalize("NFC", name).strip(), f"{base}/{rest}" \
+                    if rest or base else "/"
+    if path in ("/api/ladders", "/ladders") or _matches("/static/*", path):
+        return None, path
+    return "default", path
+
+
 def required_role(method: str, path: str, *, private: bool = False) -> str | None:
     """The role a request needs (``None``: none), from :data:`ROUTE_ROLES`; ``path`` as
     sent (see :func:`_matches`).  On a private server every route not in
-    :data:`PUBLIC_ROUTES` needs at least ``read``.  ``HEAD`` needs what ``GET`` needs."""
+    :data:`PUBLIC_ROUTES` needs at least ``read``.  ``HEAD`` needs what ``GET`` needs.
+    A ladder's route needs what the same route of ``default`` needs."""
     if method == "HEAD":
         method = "GET"
+    _ladder, path = split_ladder(path)
     for m, pattern, role in ROUTE_ROLES:
         if m == method and _matches(pattern, path):
             return role
@@ -151,10 +179,12 @@ def required_role(method: str, path: str, *, private: bool = False) -> str | Non
 
 @dataclass(frozen=True)
 class Identity:
-    """Who a request's bearer token belongs to: the token's ``name`` and ``role``."""
+    """Who a request's bearer token belongs to: the token's ``name`` and ``role``, and the
+    ladders it is limited to (``None``: every ladder)."""
 
     name: str
     role: str
+    ladders: tuple[str, ...] | None = None
 
     @property
     def actor(self) -> str:
@@ -164,6 +194,11 @@ class Identity:
     def allows(self, needed: str) -> bool:
         """Whether this identity's role includes ``needed``."""
         return ROLES.index(self.role) >= ROLES.index(needed)
+
+    def may_act_on(self, ladder: str | None) -> bool:
+        """Whether this identity may act on ``ladder`` (``None``: no ladder in
+        particular)."""
+        return ladder is None or self.ladders is None or ladder in self.ladders
 
 
 #: ``scope["state"]`` key of the request's :class:`Identity` (set by the guard).
@@ -217,7 +252,7 @@ class Authenticator:
         found = self.store.check_token(secret)
         if found is None:
             return None
-        ident = Identity(found.name, found.role)
+        ident = Identity(found.name, found.role, getattr(found, "ladders", None))
         with self._lock:
             if len(self._valid) > 10_000:
                 self._valid.clear()
@@ -273,7 +308,17 @@ def identity_problem(scope: Scope, needed: str) -> tuple[int, str] | None:
         return 401, "missing Authorization header: send 'Authorization: Bearer TOKEN'"
     if not ident.allows(needed):
         return 403, _forbidden(ident, needed, str(scope.get("method")), route_path(scope))
+    ladder, _ = split_ladder(route_path(scope))
+    if not ident.may_act_on(ladder):
+        return 403, _not_this_ladder(ident, ladder, str(scope.get("method")),
+                                     route_path(scope))
     return None
+
+
+def _not_this_ladder(ident: Identity, ladder: str | None, method: str, path: str) -> str:
+    limit = ", ".join(repr(x) for x in ident.ladders or ())
+    return (f"forbidden: {method} {path} acts on ladder {ladder!r}; the token "
+            f"{ident.name!r} is limited to the ladder(s) {limit}")
 
 
 def _forbidden(ident: Identity, needed: str, method: str, path: str) -> str:
@@ -401,6 +446,10 @@ class RequestGuard:
                 return
             if not ident.allows(needed):
                 await _answer(scope, send, 403, _forbidden(ident, needed, method, path))
+                return
+            ladder, _ = split_ladder(path)
+            if not ident.may_act_on(ladder):
+                await _answer(scope, send, 403, _not_this_ladder(ident, ladder, method, path))
                 return
             state = scope.setdefault("state", {})
             if isinstance(state, dict):

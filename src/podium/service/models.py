@@ -323,6 +323,7 @@ class HealthOut(BaseModel):
     last_contest_time: int | None = Field(description="unix time of the latest contest")
     schema_version: int | None = None
     writes_enabled: bool = Field(description="false: started without a token")
+    ladder: str = Field("default", description="the ladder of this route")
 
 
 class StatsOut(BaseModel):
@@ -338,6 +339,10 @@ class StatsOut(BaseModel):
     handle_policy: Literal["exact", "case-insensitive"] = Field(
         "exact", description="'case-insensitive': handles differing only by case are one "
         "player (fixed when the store was created)")
+    ladder: str = Field("default", description="the ladder these counts are of")
+    season: int = Field(1, description="the ladder's current season")
+    settings: dict[str, Any] = Field(default_factory=dict, description="the ladder's "
+                                     "provisional rule and cross-ladder newcomer prior")
 
 
 class CountOut(BaseModel):

@@ -11,7 +11,16 @@
   player's team in each team contest);
 * ``/contests`` and ``/contests/{id}`` (or ``/contest?id=...``) -- the contests, and one
   contest's rating changes, 500 standings rows a page read from the store (a team
-  contest: grouped by team, each team's place, members, weights and changes).
+  contest: grouped by team, each team's place, members, weights and changes); the
+  start of a season is listed among them, its page the players' resets.
+
+**Ladders.**  ``/ladders`` is the ladder picker (every ladder: its system, counts,
+season); the pages above are the ladder ``default``'s, and every ladder has them under
+``/ladders/{ladder}/`` (``/ladders/duo/``, ``/ladders/duo/players/ann``, ...).  The
+leaderboard is read as of now (the system's time drift applied) and marks provisional
+players (``?provisional=0`` leaves them out, ``1`` shows them, whatever the ladder's
+default), and reads a finished season's final leaderboard with ``?season=N``.  A
+player's page shows the player in every ladder (rating, rank, contests), with links.
 
 Everything the pages need (CSS, the search script) is served by the app under
 ``/static/``; the pages work with no internet access.
@@ -25,11 +34,13 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 
 from podium.service.api import active_since_for
+from podium.service.api_common import get_store
 from podium.service.charts import ChartPoint, rating_chart_svg
 
 __all__ = ["build_router", "templates", "STATIC_DIR", "TEMPLATE_DIR", "PAGE_SIZE"]
@@ -111,18 +122,55 @@ def contest_url(contest_id: str) -> str:
     return "/contests/" + seg
 
 
+def ladder_base(ladder: str | None) -> str:
+    """The path the pages of ``ladder`` start with (``""`` for ``default``)."""
+    if ladder is None or ladder == "default":
+        return ""
+    return "/ladders/" + quote(ladder, safe="")
+
+
+@pass_context
+def _player_link(ctx: Any, handle: str) -> str:
+    return str(ctx.get("base", "")) + player_url(handle)
+
+
+@pass_context
+def _contest_link(ctx: Any, contest_id: str) -> str:
+    return str(ctx.get("base", "")) + contest_url(contest_id)
+
+
 templates = Jinja2Templates(directory=str(TEMPLATE_DIR))
 templates.env.filters.update(
     date=_date, datetime=_datetime, num=_num, signed=_signed, sign_class=_sign_class,
-    player_url=player_url, contest_url=contest_url,
+    player_url=_player_link, contest_url=_contest_link, ladder_base=ladder_base,
 )
 templates.env.globals.update(places=_places, ACTIVE_CHOICES=ACTIVE_CHOICES)
 
 
 def _page(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    ladder = request.path_params.get("ladder")
     store = request.app.state.store
+    if ladder is not None:
+        try:
+            store = get_store(request)
+        except HTTPException:  # the page of an unknown ladder: the error page
+            ladder = None
+    shown = getattr(store, "ladder_name", "default")
+    base = ladder_base(None if ladder is None else shown)
     context.setdefault("system_name", getattr(store, "system_name", ""))
+    context.setdefault("ladder", shown)
+    context.setdefault("base", base)
+    context.setdefault("api_base", "/api" + ("" if not base else "/ladders/"
+                                             + quote(shown, safe="")))
     return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def _store_or_page(request: Request) -> Any:
+    """The request's ladder's store, or the 404 page for an unknown ladder."""
+    try:
+        return get_store(request)
+    except HTTPException as exc:
+        return not_found_page(request, str(exc.detail))
 
 
 def not_found_page(request: Request, message: str) -> HTMLResponse:
@@ -141,36 +189,62 @@ def _pager(base: str, params: dict[str, Any], page: int, has_next: bool) -> dict
             "next": link(page + 1) if has_next else None}
 
 
-def build_router() -> APIRouter:
-    """The HTML routes (not in the OpenAPI schema)."""
-    router = APIRouter(include_in_schema=False)
+def build_router(*, ladder: bool = False) -> APIRouter:
+    """The HTML routes (not in the OpenAPI schema); with ``ladder`` the same pages of
+    any ladder, under ``/ladders/{ladder}``, else those of ``default`` and the ladder
+    picker ``/ladders``."""
+    router = APIRouter(include_in_schema=False,
+                       prefix="/ladders/{ladder}" if ladder else "")
+
+    if not ladder:
+        @router.get("/ladders", response_class=HTMLResponse)
+        def ladders_page(request: Request) -> Response:
+            """The ladder picker."""
+            return _page(request, "ladders.html", title="Ladders",
+                         ladders=request.app.state.store.ladders())
 
     @router.get("/", response_class=HTMLResponse)
     def leaderboard_page(
         request: Request,
         page: Annotated[int, Query(ge=1, le=10**7)] = 1,
         active_days: Annotated[int, Query(ge=0, le=10**6)] = 0,
+        season: Annotated[int, Query(ge=0, le=10**6)] = 0,
+        provisional: Annotated[int | None, Query(ge=0, le=1)] = None,
     ) -> Response:
-        store = request.app.state.store
+        store = _store_or_page(request)
+        if isinstance(store, Response):
+            return store
         since = active_since_for(store, active_days or None)
+        seasons = store.seasons()
+        current = seasons[-1].number
+        past = season if 0 < season < current else None
+        show = None if provisional is None else bool(provisional)
         rows = store.leaderboard(offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE + 1,
-                                 active_since=since)
+                                 active_since=since, include_provisional=show, season=past)
         has_next = len(rows) > PAGE_SIZE
         latest = store.latest_contest()
         stats = {"contests": 0 if latest is None else latest.index + 1,
                  "last_contest_time": None if latest is None else latest.time_seconds}
+        settings = store.ladder_settings()
         return _page(
             request, "leaderboard.html", title="Leaderboard", rows=rows[:PAGE_SIZE],
-            page=page, active_days=active_days, stats=stats,
-            total=store.count_players(active_since=since),
-            pager=_pager("/", {"active_days": active_days}, page, has_next),
+            page=page, active_days=active_days, stats=stats, seasons=seasons,
+            season=past, current_season=current, settings=settings,
+            provisional=provisional,
+            total=store.count_players(active_since=since, include_provisional=show,
+                                      season=past),
+            pager=_pager(ladder_base(store.ladder_name if ladder else None) + "/",
+                         {"active_days": active_days, "season": past or 0,
+                          "provisional": provisional}, page, has_next),
         )
 
     @router.get("/search", response_class=HTMLResponse)
     def search_page(
         request: Request, q: Annotated[str, Query(max_length=100)] = ""
     ) -> Response:
-        store = request.app.state.store
+        store = _store_or_page(request)
+        if isinstance(store, Response):
+            return store
         text = q.strip()
         matches: list[str] = store.search_handles(text, limit=50) if text else []
         exact = [h for h in matches if h == text] or (
@@ -178,7 +252,8 @@ def build_router() -> APIRouter:
         )
         if len(exact) == 1 or len(matches) == 1:
             target = exact[0] if len(exact) == 1 else matches[0]
-            return RedirectResponse(player_url(target), status_code=303)
+            base = ladder_base(store.ladder_name if ladder else None)
+            return RedirectResponse(base + player_url(target), status_code=303)
         return _page(request, "search.html", title=f"Search: {text}" if text else "Search",
                      q=text, matches=matches)
 
@@ -191,8 +266,15 @@ def build_router() -> APIRouter:
 
     @router.get("/players/{handle:path}", response_class=HTMLResponse)
     def player_page(request: Request, handle: str) -> Response:
-        view = request.app.state.store.player(handle)
+        store = _store_or_page(request)
+        if isinstance(store, Response):
+            return store
+        view = store.player(handle)
+        elsewhere = _across_ladders(request.app.state.store, store, handle)
         if view is None:
+            if elsewhere:
+                return _page(request, "player.html", title=handle, player=None, chart="",
+                             history=[], has_teams=False, elsewhere=elsewhere)
             return not_found_page(request, f"No player with handle \u201c{handle}\u201d.")
         # in a team contest the place is the team's, among teams: no "of N players"
         points = [
@@ -203,24 +285,32 @@ def build_router() -> APIRouter:
                 f"{h.team}",
                 change=float(h.change), place=int(h.place) + 1,
                 players=int(h.players) if h.team is None else None,
-                href=contest_url(h.contest_id),
-            )
+                href=ladder_base(store.ladder_name if ladder else None)
+                + contest_url(h.contest_id),
+            ) if h.kind == "contest" else ChartPoint(
+                time_seconds=int(h.time_seconds), rating=float(h.display_rating), perf=None,
+                label=f"{h.contest_name} (reset)", change=float(h.change), place=None,
+                players=None, href=None)
             for h in view.history
         ]
         chart = rating_chart_svg(points, title=f"Rating history of {view.handle}")
         return _page(request, "player.html", title=view.handle, player=view, chart=chart,
                      history=list(reversed(view.history)),
-                     has_teams=any(h.team is not None for h in view.history))
+                     has_teams=any(h.team is not None for h in view.history),
+                     elsewhere=elsewhere)
 
     @router.get("/contests", response_class=HTMLResponse)
     def contests_page(
         request: Request, page: Annotated[int, Query(ge=1, le=10**7)] = 1
     ) -> Response:
-        store = request.app.state.store
+        store = _store_or_page(request)
+        if isinstance(store, Response):
+            return store
         rows = store.contests(offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE + 1)
         has_next = len(rows) > PAGE_SIZE
+        base = ladder_base(store.ladder_name if ladder else None)
         return _page(request, "contests.html", title="Contests", rows=rows[:PAGE_SIZE],
-                     page=page, pager=_pager("/contests", {}, page, has_next))
+                     page=page, pager=_pager(base + "/contests", {}, page, has_next))
 
     @router.get("/contest", response_class=HTMLResponse)
     def contest_query_page(
@@ -236,15 +326,34 @@ def build_router() -> APIRouter:
         page: Annotated[int, Query(ge=1, le=10**7)] = 1,
     ) -> Response:
         start = (page - 1) * CONTEST_PAGE_SIZE
-        view = request.app.state.store.contest(contest_id, offset=start,
-                                               limit=CONTEST_PAGE_SIZE)
+        store = _store_or_page(request)
+        if isinstance(store, Response):
+            return store
+        view = store.contest(contest_id, offset=start, limit=CONTEST_PAGE_SIZE)
         if view is None:
             return not_found_page(request, f"No contest with id \u201c{contest_id}\u201d.")
         rows = view.changes
         has_next = start + CONTEST_PAGE_SIZE < view.total
         team_sizes = {t.name: len(t.members) for t in view.teams or ()}
+        base = ladder_base(store.ladder_name if ladder else None)
         return _page(request, "contest.html", title=view.name or view.contest_id, contest=view,
                      rows=rows, page=page, team_sizes=team_sizes,
-                     pager=_pager(contest_url(view.contest_id), {}, page, has_next))
+                     pager=_pager(base + contest_url(view.contest_id), {}, page, has_next))
 
     return router
+
+
+def _across_ladders(root: Any, here: Any, handle: str) -> list[dict[str, Any]]:
+    """The player ``handle`` in every ladder of the store but ``here``: each ladder's
+    name, the player's rating, rank and contests there and the link to that page
+    (none for a ladder that never rated the player)."""
+    out: list[dict[str, Any]] = []
+    for info in root.ladders():
+        if info.name == here.ladder_name:
+            continue
+        view = root.ladder(info.name).player(handle)
+        if view is None:
+            continue
+        out.append({"ladder": info.name, "system": info.system, "player": view,
+                    "href": (ladder_base(info.name) or "") + player_url(view.handle)})
+    return out

@@ -25,11 +25,14 @@ from podium.store.models import (
     CorrectionResult,
     HistoryRow,
     IngestResult,
+    LadderInfo,
     LeaderboardRow,
     PlayerView,
+    SeasonInfo,
     StoreError,
     TeamMember,
     UnknownContestError,
+    UnknownLadderError,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +44,9 @@ __all__ = [
     "Store",
     "StoreError",
     "UnknownContestError",
+    "UnknownLadderError",
+    "LadderInfo",
+    "SeasonInfo",
     "IngestResult",
     "CorrectionResult",
     "LeaderboardRow",

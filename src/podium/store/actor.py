@@ -19,6 +19,7 @@ set its default before the store (and SQLAlchemy) is imported.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 from collections.abc import Iterator
@@ -48,7 +49,9 @@ def check_actor(actor: object) -> str:
     return actor
 
 
+@functools.cache
 def _user() -> str:
+    """The process's user name (asked once: a lookup of the password database)."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no user name for this uid (containers)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import PodiumError, UsageError
+from podium.store.ladder_cli import add_ladder_option
 from podium.store.models import DEFAULT_DB
 
 __all__ = ["add_parsers"]
@@ -48,6 +49,8 @@ def add_parsers(subparsers: Any) -> None:
     c.add_argument("--name", required=True,
                    help="a unique name (letters, digits, . _ @ + -), recorded in the audit "
                    "log as the author of this token's writes")
+    c.add_argument("--ladder", action="append", default=None, metavar="NAME",
+                   help="limit the token to this ladder (repeatable; default: every ladder)")
     c.set_defaults(func=_cmd_token_create)
     ls = ts.add_parser("list", help="list the tokens (never their secrets)")
     ls.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
@@ -70,6 +73,7 @@ def add_parsers(subparsers: Any) -> None:
     a.add_argument("--action", default=None, help="only rows of this action (ingest, ...)")
     a.add_argument("--contest", default=None, metavar="ID", help="only rows about this contest")
     a.add_argument("--json", action="store_true", help="one JSON object")
+    add_ladder_option(a)
     a.set_defaults(func=_cmd_audit)
 
     e = subparsers.add_parser("export", help="write every rating, or every rating event, "
@@ -87,25 +91,27 @@ def add_parsers(subparsers: Any) -> None:
                    "that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) "
                    "is written with a ' in front ('-101-: docs/service.md, \"CSV and "
                    "spreadsheets\")")
+    add_ladder_option(e)
     e.set_defaults(func=_cmd_export)
 
 
-def _open(db: str) -> Any:
+def _open(db: str, ladder: str | None = None) -> Any:
     import importlib.util
 
     if importlib.util.find_spec("sqlalchemy") is None:
         raise PodiumError("the store commands need SQLAlchemy: pip install 'podium[service]'")
     from podium.store.store import Store
 
-    return Store.open(db)
+    return Store.open(db, ladder=ladder)
 
 
 def _cmd_token_create(args: argparse.Namespace) -> int:
     with _open(args.db) as store:
-        secret = store.create_token(args.name, args.role)
+        secret = store.create_token(args.name, args.role, args.ladder)
     print(secret, flush=True)
-    print(f"podium: token {args.name!r} (role {args.role}) created; its secret, above, is "
-          "shown only now", file=sys.stderr)
+    limit = "" if args.ladder is None else f", ladders {', '.join(map(repr, args.ladder))}"
+    print(f"podium: token {args.name!r} (role {args.role}{limit}) created; its secret, above, "
+          "is shown only now", file=sys.stderr)
     return 0
 
 
@@ -123,8 +129,9 @@ def _cmd_token_list(args: argparse.Namespace) -> int:
     width = max(len(t.name) for t in tokens)
     for t in tokens:
         state = "active" if t.active else f"revoked {fmt_time(t.revoked_at or 0)}"
+        limit = "" if t.ladders is None else f"  ladders {', '.join(map(repr, t.ladders))}"
         print(f"{t.name:<{width}}  {t.role:<5}  created {fmt_time(t.created_at)} by "
-              f"{t.created_by}  {state}")
+              f"{t.created_by}  {state}{limit}")
     return 0
 
 
@@ -143,7 +150,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"-n must be in 0..1000, got {args.n}")
     if args.offset < 0:
         raise UsageError(f"--offset must be >= 0, got {args.offset}")
-    with _open(args.db) as store:
+    with _open(args.db, args.ladder) as store:
         page = store.audit(offset=args.offset, limit=args.n, action=args.action,
                            contest_id=args.contest)
     if args.json:
@@ -170,7 +177,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     fmt = args.format or ("parquet" if out.suffix.lower() in (".parquet", ".pq") else "csv")
     part = out.with_name(out.name + ".part")
     size = 0
-    with _open(args.db) as store:
+    with _open(args.db, args.ladder) as store:
         pieces = store.export(args.what, fmt, csv_safe=not args.raw)
         try:
             with open(part, "wb") as fh:

@@ -17,7 +17,16 @@ action             written by
                    ``index``, ``players``, ``rerated`` (later contests re-rated)
 ``token-create``   :meth:`Store.create_token`; ``detail``: ``name``, ``role``
 ``token-revoke``   :meth:`Store.revoke_token`; ``detail``: ``name``, ``role``
+``ladder-create``  :meth:`Store.create_ladder`; ``detail``: ``ladder``,
+                   ``system``
+``ladder-set``     :meth:`Store.set_ladder_settings`; ``detail``: the settings
+``season``         :meth:`Store.new_season`: the boundary's id; ``detail``:
+                   ``season``, ``reset``, ``players``
 =================  ==========================================================
+
+Each ladder has its own audit log (its ``audit`` table): the writes of its contests,
+corrections, settings and seasons.  What concerns the whole store -- tokens, the
+creation of ladders -- is in the store's log, which is also the ladder ``default``'s.
 
 The row is inserted by the same connection, inside the same transaction, as the write:
 both are committed or neither (a crash at any point leaves neither).  A write path
@@ -36,11 +45,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, Table, func, select
 
-import podium.store.schema as S
 from podium.core.guards import storable_text
 from podium.store.actor import current_actor
+from podium.store.bulk import insert_rows
 from podium.store.common import StoreContext
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
@@ -49,7 +58,8 @@ __all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditLog", "AuditPage"]
 
 #: The actions a store records (a later version may add more).
 AUDIT_ACTIONS = ("ingest", "recompute", "delete", "replace", "token-create",
-                 "token-revoke")
+                 "token-revoke", "ladder-create", "ladder-set", "season")
+_COLS = ("time", "actor", "action", "contest_id", "content_hash", "revision", "detail")
 
 #: Most rows one :meth:`AuditLog.read` call returns.
 MAX_AUDIT_LIMIT = 1000
@@ -108,8 +118,10 @@ class AuditLog:
     block.
     """
 
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, table: Table | None = None) -> None:
         self.ctx = ctx
+        #: The audit table written and read: the ladder's (default), or the store's.
+        self.table = ctx.tables.audit if table is None else table
 
     # ------------------------------------------------------------------ writing
     def record(self, conn: Connection, action: str, *, revision: int | None,
@@ -142,11 +154,9 @@ class AuditLog:
             return
         actor = current_actor(self.ctx.options.actor)
         now = time.time()
-        conn.execute(insert(S.audit), [
-            {"time": now, "actor": actor, "action": action, "contest_id": cid,
-             "content_hash": chash, "revision": revision,
-             "detail": None if detail is None else json.dumps(detail, sort_keys=True,
-                                                              allow_nan=False)}
+        insert_rows(conn, self.table, _COLS, [
+            (now, actor, action, cid, chash, revision,
+             None if detail is None else json.dumps(detail, sort_keys=True, allow_nan=False))
             for cid, chash, detail in entries
         ])
 
@@ -172,7 +182,7 @@ class AuditLog:
         if offset < 0 or not 0 <= limit <= MAX_AUDIT_LIMIT:
             raise StoreError(f"offset must be >= 0 and limit in 0..{MAX_AUDIT_LIMIT} (got "
                              f"offset={offset}, limit={limit})")
-        a = S.audit
+        a = self.table
         conds = []
         if action is not None:
             if not action:

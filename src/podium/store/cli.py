@@ -11,6 +11,9 @@ unreadable file, an invalid contest, an unknown parameter, an id stored with oth
 content, a contest older than the latest one without ``--recompute-from``) stops
 with ``podium: error: ...`` and changes nothing.
 
+Every command takes ``--ladder NAME`` (default: the ladder ``default``, the store before
+ladders); ``podium ingest --ladder NAME --system S`` creates the ladder on first use.
+
 ``podium store delete CONTEST_ID`` and ``podium store replace CONTEST_FILE`` correct a
 stored contest (:meth:`Store.delete`, :meth:`Store.replace`): one transaction that
 re-rates every later contest, printing what was re-rated.
@@ -25,6 +28,7 @@ import time
 from typing import Any
 
 from podium.errors import PodiumError, UsageError
+from podium.store.ladder_cli import add_ladder_option
 from podium.store.models import DEFAULT_DB, CorrectionResult, IngestResult, StoreError
 
 __all__ = ["add_parsers", "batches", "BATCH_ROUNDS"]
@@ -97,6 +101,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no line per contest (only the summary)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_ladder_option(p)
     p.set_defaults(func=_cmd_ingest)
 
     i = subparsers.add_parser("db-info", help="show what a store holds",
@@ -104,6 +109,7 @@ def add_parsers(subparsers: Any) -> None:
                               "version of the store at --db.")
     i.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+    add_ladder_option(i)
     i.set_defaults(func=_cmd_info)
 
     u = subparsers.add_parser("db-upgrade", help="migrate a store to this Podium's schema",
@@ -133,6 +139,7 @@ def _add_store_parsers(subparsers: Any) -> None:
         "remaining contest are removed.")
     d.add_argument("contest_id", metavar="CONTEST_ID", help="the id of the stored contest")
     d.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"default {DEFAULT_DB}")
+    add_ladder_option(d)
     d.set_defaults(func=_cmd_store_delete)
     r = sub.add_parser(
         "replace", help="replace a contest's standings and re-rate every later contest",
@@ -145,6 +152,7 @@ def _add_store_parsers(subparsers: Any) -> None:
     r.add_argument("--contest-id", metavar="ID", default=None,
                    help="the id of the stored contest (default: the file's url, else name)")
     add_input_args(r, raw_handles=False)
+    add_ladder_option(r)
     r.set_defaults(func=_cmd_store_replace)
 
 
@@ -284,6 +292,11 @@ def _preflight_store(store: Any, contests: list[Any], indices: list[int], ids: l
         )
 
 
+def _ladder_of(args: argparse.Namespace) -> str:
+    """``, ladder 'NAME'`` for a command given ``--ladder`` (empty otherwise)."""
+    return "" if args.ladder is None else f", ladder {args.ladder!r},"
+
+
 def _line(res: IngestResult) -> str:
     head = f"#{res.index} {res.name!r}"
     if res.contest_id != res.name:
@@ -333,7 +346,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     if sysobj is not None:  # before a new store is created
         _preflight_teams(sysobj, str(system), contests, indices, args.path)
 
-    with Store.open_or_create(args.db, system, given_params,
+    with Store.open_or_create(args.db, system, given_params, ladder=args.ladder,
                               case_insensitive_handles=True if args.case_insensitive_handles
                               else None, allow_future=args.allow_future,
                               keep_snapshots=args.keep_snapshots) as store:
@@ -384,8 +397,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         f"ingested {len(contests)} contest(s) from {args.path} in {elapsed:.2f} s "
         f"(loading {t1 - t0:.2f} s): {counts['applied']} applied, {counts['duplicate']} "
         f"duplicate (unchanged), {counts['recomputed']} recomputed ({rerated} later contests "
-        f"re-rated); {display_url(args.db)} now holds {stats['contests']} contests, "
-        f"{stats['players']:,} players ({stats['system']})"
+        f"re-rated); {display_url(args.db)}{_ladder_of(args)} now holds {stats['contests']} "
+        f"contests, {stats['players']:,} players ({stats['system']})"
     )
     return 0
 
@@ -396,13 +409,14 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from podium.store.store import Store
     from podium.store.store import fmt_time as _fmt_time
 
-    with Store.open(args.db) as store:
+    with Store.open(args.db, ladder=args.ladder) as store:
         st = store.stats()
     if args.json:
         print(json.dumps(st, allow_nan=True, sort_keys=True))
         return 0
     last = st["last_contest_time"]
     print(f"database:       {st['database']}")
+    print(f"ladder:         {st['ladder']} (season {st['season']})")
     print(f"schema version: {st['schema_version']}")
     print(f"system:         {st['system']}")
     print(f"handle policy:  {st.get('handle_policy', 'exact')}")
@@ -451,7 +465,7 @@ def _cmd_store_delete(args: argparse.Namespace) -> int:
     _need_sqlalchemy()
     from podium.store.store import Store
 
-    with Store.open(args.db) as store:
+    with Store.open(args.db, ladder=args.ladder) as store:
         t0 = time.perf_counter()
         res = store.delete(args.contest_id)
         print(_correction_line(res, time.perf_counter() - t0))
@@ -472,7 +486,7 @@ def _cmd_store_replace(args: argparse.Namespace) -> int:
         raise PodiumError(f"{args.path}: holds {len(history.contests)} contests; `podium "
                           "store replace` takes a file of one contest")
     contest = history.contests[0]
-    with Store.open(args.db, allow_future=args.allow_future) as store:
+    with Store.open(args.db, allow_future=args.allow_future, ladder=args.ladder) as store:
         t0 = time.perf_counter()
         try:
             res = store.replace(contest, contest_id=args.contest_id)

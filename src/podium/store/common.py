@@ -28,14 +28,15 @@ import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
 from podium.store.actor import check_actor
-from podium.store.engine import display_url
-from podium.store.models import StoreError
+from podium.store.bulk import fetch
+from podium.store.engine import LOCK_KEY, display_url
+from podium.store.models import DEFAULT_LADDER, Ladder, StoreError
 from podium.systems import RatingSystem, get_system
 
 __all__ = ["StoreContext", "StoreOptions", "StoreHooks", "STORE_OPTIONS", "Meta", "meta_map",
            "check_hooks", "chunks", "default_contest_id", "content_hash", "json_params",
            "prefix_upper_bound", "fmt_time", "resolve_system", "same_params",
-           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX"]
+           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX", "SNAPSHOT_CONTESTS"]
 
 #: A test hook: called with the name of each stage a write transaction reaches
 #: (``"locked"``, ``"rated"``, ``"standings"``, ``"events"``, ``"players"``,
@@ -62,6 +63,10 @@ POLICY_INSENSITIVE = "case-insensitive"
 # part of schema.players): the database itself then refuses a second spelling.
 _ci_players = Table("players", MetaData(), Column("handle_key", S.handle_type()))
 CI_HANDLE_INDEX = Index("ux_players_handle_key_ci", _ci_players.c.handle_key, unique=True)
+
+#: The contests between two snapshots, at least, under the default policy
+#: (:meth:`StoreOptions.snapshot_due`).
+SNAPSHOT_CONTESTS = 100
 
 #: Rows per ``IN (...)`` list (SQLite's historical limit on bound parameters is 999).
 IN_CHUNK = 500
@@ -143,18 +148,23 @@ def chunks(seq: Sequence[Any], n: int = IN_CHUNK) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-def meta_map(conn: Connection) -> dict[str, str]:
-    """Every ``meta`` row of the store, ``key -> value``."""
-    return {k: v for k, v in conn.execute(_META_Q).all()}
+def meta_map(conn: Connection, table: Table | None = None) -> dict[str, str]:
+    """Every row of a ladder's ``meta`` table (default: the store's, which is also the
+    ladder ``default``'s), ``key -> value``."""
+    if table is None or table is S.meta:
+        return {k: v for k, v in conn.execute(_META_Q).all()}
+    return {k: v for k, v in conn.execute(select(table.c.key, table.c.value)).all()}
 
 
 @dataclass
 class Meta:
-    """The ``meta`` rows a write transaction needs."""
+    """The ``meta`` rows a write transaction needs: the ladder's id, epoch, revision and
+    settings (JSON, :class:`podium.store.ladders.LadderSettings`)."""
 
     store_id: str
     epoch: int
     revision: int
+    settings: str = "{}"
 
 
 @dataclass
@@ -165,7 +175,11 @@ class StoreOptions:
     ----------
     snapshot_every:
         Write a snapshot of the rating state once this many contests were applied
-        since the newest one (default 100).
+        since the newest one.  Default (``None``): once :data:`SNAPSHOT_CONTESTS` (100)
+        contests were *and* they hold as many player-rounds as the rating state holds
+        players -- a snapshot costs what the state costs to write, so many small
+        contests (eight-player matches among thousands of players) are replayed, not
+        snapshot every 100 (:meth:`snapshot_due`).
     snapshot_events:
         ... or once this many player-rounds were (default 500,000).
     keep_snapshots:
@@ -193,7 +207,7 @@ class StoreOptions:
         within ``snapshot_events`` player-rounds.
     """
 
-    snapshot_every: int = 100
+    snapshot_every: int | None = None
     snapshot_events: int = 500_000
     keep_snapshots: int = 2
     cache: bool = True
@@ -204,7 +218,8 @@ class StoreOptions:
     max_explain_replay: int = 1_000_000
 
     def __post_init__(self) -> None:
-        if self.snapshot_every < 1 or self.snapshot_events < 1 or self.keep_snapshots < 1:
+        if ((self.snapshot_every is not None and self.snapshot_every < 1)
+                or self.snapshot_events < 1 or self.keep_snapshots < 1):
             raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
         if not (isinstance(self.explain_cache_s, int | float)
                 and 0 <= self.explain_cache_s <= 86_400):
@@ -221,6 +236,18 @@ class StoreOptions:
         self.future_margin_s = float(margin)
         if self.actor is not None:
             self.actor = check_actor(self.actor)
+
+    def snapshot_due(self, since: int, events: int, players: int) -> bool:
+        """Whether a snapshot is due after ``since`` contests holding ``events``
+        player-rounds (of rated contests) were applied since the newest one, the rating
+        state then holding ``players`` players (see ``snapshot_every``)."""
+        if since <= 0:
+            return False
+        if events >= self.snapshot_events:
+            return True
+        if self.snapshot_every is not None:
+            return since >= self.snapshot_every
+        return since >= SNAPSHOT_CONTESTS and events >= players
 
 
 def check_hooks(hooks: object) -> StoreHooks | None:
@@ -253,21 +280,37 @@ class StoreContext:
     hooks:
         A test hook called with the name of each stage of a write transaction
         (:data:`StoreHooks`); default none.
+    ladder:
+        The ladder (default: ``default``): its tables (:attr:`tables`) and its write lock
+        (:attr:`lock_key`).
 
     Notes
     -----
     Everything that belongs to one leaderboard is here or in a service built over a
-    context: the system and its parameters, the write lock (writes to one leaderboard
-    are serialised), and the Rater cache, handle keys and explain cache of the services.
-    Several leaderboards in one database (issue 28's ladders) are then one context each
-    -- sharing the engine, URL, options and hooks -- with one set of services over each.
+    context: the system and its parameters, the ladder's tables, the write lock (writes
+    to one ladder are serialised; writes to two ladders are not, on PostgreSQL), and
+    the Rater cache, handle keys and explain cache of the services.  The ladders of one
+    database are one context each -- sharing the engine, URL, options and hooks -- with
+    one set of services over each (:meth:`podium.store.Store.ladder`).
     """
 
     def __init__(self, engine: Engine, url: str, *, system_name: str, params: dict[str, Any],
                  schema_version: int, case_insensitive_handles: bool = False,
-                 options: StoreOptions | None = None, hooks: StoreHooks | None = None) -> None:
+                 options: StoreOptions | None = None, hooks: StoreHooks | None = None,
+                 ladder: Ladder | None = None) -> None:
         self.engine = engine
         self.url = url
+        self.ladder = DEFAULT_LADDER if ladder is None else ladder
+        #: The ladder's tables.
+        self.tables: S.LadderTables = S.ladder_tables(self.ladder.prefix)
+        #: The PostgreSQL advisory lock of the ladder's writes.
+        self.lock_key = LOCK_KEY + self.ladder.pk
+        # the ladder's meta rows, and for a ladder other than default the store's schema
+        # version, in one query
+        self._meta_sql = f'SELECT "key", "value" FROM "{self.tables.meta.name}"'
+        if self.ladder.pk != 0:
+            self._meta_sql += (f' UNION ALL SELECT "key", "value" FROM "{S.meta.name}" '
+                               "WHERE \"key\" = 'schema_version'")
         self.system_name = system_name
         self.params: dict[str, Any] = params
         self.system: RatingSystem = get_system(system_name, **params)
@@ -283,20 +326,31 @@ class StoreContext:
         if self.hooks is not None:
             self.hooks(stage)
 
+    @property
+    def where(self) -> str:
+        """The database and, for a ladder other than ``default``, the ladder, for
+        messages."""
+        shown = display_url(self.url)
+        if self.ladder.pk == 0:
+            return shown
+        return f"{shown}, ladder {self.ladder.name!r}"
+
     def read_meta(self, conn: Connection) -> Meta:
-        """The store's id, epoch and revision; checks that the store is still the one
-        this context was opened on (schema version, system and handle policy)."""
-        stored = meta_map(conn)
+        """The ladder's id, epoch and revision; checks that the store is still the one
+        this context was opened on (schema version, system and handle policy).  One
+        query through the driver's cursor (every write runs it)."""
+        stored = dict(fetch(conn, self._meta_sql))
         try:
             version = int(stored.get("schema_version", "0"))
-            m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]))
+            m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]),
+                     stored.get("settings", "{}"))
         except (KeyError, ValueError) as exc:
-            raise StoreError(f"{display_url(self.url)}: damaged store metadata ({exc})") from None
+            raise StoreError(f"{self.where}: damaged store metadata ({exc})") from None
         policy = stored.get("handle_policy", POLICY_EXACT)
         if (version != self.schema_version or stored.get("system") != self.system_name
                 or (policy == POLICY_INSENSITIVE) != self.case_insensitive_handles):
             raise StoreError(
-                f"{display_url(self.url)} changed under this process (schema version {version}, "
+                f"{self.where} changed under this process (schema version {version}, "
                 f"system {stored.get('system')!r}, {policy} handles); open it again"
             )
         return m

@@ -32,6 +32,11 @@ store's write lock, in which every later contest is rated again:
    Rater and handle keys), write a snapshot when the policy asks for one (always after
    a correction that dropped every snapshot after the point), commit.
 
+A correction re-rates the current season only: a contest of a finished season (one
+before the ladder's latest season boundary) is refused
+(:func:`podium.store.writes.check_current_season`), so that a finished season's final
+leaderboard never changes.
+
 The result equals rating the corrected history from scratch, bit for bit: the rows of
 every table but surrogate keys and timestamps equal those of a fresh store that
 ingested the corrected history, and the cached Rater equals ``Rater.extend`` of it.
@@ -47,12 +52,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Select, bindparam, delete, func, select, update
 
 import podium.store.schema as S
+from podium.beliefs import SeasonReset, SeasonStart
 from podium.core.contest import Contest
 from podium.core.guards import storable_text
 from podium.rater import Rater
@@ -71,29 +78,36 @@ from podium.store.rows import (
     insert_standings,
     update_players,
 )
-from podium.store.writes import Writes, check_item, first_spellings
+from podium.store.writes import Writes, check_current_season, check_item, first_spellings
 
 __all__ = ["Corrections"]
 
-_C, _ST, _P = S.contests, S.standings, S.players
+@cache
+def _target_q(t: S.LadderTables) -> Select[Any]:
+    c = t.contests
+    return select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.url, c.c.time_seconds,
+                  c.c.players, c.c.content_hash).where(c.c.cid == bindparam("cid"))
 
 
-_TARGET_Q = select(_C.c.pk, _C.c.seq, _C.c.cid, _C.c.name, _C.c.url, _C.c.time_seconds,
-                   _C.c.players, _C.c.content_hash).where(_C.c.cid == bindparam("cid"))
-_COUNT_Q = select(func.count()).select_from(_C)
 _EMPTY_PLAYER = (None, None, None, 0, None, None, None)
 #: The columns of an event that a re-rating changes (``place`` and ``team`` come from the
 #: standings, which stay).
 _EVENT_VALUES = ("mu", "sigma", "display_rating", "perf", "prev_display", "change", "debut")
 # The standings of the contests from a position on, in key order (the table's primary
 # key): read through the driver's cursor, since they may be millions of rows.
-_STANDINGS_SQL = ('SELECT "contest_pk", "player_pk", "lo", "hi" FROM "standings" '
-                  'WHERE "contest_pk" IN (SELECT "pk" FROM "contests" WHERE "seq" >= {}) '
+_STANDINGS_SQL = ('SELECT "contest_pk", "player_pk", "lo", "hi" FROM "{st}" '
+                  'WHERE "contest_pk" IN (SELECT "pk" FROM "{c}" WHERE "seq" >= {mark}) '
                   'ORDER BY "contest_pk", "pos"')
-# The team contests among them: those whose first standings row names a team.
-_TEAM_CONTESTS_Q = select(_ST.c.contest_pk).where(
-    _ST.c.pos == 0, _ST.c.team.is_not(None),
-    _ST.c.contest_pk.in_(select(_C.c.pk).where(_C.c.seq >= bindparam("start"))))
+
+
+@cache
+def _team_contests_q(t: S.LadderTables) -> Select[Any]:
+    """The team contests from a position on: those whose first standings row names a
+    team."""
+    st, c = t.standings, t.contests
+    return select(st.c.contest_pk).where(
+        st.c.pos == 0, st.c.team.is_not(None),
+        st.c.contest_pk.in_(select(c.c.pk).where(c.c.seq >= bindparam("start"))))
 
 
 @dataclass
@@ -104,7 +118,7 @@ class _Stored:
     pk: int
     seq: int
     cid: str
-    contest: Contest
+    contest: Contest | SeasonStart
     player_pks: list[int]
     new_players: int
 
@@ -210,7 +224,9 @@ class Corrections:
         inside the write transaction."""
         m = self.ctx.read_meta(conn)
         self.ctx.hook("locked")
-        row = conn.execute(_TARGET_Q, {"cid": cid}).first()
+        t = self.ctx.tables
+        _C, _ST = t.contests, t.standings
+        row = conn.execute(_target_q(t), {"cid": cid}).first()
         if row is None:
             raise UnknownContestError(
                 f"no contest with id {cid!r} in {display_url(self.ctx.url)}; nothing was changed",
@@ -218,21 +234,24 @@ class Corrections:
         target = _Target(int(row.pk), int(row.seq), row.cid, row.name, int(row.players),
                          row.content_hash)
         if item is not None and self.ctx.case_insensitive_handles:
-            item = first_spellings(conn, [item])[0]
+            item = first_spellings(conn, t, [item])[0]
         if item is not None and item.chash == target.content_hash:
             return CorrectionResult("unchanged", cid, item.contest.name, target.seq,
                                     target.seq, len(item.contest), target.players, 0, 0, 0,
                                     item.chash, target.content_hash)
-        head = int(conn.execute(_COUNT_Q).scalar_one())
+        head = int(conn.execute(select(func.count()).select_from(_C)).scalar_one())
         p = target.seq
         q = p if item is None else self._new_position(conn, target, item.contest)
         start = min(p, q)
+        check_current_season(conn, t, start, f"cannot {'delete' if item is None else 'replace'}"
+                             f" contest {cid!r}")
         handles, raters = self.writes.handles, self.writes.raters
         handles.refresh(conn, m)
         raters.invalidate()  # the state is about to change; re-cached only after a commit
         rater, snap = raters.from_snapshot(conn, start)
         stored = self._read_stored(conn, snap)
-        replay(rater, [s.contest for s in stored[:start - snap]])
+        kept = raters.priors(conn)
+        replay(rater, [s.contest for s in stored[:start - snap]], kept)
         if len(rater.contests) != start:  # pragma: no cover - defensive
             raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
                              f"expected {start}")
@@ -245,7 +264,7 @@ class Corrections:
         # clear: the contest's events and standings, and the snapshots after the point
         # (the events of the later contests are rewritten in place below: the same rows,
         # since a stored contest keeps its players and whether it rates anyone)
-        conn.execute(delete(S.events).where(S.events.c.contest_pk == target.pk))
+        conn.execute(delete(t.events).where(t.events.c.contest_pk == target.pk))
         conn.execute(delete(_ST).where(_ST.c.contest_pk == target.pk))
         if item is None:
             conn.execute(delete(_C).where(_C.c.pk == target.pk))
@@ -256,13 +275,14 @@ class Corrections:
         elif q > p:
             conn.execute(update(_C).where(_C.c.seq > p, _C.c.seq <= q)
                          .values(seq=_C.c.seq - 1))
-        conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > start))
+        conn.execute(delete(t.snapshots).where(t.snapshots.c.head_count > start))
         self.ctx.hook("correction-cleared")
 
-        contests = [s.contest if s is not None else cast(Item, item).contest
+        contests = [cast(Contest, s.contest) if s is not None else cast(Item, item).contest
                     for s in run_list]
+        priors = self.writes.priors.take(conn, m, rater, contests, stored=kept)
         try:
-            run = rate_run(rater, contests)
+            run = rate_run(rater, contests, priors)
         except StoreError:
             raise
         except Exception as exc:
@@ -273,7 +293,7 @@ class Corrections:
         pks = [handles.keys_of(item.contest.handles, new_handles) if s is None and
                item is not None else cast(_Stored, s).player_pks for s in run_list]
         cpks = [target.pk if s is None else s.pk for s in run_list]
-        insert_new_players(conn, rater, new_handles)
+        insert_new_players(conn, t, rater, new_handles)
         warnings: tuple[str, ...] = ()
         if item is not None:
             k = q - start
@@ -284,20 +304,22 @@ class Corrections:
                 seq=q, name=c.name, url=c.url, time_seconds=c.time_seconds, weight=c.weight,
                 perf_ceiling=c.perf_ceiling, players=len(c), new_players=rep.new_players,
                 rated=not rep.skipped, content_hash=item.chash, ingested_at=int(time.time())))
-            insert_standings(conn, [target.pk], [c], [pks[k]])
+            insert_standings(conn, t, [target.pk], [c], [pks[k]])
             self.ctx.hook("standings")
         self._write_events(conn, run, cpks, pks, None if item is None else q - start)
         self.ctx.hook("events")
         changed = [(s.pk, rep.new_players) for s, rep in zip(run_list, run.reports, strict=True)
                    if s is not None and rep.new_players != s.new_players]
         update_rows(conn, _C, "pk", ("new_players",), changed)
+        if priors:
+            self.writes.priors.record(conn, priors, handles, new_handles)
         removed = self._settle_players(conn, rater, run, old, item, new_handles, target.pk)
         self.ctx.hook("players")
 
         new_head = head if item is not None else head - 1
         epoch = m.epoch + 1
-        set_meta(conn, "revision", str(m.revision + 1))
-        set_meta(conn, "epoch", str(epoch))
+        set_meta(conn, "revision", str(m.revision + 1), t.meta)
+        set_meta(conn, "epoch", str(epoch), t.meta)
         detail: dict[str, object] = {"index": p, "rerated": len(run_list) - (item is not None),
                                      "players_removed": removed,
                                      "content_hash_before": target.content_hash}
@@ -334,40 +356,45 @@ class Corrections:
         ev_ppk = np.fromiter((p for k in rated for p in pks[k]), dtype=np.int64,
                              count=int(run.offsets[-1]))
         keep = np.ones(len(ev_cpk), dtype=bool)
+        t = self.ctx.tables
         if new is not None:
             keep[int(run.offsets[new]):int(run.offsets[new + 1])] = False
-            insert_events(conn, run, [new], cpks, pks)
+            insert_events(conn, t, run, [new], cpks, pks)
         sel = np.flatnonzero(keep) if new is not None else slice(None)
         # a stored contest's event keeps its place and team (its standings are unchanged)
         rows = list(zip(ev_cpk[sel].tolist(), ev_ppk[sel].tolist(), run.mu[sel].tolist(),
                         run.sigma[sel].tolist(), run.display[sel].tolist(),
                         run.perf[sel].tolist(), run.prev_display[sel].tolist(),
                         run.change[sel].tolist(), run.debut[sel].tolist(), strict=True))
-        done = update_rows(conn, S.events, ("contest_pk", "player_pk"), _EVENT_VALUES, rows)
+        done = update_rows(conn, t.events, ("contest_pk", "player_pk"), _EVENT_VALUES, rows)
         if done != len(rows):
             raise StoreError(f"internal error: {done} stored rating events rewritten, "
                              f"expected {len(rows)}")
 
-    @staticmethod
-    def _new_position(conn: Connection, target: _Target, contest: Contest) -> int:
+    def _new_position(self, conn: Connection, target: _Target, contest: Contest) -> int:
         """The replacement's position: the stored one when the time is unchanged, else
         after the other stored contests of the same or an earlier time."""
-        t = int(conn.execute(select(_C.c.time_seconds).where(_C.c.pk == target.pk))
+        c = self.ctx.tables.contests
+        t = int(conn.execute(select(c.c.time_seconds).where(c.c.pk == target.pk))
                 .scalar_one())
         if t == contest.time_seconds:
             return target.seq
         return int(conn.execute(
-            select(func.count()).select_from(_C).where(
-                _C.c.time_seconds <= contest.time_seconds, _C.c.pk != target.pk)
+            select(func.count()).select_from(c).where(
+                c.c.time_seconds <= contest.time_seconds, c.c.pk != target.pk)
         ).scalar_one())
 
     def _read_stored(self, conn: Connection, start: int) -> list[_Stored]:
         """Every stored contest from position ``start`` on, exactly as ingested, in time
         order: one query of ``contests`` and one of ``standings`` (handles from the
-        in-memory map of player keys, refreshed in this transaction)."""
+        in-memory map of player keys, refreshed in this transaction); a season boundary
+        as its :class:`~podium.beliefs.SeasonStart`."""
+        t = self.ctx.tables
+        _C, _ST, sn = t.contests, t.standings, t.seasons
         rows = conn.execute(
             select(_C.c.pk, _C.c.seq, _C.c.cid, _C.c.name, _C.c.url, _C.c.time_seconds,
-                   _C.c.weight, _C.c.perf_ceiling, _C.c.new_players)
+                   _C.c.weight, _C.c.perf_ceiling, _C.c.new_players, sn.c.number, sn.c.reset)
+            .select_from(_C.outerjoin(sn, sn.c.contest_pk == _C.c.pk))
             .where(_C.c.seq >= start).order_by(_C.c.seq)
         ).all()
         if not rows:
@@ -377,7 +404,7 @@ class Corrections:
         assert raw is not None
         cur = raw.cursor()  # plain tuples: millions of rows
         try:
-            cur.execute(_STANDINGS_SQL.format(mark), (start,))
+            cur.execute(_STANDINGS_SQL.format(st=_ST.name, c=_C.name, mark=mark), (start,))
             st = cur.fetchall()
         finally:
             cur.close()
@@ -392,12 +419,17 @@ class Corrections:
             starts.tolist(), np.concatenate((cut, [len(cpk)])).tolist(), strict=True),
             strict=True))
         teams: dict[int, tuple[list[str | None], list[float | None]]] = {}
-        for (tpk,) in conn.execute(_TEAM_CONTESTS_Q, {"start": start}).all():
+        for (tpk,) in conn.execute(_team_contests_q(t), {"start": start}).all():
             trows = conn.execute(select(_ST.c.team, _ST.c.member_weight)
                                  .where(_ST.c.contest_pk == tpk).order_by(_ST.c.pos)).all()
             teams[int(tpk)] = ([r[0] for r in trows], [r[1] for r in trows])
         out: list[_Stored] = []
         for r in rows:
+            if r.number is not None:
+                out.append(_Stored(int(r.pk), int(r.seq), r.cid,
+                                   SeasonStart(int(r.number), int(r.time_seconds),
+                                               SeasonReset.parse(r.reset)), [], 0))
+                continue
             a, b = bounds.get(int(r.pk), (0, 0))
             meta = {"name": r.name, "time_seconds": int(r.time_seconds),
                     "weight": float(r.weight),
@@ -420,12 +452,14 @@ class Corrections:
         remaining contest: if the player still appears somewhere (in the replacement, or
         in a stored unrated contest) the row stays, without a rating;
         else it is deleted."""
+        t = self.ctx.tables
+        _C, _ST, _P = t.contests, t.standings, t.players
         keep = set() if item is None else set(item.contest.handles)
-        olds = list(zip(old.contest.handles, old.player_pks, strict=True))
+        olds = list(zip(cast(Contest, old.contest).handles, old.player_pks, strict=True))
         idx = (rated_indices(rater, [h for h, _ in olds]) if olds
                else np.zeros(0, dtype=np.int64))
         touched = np.concatenate((run.player, idx[idx >= 0])).astype(np.int64)
-        update_players(conn, rater, touched, self.writes.handles, new_handles)
+        update_players(conn, t, rater, touched, self.writes.handles, new_handles)
         unrated = [(h, pk) for (h, pk), i in zip(olds, idx.tolist(), strict=True) if i < 0]
         kept = {pk for h, pk in unrated if h in keep}
         ask = [pk for h, pk in unrated if h not in keep]
@@ -441,5 +475,6 @@ class Corrections:
         update_rows(conn, _P, "pk", PLAYER_COLS, [(pk, *_EMPTY_PLAYER) for pk in sorted(kept)])
         dead = [pk for pk in ask if pk not in kept]
         for part in chunks(dead):
+            conn.execute(delete(t.priors).where(t.priors.c.player_pk.in_(list(part))))
             conn.execute(delete(_P).where(_P.c.pk.in_(list(part))))
         return len(dead)

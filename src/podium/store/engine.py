@@ -31,10 +31,14 @@ from sqlalchemy.pool import StaticPool
 from podium.store.models import DEFAULT_DB, StoreError
 
 __all__ = ["DEFAULT_DB", "normalize_url", "display_url", "sqlite_path", "make_engine",
-           "write_txn", "read_txn", "db_errors", "LOCK_KEY"]
+           "write_txn", "read_txn", "db_errors", "LOCK_KEY", "REGISTRY_LOCK_KEY"]
 
-#: Key of the PostgreSQL advisory lock that serialises writers ("podium" in ASCII).
+#: Key of the PostgreSQL advisory lock that serialises the writers of the ladder
+#: ``default`` ("podium" in ASCII); ladder number ``k`` locks ``LOCK_KEY + k``, and
+#: creating a ladder locks :data:`REGISTRY_LOCK_KEY`.
 LOCK_KEY = 0x706F6469756D
+#: Key of the PostgreSQL advisory lock held while a ladder is created.
+REGISTRY_LOCK_KEY = LOCK_KEY - 1
 
 
 def normalize_url(db: str | os.PathLike[str]) -> str:
@@ -171,8 +175,11 @@ def make_engine(db: str, *, busy_timeout: float = 600.0, pool_size: int | None =
 
 
 @contextmanager
-def write_txn(engine: Engine) -> Iterator[Connection]:
-    """A transaction holding the store's write lock; commits on success."""
+def write_txn(engine: Engine, lock_key: int = LOCK_KEY) -> Iterator[Connection]:
+    """A transaction holding a write lock (default: the ladder ``default``'s; a ladder's
+    writes pass its own, so that writes to different ladders run concurrently on
+    PostgreSQL); commits on success.  On SQLite every write transaction holds the
+    database's one write lock whatever ``lock_key`` is."""
     with engine.connect() as conn:
         if engine.dialect.name == "postgresql":
             conn.execution_options(isolation_level="READ COMMITTED")
@@ -180,7 +187,7 @@ def write_txn(engine: Engine) -> Iterator[Connection]:
             conn.execution_options(podium_write=True)
         with conn.begin():
             if engine.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key})
             yield conn
 
 
@@ -206,3 +213,10 @@ def db_errors(db: str, what: str) -> Iterator[None]:
         lines = str(orig if orig is not None else exc).strip().splitlines()
         detail = lines[0] if lines else type(exc).__name__
         raise StoreError(f"{display_url(db)}: {what}: {detail}") from exc
+    except Exception as exc:
+        # the driver's own errors, from statements run with its cursor (podium.store.bulk)
+        if not type(exc).__module__.startswith(("sqlite3", "psycopg")):
+            raise
+        lines = str(exc).strip().splitlines()
+        raise StoreError(f"{display_url(db)}: {what}: "
+                         f"{lines[0] if lines else type(exc).__name__}") from exc

@@ -7,6 +7,10 @@ standings replayed up to it: :meth:`podium.store.raters.RaterCache.rater_from_st
 the system's explanation (:meth:`podium.rater.Rater.explain`); and a check that it
 agrees with the stored event, bit for bit.
 
+The start of a season is explained by its reset
+(:func:`podium.beliefs.explain_reset`): from the player's rating at the end of the
+finished season (its ``season_ratings`` row) to the stored event.
+
 The Rater before the contest is cached here (the last two, keyed by the store's id,
 epoch, revision and the contest's position), so explaining several players of one
 contest replays the history once; any write (a new revision) makes the cache miss, and
@@ -33,10 +37,11 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-import podium.store.schema as S
+from podium.beliefs import SeasonReset, SeasonStart, explain_reset
 from podium.core.explain import ExplainError, Explanation
 from podium.core.guards import HandleError, handle_key, normalize_handle, storable_text
 from podium.rater import Rater
@@ -153,15 +158,20 @@ class Explainer:
         """
         if not isinstance(contest_id, str) or not isinstance(handle, str):
             raise TypeError("contest_id and handle must be strings")
-        c, p, e = S.contests, S.players, S.events
+        t = self.ctx.tables
+        c, p, e = t.contests, t.players, t.events
         with read_txn(self.ctx.engine) as conn:
             row = conn.execute(
                 select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.url, c.c.time_seconds,
-                       c.c.weight, c.c.perf_ceiling, c.c.rated)
+                       c.c.weight, c.c.perf_ceiling, c.c.rated, c.c.players)
                 .where(c.c.cid == contest_id)).first() if storable_text(contest_id) else None
             if row is None:
                 raise ExplainNotFound(f"unknown contest {contest_id!r}")
-            contest = stored_contest(conn, row)
+            season = conn.execute(select(t.seasons.c.number, t.seasons.c.reset)
+                                  .where(t.seasons.c.contest_pk == row.pk)).first()
+            if season is not None:
+                return self._explain_reset(conn, row, season, handle)
+            contest = stored_contest(conn, t, row)
             stored = self._find_handle(contest.handles, handle)
             if stored is None:
                 raise ExplainNotFound(f"player {handle!r} is not in contest {contest_id!r}")
@@ -187,6 +197,50 @@ class Explainer:
                 f"{out.mu_after!r}, {out.sigma_after!r} but the store holds {float(event.mu)!r},"
                 f" {float(event.sigma)!r}: its history was rated differently; re-rate it")
         return replace(out, contest_id=str(row.cid))
+
+    def _explain_reset(self, conn: Connection, row: Any, season: Any,
+                       handle: str) -> Explanation:
+        """The reset of ``handle`` at the season boundary ``row``."""
+        t = self.ctx.tables
+        p, e, sr = t.players, t.events, t.season_ratings
+        found = None
+        for h in self._lookup_names(conn, handle):
+            found = conn.execute(
+                select(p.c.handle, sr.c.mu, sr.c.sigma, sr.c.contests, e.c.mu.label("mu_after"),
+                       e.c.sigma.label("sigma_after"))
+                .select_from(e.join(p, p.c.pk == e.c.player_pk).join(
+                    sr, (sr.c.player_pk == e.c.player_pk)
+                    & (sr.c.season == int(season.number) - 1)))
+                .where(e.c.contest_pk == row.pk, p.c.handle == h)).first()
+            if found is not None:
+                break
+        if found is None:
+            raise ExplainNotFound(f"player {handle!r} was not rated when {row.name!r} began "
+                                  f"({row.cid!r}): no reset to explain")
+        start = SeasonStart(int(season.number), int(row.time_seconds),
+                            SeasonReset.parse(season.reset))
+        out = explain_reset(self.ctx.system, self.ctx.system_name, found.handle, start,
+                            int(row.players), float(found.mu), float(found.sigma),
+                            int(found.contests), float(found.mu_after),
+                            float(found.sigma_after))
+        return replace(out, contest_id=str(row.cid))
+
+    def _lookup_names(self, conn: Connection, handle: str) -> list[str]:
+        """The spellings to look ``handle`` up by: under the handle rules, then as given
+        (a case-insensitive store: the stored spelling of its key)."""
+        wanted = [handle]
+        try:
+            wanted.insert(0, normalize_handle(handle))
+        except HandleError:
+            pass
+        if self.ctx.case_insensitive_handles:
+            p = self.ctx.tables.players
+            for w in [x for x in wanted if storable_text(x)]:
+                hit = conn.execute(select(p.c.handle)
+                                   .where(p.c.handle_key == handle_key(w))).scalar()
+                if hit is not None:
+                    wanted.insert(0, hit)
+        return [w for w in dict.fromkeys(wanted) if storable_text(w)]
 
     def _find_handle(self, handles: tuple[str, ...] | list[str], handle: str) -> str | None:
         """The stored spelling in ``handles`` of ``handle`` (exact, under the handle
@@ -229,7 +283,7 @@ class Explainer:
         """:class:`ExplainTooCostly` when a Rater after the first ``pos`` contests would
         replay more than ``max_explain_replay`` player-rounds after the nearest
         snapshot."""
-        sn, c = S.snapshots, S.contests
+        sn, c = self.ctx.tables.snapshots, self.ctx.tables.contests
         head = int(conn.execute(select(func.coalesce(func.max(sn.c.head_count), 0))
                                 .where(sn.c.head_count <= pos)).scalar_one())
         work = int(conn.execute(select(func.coalesce(func.sum(c.c.players), 0))

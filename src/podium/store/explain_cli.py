@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from podium.store.ladder_cli import add_ladder_option
 from podium.store.models import DEFAULT_DB
 
 __all__ = ["add_parsers"]
@@ -32,6 +33,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--top", type=_top, default=5, metavar="K",
                    help="terms shown per direction of a long equation (default 5); with "
                    "--json, 0 lists every term")
+    add_ladder_option(p)
     p.set_defaults(func=_cmd_explain)
 
 
@@ -51,7 +53,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     # one explanation at the command line: no limit on its replay (a server's limit,
     # max_explain_replay, keeps one request from holding a worker for minutes)
-    with Store.open(args.db, max_explain_replay=2**62) as store:
+    with Store.open(args.db, ladder=args.ladder, max_explain_replay=2**62) as store:
         out = store.explain(args.contest, args.player)
     if args.json:
         print(json.dumps(out.to_dict(top=args.top or None), allow_nan=False))

@@ -11,15 +11,20 @@ chunk costs what the first one does.
 
 ``ratings`` (:data:`RATING_COLUMNS`)
     Every rated player, best first (display rating descending, ties by handle), as
-    :meth:`Store.leaderboard <podium.store.queries.Queries.leaderboard>` orders
-    them: ``rank``, ``handle``, ``display_rating``, ``mu``, ``sigma``, ``contests``,
-    ``last_contest_time``, ``max_display_rating``, ``last_change``.
+    the rating index orders them: ``rank``, ``handle``, ``display_rating``, ``mu``,
+    ``sigma``, ``contests``, ``last_contest_time``, ``max_display_rating``,
+    ``last_change`` (as stored after the player's last contest), then the rating as of
+    the export's time (:mod:`podium.store.asof`: the system's time drift applied;
+    equal to the stored one without drift) -- ``as_of``, ``mu_as_of``,
+    ``sigma_as_of``, ``display_rating_as_of`` -- and ``provisional`` (the ladder's
+    rule).
 ``history`` (:data:`HISTORY_COLUMNS`)
     Every rating event, contest by contest in chronological order (within a contest
     by player key): ``contest_index`` (0-based, chronological), ``contest_id``,
     ``contest_name``, ``time_seconds``, ``handle``, ``place`` (0-based), ``perf``,
     ``mu``, ``sigma``, ``display_rating``, ``prev_display``, ``change``, ``debut``,
-    ``team`` (empty outside team contests).
+    ``team`` (empty outside team contests), ``kind`` (``contest``, or ``season`` for the
+    resets at the start of a season).
 
 CSV: a header row, then one row per record; floats are written with :func:`repr`
 (the shortest text that reads back as the same double: exact), an empty field for a
@@ -36,14 +41,17 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlalchemy import Connection, and_, or_, select
 
 import podium.store.schema as S
 from podium.io.spreadsheet import neutralize
+from podium.store.asof import RatingView, read_time
 from podium.store.common import StoreContext
 from podium.store.engine import read_txn
+from podium.store.ladders import read_settings
 from podium.store.models import StoreError
 
 __all__ = ["EXPORT_CHUNK_ROWS", "EXPORT_FORMATS", "EXPORT_KINDS", "HISTORY_COLUMNS",
@@ -60,7 +68,9 @@ RATING_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("rank", pa.int64()), ("handle", pa.string()), ("display_rating", pa.float64()),
     ("mu", pa.float64()), ("sigma", pa.float64()), ("contests", pa.int64()),
     ("last_contest_time", pa.int64()), ("max_display_rating", pa.float64()),
-    ("last_change", pa.float64()),
+    ("last_change", pa.float64()), ("as_of", pa.int64()), ("mu_as_of", pa.float64()),
+    ("sigma_as_of", pa.float64()), ("display_rating_as_of", pa.float64()),
+    ("provisional", pa.bool_()),
 )
 HISTORY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("contest_index", pa.int64()), ("contest_id", pa.string()),
@@ -68,7 +78,7 @@ HISTORY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("place", pa.int64()), ("perf", pa.float64()), ("mu", pa.float64()),
     ("sigma", pa.float64()), ("display_rating", pa.float64()),
     ("prev_display", pa.float64()), ("change", pa.float64()), ("debut", pa.bool_()),
-    ("team", pa.string()),
+    ("team", pa.string()), ("kind", pa.string()),
 )
 
 
@@ -77,8 +87,9 @@ def export_media_type(fmt: str) -> str:
     return "text/csv; charset=utf-8" if fmt == "csv" else "application/vnd.apache.parquet"
 
 
-def _ratings(conn: Connection, chunk: int) -> Iterator[list[tuple[Any, ...]]]:
-    p = S.players
+def _ratings(conn: Connection, t: S.LadderTables, view: RatingView,
+             chunk: int) -> Iterator[list[tuple[Any, ...]]]:
+    p = t.players
     cols = (p.c.handle, p.c.display_rating, p.c.mu, p.c.sigma, p.c.contests,
             p.c.last_contest_time, p.c.max_display_rating, p.c.last_change)
     rank = 0
@@ -92,21 +103,29 @@ def _ratings(conn: Connection, chunk: int) -> Iterator[list[tuple[Any, ...]]]:
                             .limit(chunk)).all()
         if not rows:
             return
+        mu, sigma, shown = view.values(np.array([float(r.mu) for r in rows]),
+                                       np.array([float(r.sigma) for r in rows]),
+                                       np.array([float(r.last_contest_time) for r in rows]))
+        prov = view.provisional([int(r.contests) for r in rows], sigma)
         out = []
-        for r in rows:
+        for k, r in enumerate(rows):
             rank += 1
             out.append((rank, r.handle, float(r.display_rating), float(r.mu), float(r.sigma),
                         int(r.contests), int(r.last_contest_time),
-                        float(r.max_display_rating), float(r.last_change)))
+                        float(r.max_display_rating), float(r.last_change), view.time,
+                        float(mu[k]), float(sigma[k]), float(shown[k]), bool(prov[k])))
         yield out
         last = (float(rows[-1].display_rating), rows[-1].handle)
         if len(rows) < chunk:
             return
 
 
-def _history(conn: Connection, chunk: int) -> Iterator[list[tuple[Any, ...]]]:
-    c, e, p = S.contests, S.events, S.players
-    contests = conn.execute(select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.time_seconds)
+def _history(conn: Connection, t: S.LadderTables, view: RatingView,
+             chunk: int) -> Iterator[list[tuple[Any, ...]]]:
+    c, e, p, sn = t.contests, t.events, t.players, t.seasons
+    contests = conn.execute(select(c.c.pk, c.c.seq, c.c.cid, c.c.name, c.c.time_seconds,
+                                   sn.c.number)
+                            .select_from(c.outerjoin(sn, sn.c.contest_pk == c.c.pk))
                             .where(c.c.rated.is_(True)).order_by(c.c.seq)).all()
     cols = (e.c.player_pk, p.c.handle, e.c.place, e.c.perf, e.c.mu, e.c.sigma,
             e.c.display_rating, e.c.prev_display, e.c.change, e.c.debut, e.c.team)
@@ -122,7 +141,8 @@ def _history(conn: Connection, chunk: int) -> Iterator[list[tuple[Any, ...]]]:
                 buf.append((int(con.seq), con.cid, con.name, int(con.time_seconds), r.handle,
                             int(r.place), float(r.perf), float(r.mu), float(r.sigma),
                             float(r.display_rating), float(r.prev_display), float(r.change),
-                            bool(r.debut), r.team))
+                            bool(r.debut), r.team,
+                            "contest" if con.number is None else "season"))
             if len(buf) >= chunk:
                 yield buf
                 buf = []
@@ -133,7 +153,8 @@ def _history(conn: Connection, chunk: int) -> Iterator[list[tuple[Any, ...]]]:
         yield buf
 
 
-_READERS: dict[str, Callable[[Connection, int], Iterator[list[tuple[Any, ...]]]]] = {
+_READERS: dict[str, Callable[[Connection, S.LadderTables, RatingView, int],
+                              Iterator[list[tuple[Any, ...]]]]] = {
     "ratings": _ratings, "history": _history}
 _COLUMNS = {"ratings": RATING_COLUMNS, "history": HISTORY_COLUMNS}
 
@@ -184,6 +205,14 @@ class Exporter:
     def __init__(self, ctx: StoreContext) -> None:
         self.ctx = ctx
 
+    def _view(self, conn: Connection) -> RatingView:
+        """The ratings as of now (:mod:`podium.store.asof`)."""
+        c = self.ctx.tables.contests
+        latest = conn.execute(select(c.c.time_seconds).order_by(c.c.seq.desc()).limit(1)).scalar()
+        return RatingView(self.ctx.system, read_time(None, None if latest is None else
+                                                     int(latest)),
+                          read_settings(conn, self.ctx.tables))
+
     def export(self, what: str, fmt: str = "csv", *,
                chunk_rows: int = EXPORT_CHUNK_ROWS, csv_safe: bool = False) -> Iterator[bytes]:
         """The bytes of the export ``what`` (``ratings`` or ``history``) in ``fmt``
@@ -216,7 +245,7 @@ class Exporter:
         names = [n for n, _t in columns]
         schema = pa.schema(list(columns))
         with read_txn(self.ctx.engine) as conn:
-            chunks = _READERS[what](conn, chunk_rows)
+            chunks = _READERS[what](conn, self.ctx.tables, self._view(conn), chunk_rows)
             if fmt == "csv":
                 yield _csv_text([tuple(names)])
                 for rows in chunks:

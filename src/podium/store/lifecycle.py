@@ -7,6 +7,13 @@ are built over (``Store.create``, ``Store.open``, ``Store.open_or_create``).
 :func:`upgrade_store` applies the schema migrations of :mod:`podium.store.migrations` in
 one transaction.  Every function refuses a store whose schema version this Podium
 cannot use, naming the database and what to do.
+
+Ladders (:mod:`podium.store.ladders`): :func:`ladder_context` gives the context of
+another ladder of an open store (sharing its engine, options and hooks);
+:func:`create_ladder_context` creates a ladder -- its row in the registry, its tables
+and its ``meta`` (system, parameters, id, epoch, revision, handle policy, settings) --
+in one transaction holding the registry's lock, and records it in the store's audit
+log; :func:`write_settings` changes a ladder's settings.
 """
 
 from __future__ import annotations
@@ -16,10 +23,11 @@ import time
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Index
 
 import podium.store.schema as S
 from podium.errors import ConfigError
+from podium.store.audit import AuditLog
 from podium.store.common import (
     CI_HANDLE_INDEX,
     POLICY_EXACT,
@@ -34,6 +42,7 @@ from podium.store.common import (
     same_params,
 )
 from podium.store.engine import (
+    REGISTRY_LOCK_KEY,
     db_errors,
     display_url,
     make_engine,
@@ -41,12 +50,15 @@ from podium.store.engine import (
     sqlite_path,
     write_txn,
 )
+from podium.store.ladders import LadderSettings, check_ladder_name, find_ladder, next_ladder_pk
 from podium.store.migrations import read_version, set_meta, upgrade
-from podium.store.models import StoreError
+from podium.store.models import Ladder, StoreError, UnknownLadderError
+from podium.store.priors import source_system
 from podium.systems import get_system, saved_params
 
 __all__ = ["create_context", "has_store", "open_context", "open_or_create_context",
-           "split_options", "upgrade_store"]
+           "split_options", "upgrade_store", "ladder_context", "create_ladder_context",
+           "write_settings"]
 
 
 def split_options(options: dict[str, Any]) -> tuple[StoreOptions, StoreHooks | None,
@@ -191,12 +203,13 @@ def open_context(url: str, *, case_insensitive_handles: bool | None = None,
 
 
 def open_or_create_context(url: str, system: str | None = None,
-                           params: dict[str, Any] | None = None,
+                           params: dict[str, Any] | None = None, *, check_system: bool = True,
                            **options: Any) -> StoreContext:
     """Open the store at ``url``, creating it (system ``system`` or ``"mmr"``) if absent.
 
     For an existing store, ``system`` (if given) must be the stored one and
-    ``params`` (if given, even ``{}``) must resolve to the stored parameters.
+    ``params`` (if given, even ``{}``) must resolve to the stored parameters (unless
+    ``check_system`` is ``False``: the caller wants another ladder of the store).
     An existing store of an older schema version is not upgraded here: run
     ``podium db-upgrade`` (or ``create``).
     """
@@ -204,6 +217,8 @@ def open_or_create_context(url: str, system: str | None = None,
         resolve_system(system, params)  # ConfigError before touching anything
     if has_store(url, options.get("busy_timeout", 600.0)):
         ctx = open_context(url, **options)  # checks case_insensitive_handles
+        if not check_system:
+            return ctx
         try:
             if system is not None and system != ctx.system_name:
                 raise StoreError(
@@ -323,5 +338,148 @@ def _params_mismatch(url: str, old: dict[str, Any], new: dict[str, Any]) -> str:
         for k in sorted(set(old) | set(new)) if not same_params(
             {k: old.get(k)}, {k: new.get(k)})
     ]
-    return (f"{display_url(url)} already holds a store with other parameters "
+    shown = url if ", ladder " in url else display_url(url)
+    return (f"{shown} already holds a store with other parameters "
             f"({'; '.join(diffs)}); use another database for other parameters")
+
+
+# ---------------------------------------------------------------------- ladders
+def _ladder_meta_context(base: StoreContext, conn: Connection, ladder: Ladder) -> StoreContext:
+    """The context of ``ladder`` from its ``meta`` (read in ``conn``), sharing ``base``'s
+    engine, options and hooks."""
+    where = f"{display_url(base.url)}, ladder {ladder.name!r}"
+    stored = meta_map(conn, S.ladder_tables(ladder.prefix).meta)
+    if "system" not in stored:
+        raise StoreError(f"{where}: the ladder records no rating system (damaged)")
+    system = stored["system"]
+    try:
+        params = saved_params(system, json.loads(stored["params"]))
+        get_system(system, **params)
+    except (ConfigError, ValueError, KeyError) as exc:
+        raise StoreError(f"{where}: the stored rating system {system!r} cannot be built by "
+                         f"this Podium ({exc})") from None
+    insensitive = stored.get("handle_policy", POLICY_EXACT) == POLICY_INSENSITIVE
+    return StoreContext(base.engine, base.url, system_name=system, params=params,
+                        schema_version=base.schema_version, case_insensitive_handles=insensitive,
+                        options=base.options, hooks=base.hooks, ladder=ladder)
+
+
+def _unknown(base: StoreContext, name: str) -> UnknownLadderError:
+    return UnknownLadderError(
+        f"no ladder {name!r} in {display_url(base.url)} (podium ladder list --db "
+        f"{base.url} shows them; podium ladder create makes one)", name)
+
+
+def ladder_context(base: StoreContext, name: str) -> StoreContext:
+    """The context of the ladder ``name`` of ``base``'s store (``base`` itself when it is
+    that ladder's).
+
+    Raises
+    ------
+    UnknownLadderError
+        (a :class:`StoreError`) naming the ladder when the store has none of that name.
+    """
+    if name == base.ladder.name:
+        return base
+    with db_errors(base.url, f"cannot open ladder {name!r}"), read_txn(base.engine) as conn:
+        ladder = find_ladder(conn, name)
+        if ladder is None:
+            raise _unknown(base, name)
+        return _ladder_meta_context(base, conn, ladder)
+
+
+def create_ladder_context(base: StoreContext, name: str, system: str,
+                          params: dict[str, Any] | None = None,
+                          settings: LadderSettings | None = None, *,
+                          exist_ok: bool = False) -> StoreContext:
+    """Create the ladder ``name`` of ``base``'s store, rated with ``system`` and
+    ``params``, and return its context.
+
+    With ``exist_ok`` an existing ladder of that name is returned when its system is
+    ``system`` (and its parameters ``params``, when given); otherwise an existing name is
+    refused.
+
+    Raises
+    ------
+    StoreError
+        For a name that breaks the rules (:func:`podium.store.ladders.check_ladder_name`),
+        an existing ladder (see ``exist_ok``), or one of another system or parameters.
+    ConfigError
+        For an unknown system or parameter (before anything is written).
+    """
+    name = check_ladder_name(name)
+    _sysobj, resolved = resolve_system(system, params)
+    settings = LadderSettings() if settings is None else settings
+    now = int(time.time())
+    with db_errors(base.url, f"cannot create ladder {name!r}"), \
+            write_txn(base.engine, REGISTRY_LOCK_KEY) as conn:
+        found = find_ladder(conn, name)
+        if found is not None:
+            ctx = _ladder_meta_context(base, conn, found)
+            if not exist_ok:
+                raise StoreError(f"{ctx.where} exists already (rated with "
+                                 f"{ctx.system_name!r}); podium ladder list shows the ladders")
+            if ctx.system_name != system:
+                raise StoreError(f"{ctx.where} rates with {ctx.system_name!r}, not {system!r}; "
+                                 "use another ladder for another system")
+            if params is not None and not same_params(resolved, ctx.params):
+                raise StoreError(_params_mismatch(ctx.where, ctx.params, resolved))
+            return ctx
+        pk = next_ladder_pk(conn)
+        ladder = Ladder(pk, name, S.ladder_prefix(pk))
+        tables = S.ladder_tables(ladder.prefix)
+        conn.execute(S.ladders.insert().values(pk=pk, name=name, prefix=ladder.prefix,
+                                               created_at=now))
+        for table in tables.own:
+            table.create(conn)
+        policy = meta_map(conn).get("handle_policy", POLICY_EXACT)
+        for key, value in (
+            ("system", system),
+            ("params", json.dumps(resolved, allow_nan=True, sort_keys=True)),
+            ("store_id", uuid.uuid4().hex),
+            ("epoch", "0"),
+            ("revision", "0"),
+            ("created_at", str(now)),
+            ("handle_policy", policy),
+            ("settings", settings.to_json()),
+        ):
+            set_meta(conn, key, value, tables.meta)
+        if policy == POLICY_INSENSITIVE:
+            Index(f"ux_{ladder.prefix}players_handle_key_ci", tables.players.c.handle_key,
+                  unique=True).create(conn)
+        ctx = _ladder_meta_context(base, conn, ladder)
+        if settings.prior_from is not None:
+            check_prior_source(conn, ctx, settings)
+        AuditLog(base, S.audit).record(conn, "ladder-create", revision=None,
+                                       detail={"ladder": name, "system": system})
+        return ctx
+
+
+def check_prior_source(conn: Connection, ctx: StoreContext, settings: LadderSettings) -> None:
+    """:class:`StoreError` unless the ladder ``settings.prior_from`` exists, is not
+    ``ctx``'s and rates with ``ctx``'s system."""
+    if settings.prior_from is not None:
+        source_system(conn, ctx, settings.prior_from)
+
+
+def write_settings(ctx: StoreContext, **changes: Any) -> LadderSettings:
+    """Change settings of the ladder of ``ctx`` (:class:`LadderSettings`: names and
+    rules); the change is recorded in the ladder's audit log and returns the new
+    settings.
+
+    Raises
+    ------
+    StoreError
+        For an unknown setting or a value it refuses, or a ``prior_from`` ladder that
+        does not exist or rates with another system.
+    """
+    with db_errors(ctx.url, f"cannot change the settings of ladder {ctx.ladder.name!r}"), \
+            write_txn(ctx.engine, ctx.lock_key) as conn:
+        m = ctx.read_meta(conn)
+        new = LadderSettings.from_json(m.settings).changed(**changes)
+        check_prior_source(conn, ctx, new)
+        set_meta(conn, "settings", new.to_json(), ctx.tables.meta)
+        set_meta(conn, "revision", str(m.revision + 1), ctx.tables.meta)
+        AuditLog(ctx).record(conn, "ladder-set", revision=m.revision + 1,
+                             detail=dict(changes))
+    return new

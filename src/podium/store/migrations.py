@@ -26,6 +26,14 @@ failed or killed migration leaves the previous version intact) and records
   contest does not scan the standings once per player (the foreign key).  Nothing
   existing is rewritten; building the indexes reads the players and the standings
   once.
+* **6** -- ladders: the registry ``ladders`` with the row of the ladder ``default`` (the
+  store's tables, unchanged: every rating, event and snapshot stays as it is), and the
+  ladder's new tables ``seasons``, ``season_ratings`` and ``priors``; ``tokens.ladders``
+  (nullable, ``NULL``: a token of every ladder).  Nothing existing is rewritten.  The
+  tables of the other ladders are created with the ladder
+  (:func:`podium.store.ladders.create_ladder`) at the version of the Podium that creates
+  it: a later step that changes a ladder's tables must change them for every ladder of
+  the registry.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -33,6 +41,7 @@ of using :mod:`podium.store.schema`, which always describes the newest version.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from sqlalchemy import (
@@ -60,13 +69,15 @@ from podium.store.schema import SCHEMA_VERSION, handle_type
 __all__ = ["MIGRATIONS", "upgrade", "read_version", "set_meta"]
 
 
-def set_meta(conn: Connection, key: str, value: str) -> None:
-    """Insert or replace one ``meta`` row (portable: update, else insert)."""
+def set_meta(conn: Connection, key: str, value: str, table: Table | None = None) -> None:
+    """Insert or replace one row of ``table`` (a ladder's ``meta``; default the store's
+    ``meta``, which is also the ladder ``default``'s), portably: update, else insert."""
     from podium.store import schema as s
 
-    res = conn.execute(s.meta.update().where(s.meta.c.key == key).values(value=value))
+    t = s.meta if table is None else table
+    res = conn.execute(t.update().where(t.c.key == key).values(value=value))
     if res.rowcount == 0:
-        conn.execute(s.meta.insert().values(key=key, value=value))
+        conn.execute(t.insert().values(key=key, value=value))
 
 
 def read_version(conn: Connection) -> int:
@@ -241,6 +252,59 @@ def _v5(conn: Connection) -> None:
         conn, checkfirst=True)
 
 
+def _v6(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "ladders", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("name", handle_type(), nullable=False, unique=True),
+        Column("prefix", Text, nullable=False),
+        Column("created_at", BigInteger, nullable=False),
+    )
+    Table("contests", md, Column("pk", Integer, primary_key=True))
+    Table("players", md, Column("pk", Integer, primary_key=True))
+    Table(
+        "seasons", md,
+        Column("number", Integer, primary_key=True, autoincrement=False),
+        Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False,
+               unique=True),
+        Column("time_seconds", BigInteger, nullable=False),
+        Column("reset", Text, nullable=False),
+        Column("created_at", BigInteger, nullable=False),
+    )
+    ratings = Table(
+        "season_ratings", md,
+        Column("season", Integer, nullable=False),
+        Column("player_pk", Integer, nullable=False),
+        Column("handle", handle_type(), nullable=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("display_rating", Double, nullable=False),
+        Column("contests", Integer, nullable=False),
+        Column("last_contest_time", BigInteger, nullable=False),
+        Column("max_display_rating", Double, nullable=False),
+        Column("last_change", Double, nullable=False),
+        PrimaryKeyConstraint("season", "player_pk", name="pk_season_ratings"),
+        sqlite_with_rowid=False,
+    )
+    Index("ix_season_ratings_display", ratings.c.season, ratings.c.display_rating.desc(),
+          ratings.c.handle)
+    Table(
+        "priors", md,
+        Column("player_pk", Integer, ForeignKey("players.pk"), primary_key=True,
+               autoincrement=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("source_time", BigInteger, nullable=False),
+    )
+    for name in ("ladders", "seasons", "season_ratings", "priors"):
+        md.tables[name].create(conn)
+    conn.execute(text("ALTER TABLE tokens ADD COLUMN ladders TEXT"))
+    conn.execute(md.tables["ladders"].insert().values(
+        pk=0, name="default", prefix="", created_at=int(time.time())))
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
@@ -248,6 +312,7 @@ MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (3, _v3),
     (4, _v4),
     (5, _v5),
+    (6, _v6),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

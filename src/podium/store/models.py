@@ -7,7 +7,7 @@ values; floats are unrounded, exactly as stored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from podium.errors import PodiumError
 
@@ -25,6 +25,11 @@ __all__ = [
     "ContestView",
     "TeamMember",
     "ContestSummary",
+    "UnknownLadderError",
+    "Ladder",
+    "DEFAULT_LADDER",
+    "LadderInfo",
+    "SeasonInfo",
 ]
 
 
@@ -42,6 +47,59 @@ class UnknownContestError(StoreError):
     def __init__(self, message: str, contest_id: str) -> None:
         super().__init__(message)
         self.contest_id = contest_id
+
+
+class UnknownLadderError(StoreError):
+    """A ladder name the store does not hold (HTTP 404; nothing was changed)."""
+
+    def __init__(self, message: str, ladder: str) -> None:
+        super().__init__(message)
+        self.ladder = ladder
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A ladder of a store: its key, its name and the prefix of its tables
+    (:func:`podium.store.schema.ladder_tables`)."""
+
+    pk: int
+    name: str
+    prefix: str
+
+
+#: The ladder of every store before ladders existed (schema version 5), and the one a
+#: command or route without a ladder means.
+DEFAULT_LADDER = Ladder(0, "default", "")
+
+
+@dataclass(frozen=True)
+class LadderInfo:
+    """A ladder as :meth:`Store.ladders` lists it: name, rating system and its
+    parameters, counts, the current season, when it was created and its settings
+    (:class:`podium.store.ladders.LadderSettings` as a dict)."""
+
+    name: str
+    system: str
+    params: dict[str, Any]
+    contests: int
+    players: int
+    season: int
+    created_at: int
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SeasonInfo:
+    """A season of a ladder: its number (1: from the start), the id and time of the
+    boundary that started it (``None`` for season 1), the reset applied there, how many
+    players it reset, and whether it is the current season."""
+
+    number: int
+    contest_id: str | None
+    time_seconds: int | None
+    reset: str | None
+    players: int
+    current: bool
 
 
 @dataclass(frozen=True)
@@ -134,7 +192,14 @@ class CorrectionResult:
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One row of :meth:`Store.leaderboard`; ``rank`` is 1-based within the filtered set."""
+    """One row of :meth:`Store.leaderboard`; ``rank`` is 1-based within the filtered set.
+
+    ``mu``, ``sigma`` and ``display_rating`` are *as of* the leaderboard's time: the
+    stored values with the rating system's time drift applied since the player's last
+    contest (:meth:`podium.systems.RatingSystem.drift`; equal to the stored values for a
+    system without time drift).  ``provisional`` comes from the ladder's rule (fewer
+    contests than its threshold, or ``sigma`` above its threshold).
+    """
 
     rank: int
     handle: str
@@ -145,6 +210,7 @@ class LeaderboardRow:
     last_contest_time: int
     max_display_rating: float
     last_change: float
+    provisional: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,6 +221,11 @@ class HistoryRow:
     the player's team, in team places), ``change`` the display rating change (for a
     debut: from the newcomer prior's display rating), ``players`` the size of the
     contest and ``team`` the player's team in a team contest (``None`` otherwise).
+
+    ``kind`` is ``"contest"``, or ``"season"`` for the start of a season: the player's
+    reset (``mu``, ``sigma`` and ``display_rating`` after it, ``change`` its effect on
+    the display rating, ``perf`` the ``mu`` before it, ``place`` -1, ``players`` the
+    number of players reset).
     """
 
     contest_id: str
@@ -169,11 +240,19 @@ class HistoryRow:
     change: float
     players: int
     team: str | None = None
+    kind: str = "contest"
 
 
 @dataclass(frozen=True)
 class PlayerView:
-    """A rated player, with ``rank`` among all rated players (1-based) and full history."""
+    """A rated player, with ``rank`` among all rated players (1-based) and full history.
+
+    ``mu``, ``sigma`` and ``display_rating`` are as of ``as_of`` (unix time; see
+    :class:`LeaderboardRow`), and so is ``rank``; the history holds the values stored
+    after each contest.  ``provisional`` follows the ladder's rule.  ``as_of`` is
+    ``None`` when no time was asked for and the system has no time drift: the values
+    are then the stored ones, whatever the time.
+    """
 
     handle: str
     mu: float
@@ -185,6 +264,8 @@ class PlayerView:
     last_change: float
     rank: int | None
     history: list[HistoryRow] = field(default_factory=list)
+    provisional: bool = False
+    as_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -257,11 +338,13 @@ class ContestView:
     offset: int = 0
     limit: int | None = None
     total: int = 0
+    kind: str = "contest"
 
 
 @dataclass(frozen=True)
 class ContestSummary:
-    """One row of :meth:`Store.contests`."""
+    """One row of :meth:`Store.contests`; ``kind`` ``"season"`` for the start of a season
+    (``players``: the players it reset)."""
 
     contest_id: str
     name: str
@@ -269,3 +352,4 @@ class ContestSummary:
     time_seconds: int
     index: int
     players: int
+    kind: str = "contest"

@@ -23,27 +23,32 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from sqlalchemy import Connection, delete, func, select
 
 import podium.store.schema as S
 from podium.errors import CheckpointError
 from podium.rater import Rater
+from podium.store.bulk import fetch
 from podium.store.common import Meta, StoreContext, json_params, same_params
 from podium.store.models import StoreError
-from podium.store.rating import replay
-from podium.store.rows import stored_contests
+from podium.store.rating import Priors, replay
+from podium.store.rows import stored_contests, stored_priors
 from podium.store.snapshot import new_rater, rater_from_bytes, rater_to_bytes
 
 __all__ = ["CachedRater", "RaterCache", "since_snapshot", "snapshot_bytes"]
 
 log = logging.getLogger("podium.store")
 
-_SINCE_SNAPSHOT_Q = select(
-    func.count(),
-    func.coalesce(func.sum(S.contests.c.players).filter(S.contests.c.rated.is_(True)), 0),
-).where(S.contests.c.seq >= select(
-    func.coalesce(func.max(S.snapshots.c.head_count), 0)).scalar_subquery())
+
+@cache
+def _since_snapshot_sql(t: S.LadderTables) -> str:
+    """Contests and player-rounds after the newest snapshot (run with the driver's cursor:
+    every write runs it)."""
+    c, sn = t.contests.name, t.snapshots.name
+    return (f'SELECT count(*), coalesce(sum(CASE WHEN "rated" THEN "players" ELSE 0 END), 0) '
+            f'FROM "{c}" WHERE "seq" >= (SELECT coalesce(max("head_count"), 0) FROM "{sn}")')
 
 
 @dataclass
@@ -56,26 +61,27 @@ class CachedRater:
     epoch: int
 
 
-def since_snapshot(conn: Connection) -> tuple[int, int]:
-    """Contests, and player-rounds of rated contests, stored after the newest snapshot."""
-    since, events = conn.execute(_SINCE_SNAPSHOT_Q).one()
+def since_snapshot(conn: Connection, t: S.LadderTables) -> tuple[int, int]:
+    """Contests, and player-rounds of rated contests, stored after the newest snapshot of
+    the ladder of ``t``."""
+    since, events = fetch(conn, _since_snapshot_sql(t))[0]
     return int(since), int(events)
 
 
-def snapshot_bytes(conn: Connection, pk: int) -> bytes:
+def snapshot_bytes(conn: Connection, t: S.LadderTables, pk: int) -> bytes:
     """The bytes of snapshot ``pk``; on PostgreSQL in the binary protocol (the text
     protocol sends ``bytea`` as hex: 1.8 s instead of 0.5 s for 159 MB)."""
     if conn.dialect.name == "postgresql":
         raw = conn.connection.driver_connection
         assert raw is not None
         with raw.cursor(binary=True) as cur:
-            cur.execute("SELECT data FROM snapshots WHERE pk = %s", (pk,))
+            cur.execute(f'SELECT data FROM "{t.snapshots.name}" WHERE pk = %s', (pk,))
             found = cur.fetchone()
         if found is None:  # pragma: no cover - the row was just selected
             raise StoreError(f"snapshot {pk} vanished")
         return bytes(found[0])
-    return bytes(conn.execute(select(S.snapshots.c.data)
-                              .where(S.snapshots.c.pk == pk)).scalar_one())
+    return bytes(conn.execute(select(t.snapshots.c.data)
+                              .where(t.snapshots.c.pk == pk)).scalar_one())
 
 
 class RaterCache:
@@ -137,9 +143,17 @@ class RaterCache:
         rater, start = self.from_snapshot(conn, pos)
         return self._replayed(conn, rater, start, pos)
 
-    @staticmethod
-    def _replayed(conn: Connection, rater: Rater, start: int, pos: int) -> Rater:
-        replay(rater, list(stored_contests(conn, start, pos)))
+    def priors(self, conn: Connection) -> Priors | None:
+        """The newcomer priors the ladder took from another ladder (``None``: none)."""
+        t = self.ctx.tables
+        if conn.execute(select(t.priors.c.player_pk).limit(1)).first() is None:
+            return None
+        return stored_priors(conn, t)
+
+    def _replayed(self, conn: Connection, rater: Rater, start: int, pos: int) -> Rater:
+        if start < pos:
+            replay(rater, list(stored_contests(conn, self.ctx.tables, start, pos)),
+                   self.priors(conn))
         if len(rater.contests) != pos:  # pragma: no cover - defensive
             raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
                              f"expected {pos}")
@@ -149,7 +163,7 @@ class RaterCache:
         """The Rater of the newest usable snapshot at or before ``pos`` and the number of
         contests it has rated (a new Rater and 0 when there is none)."""
         ctx = self.ctx
-        sn = S.snapshots
+        sn = ctx.tables.snapshots
         # The newest snapshot's key first, then its bytes by key: selecting the bytes
         # in the ordered query made SQLite sort every snapshot's blob (150 MB each for
         # the Codeforces history: 1.7 s warm, 4 s cold, against 0.3 s by key).
@@ -158,7 +172,7 @@ class RaterCache:
             .order_by(sn.c.head_count.desc(), sn.c.pk.desc()).limit(1)
         ).first()
         if row is not None:
-            data = snapshot_bytes(conn, int(row.pk))
+            data = snapshot_bytes(conn, ctx.tables, int(row.pk))
             try:
                 rater = rater_from_bytes(data, where=f"snapshot at {row.head_count} contests")
                 if (rater.system_name == ctx.system_name
@@ -173,18 +187,17 @@ class RaterCache:
 
     # ------------------------------------------------------------------ snapshots
     def maybe_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
-        """Write a snapshot at ``head`` if the policy asks for one (``snapshot_every``
-        contests or ``snapshot_events`` player-rounds since the newest one)."""
-        since, events = since_snapshot(conn)
-        opts = self.ctx.options
-        if since > 0 and (since >= opts.snapshot_every or events >= opts.snapshot_events):
+        """Write a snapshot at ``head`` if the policy asks for one
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`)."""
+        since, events = since_snapshot(conn, self.ctx.tables)
+        if self.ctx.options.snapshot_due(since, events, rater.players.n):
             self.write_snapshot(conn, rater, head, epoch)
 
     def write_snapshot(self, conn: Connection, rater: Rater, head: int, epoch: int) -> None:
         """Write ``rater`` (at ``head`` contests, ``epoch``) as the newest snapshot and
         keep only the newest ``keep_snapshots``."""
         data = rater_to_bytes(rater)
-        sn = S.snapshots
+        sn = self.ctx.tables.snapshots
         pk = int(conn.execute(select(func.coalesce(func.max(sn.c.pk), -1))).scalar_one()) + 1
         conn.execute(sn.insert().values(pk=pk, head_count=head, epoch=epoch,
                                         created_at=int(time.time()), size=len(data), data=data))

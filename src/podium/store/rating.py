@@ -22,23 +22,40 @@ run, else (a debut) the newcomer prior of that contest -- exactly the prior
 ``Rater.add`` reads from its table, so ``change`` equals the Rater's
 ``last_change`` (display rating after minus before, Ebtekar & Liu's displayed
 rating ``mu - 3 (sigma - sigma_limit)`` for Elo-MMR).
+
+A ladder's history also holds season boundaries (:class:`~podium.beliefs.SeasonStart`)
+and may give newcomers priors taken from another ladder: :func:`rate_run` and
+:func:`replay` take both.  A boundary ends a run of contests and is applied by
+:func:`podium.beliefs.start_season` (its events: every rated player's reset); a
+newcomer with a prior (``priors``: handle -> ``(mu, sigma)``) is entered with it
+(:func:`podium.beliefs.seed_players`) just before the first contest that rates it, so
+that its debut is rated from that prior (``prev_display`` is the prior's display
+rating) whatever the batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from podium.beliefs import SeasonStart, seed_players, start_season
 from podium.core.contest import Contest
 from podium.core.records import RoundReports
 from podium.rater import Rater
 from podium.store.models import StoreError
 from podium.store.snapshot import RunEventLog
 
-__all__ = ["RatedRun", "rate_run", "replay", "player_values", "rated_indices", "PLAYER_COLS"]
+__all__ = ["RatedRun", "rate_run", "replay", "player_values", "rated_indices", "PLAYER_COLS",
+           "HistoryItem", "Priors"]
+
+#: An item of a ladder's history: a contest or the start of a season.
+HistoryItem = Contest | SeasonStart
+#: Newcomer priors taken from elsewhere: ``handle -> (mu, sigma)``.
+Priors = Mapping[str, tuple[float, float]]
 
 #: The ``players`` columns that hold a player's current rating state, in the order of
 #: :func:`player_values`.
@@ -88,14 +105,51 @@ def _sink(rater: Rater) -> RunEventLog:
     return sink
 
 
-def replay(rater: Rater, contests: Sequence[Contest]) -> None:
-    """Rate stored ``contests`` again to bring ``rater`` forward (events are discarded)."""
-    if contests:
-        rater.extend(contests)
+def _pieces(rater: Rater, items: Sequence[HistoryItem],
+            priors: Priors | None) -> Iterator[list[Contest] | SeasonStart]:
+    """``items`` as runs of contests and season boundaries, in order; the newcomers of
+    ``priors`` are seeded into ``rater`` just before the run holding their first rated
+    contest starts (the run is cut there), so their indices and priors are those of a
+    run contest by contest."""
+    run: list[Contest] = []
+    seeded: set[str] = set()
+    for it in items:
+        if isinstance(it, SeasonStart):
+            if run:
+                yield run
+                run = []
+            yield it
+            continue
+        if priors and not it.is_outcome_free:
+            index = rater.players.index
+            fresh = [h for h in dict.fromkeys(it.handles)
+                     if h in priors and h not in index and h not in seeded]
+            if fresh:
+                if run:
+                    yield run
+                    run = []
+                seed_players(rater, fresh, [priors[h][0] for h in fresh],
+                             [priors[h][1] for h in fresh], it.time_seconds)
+                seeded.update(fresh)
+        run.append(it)
+    if run:
+        yield run
 
 
-def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
-    """Rate ``contests`` with one ``rater.extend`` call and return every event's rows.
+def replay(rater: Rater, items: Sequence[HistoryItem], priors: Priors | None = None) -> None:
+    """Rate stored ``items`` again to bring ``rater`` forward (events are discarded)."""
+    for piece in _pieces(rater, items, priors):
+        if isinstance(piece, SeasonStart):
+            start_season(rater, piece)
+        else:
+            rater.extend(piece)
+
+
+def rate_run(rater: Rater, items: Sequence[HistoryItem],
+             priors: Priors | None = None) -> RatedRun:
+    """Rate ``items`` -- contests with one ``rater.extend`` call per run between season
+    boundaries, boundaries with :func:`~podium.beliefs.start_season` -- and return every
+    event's rows, item by item.
 
     Raises
     ------
@@ -103,6 +157,103 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
         When the Rater's event log does not cover exactly the rated contests
         (an internal error; the caller's transaction rolls back).
     """
+    if len(items) == 1 and isinstance(items[0], Contest) and not priors:
+        return _one_contest_run(rater, items[0])
+    parts = [_season_run(rater, piece) if isinstance(piece, SeasonStart)
+             else _contest_run(rater, piece) for piece in _pieces(rater, items, priors)]
+    if len(parts) <= 1:
+        return parts[0] if parts else _contest_run(rater, [])
+    return _concat(parts)
+
+
+def _season_run(rater: Rater, start: SeasonStart) -> RatedRun:
+    """The rows of a season boundary: one event per rated player, its reset."""
+    sink = _sink(rater)
+    with sink.run():
+        run = start_season(rater, start)
+    n = int(run.players.size)
+    reports = RoundReports()
+    reports.add(run.index, start.name, n, 0, False, ())
+    return RatedRun(
+        reports=reports, offsets=np.array([0, n], dtype=np.int64), player=run.players,
+        mu=run.mu_after, sigma=run.sigma_after, display=run.display_after,
+        perf=run.mu_before, place=np.full(n, -1, dtype=np.int64),
+        prev_display=run.display_before, change=run.display_after - run.display_before,
+        debut=np.zeros(n, dtype=bool), team=np.full(n, None, dtype=object))
+
+
+def _concat(parts: list[RatedRun]) -> RatedRun:
+    """One run of the items of ``parts``, in order."""
+    reports = RoundReports()
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for p in parts:
+        reports.extend(p.reports)
+        offsets.append(p.offsets[1:] + base)
+        base += int(p.offsets[-1])
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    return RatedRun(reports=reports, offsets=np.concatenate(offsets), player=cat("player"),
+                    mu=cat("mu"), sigma=cat("sigma"), display=cat("display"),
+                    perf=cat("perf"), place=cat("place"), prev_display=cat("prev_display"),
+                    change=cat("change"), debut=cat("debut"), team=cat("team"))
+
+
+def _one_contest_run(rater: Rater, contest: Contest) -> RatedRun:
+    """:func:`_contest_run` of one contest, the live case (a match posted as it ends):
+    rated with ``rater.add`` (the compiled path of one small round, the same numbers bit
+    for bit), and each player's previous rating is the one before the contest (a
+    contest names a player once), without the bookkeeping of a run."""
+    t = rater.players
+    system = rater.system
+    n = len(contest)
+    known = np.fromiter(map(t.index.get, contest.handles, repeat(-1, n)), dtype=np.int64,
+                        count=n)
+    has_state = known >= 0
+    idx = known[has_state]
+    pre_mu, pre_sigma = t.mu[idx], t.sigma[idx]  # fancy indexing: copies
+    seeded = t.contests[idx] == 0
+    sink = _sink(rater)
+    with sink.run():
+        rep = rater.add(contest)
+        ev = sink.arrays()
+        team_names = np.array([*sink.team_names, None], dtype=object)
+    reports = RoundReports()
+    reports.append(rep)
+    if rep.skipped:
+        empty = np.zeros(0)
+        return RatedRun(reports, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                        empty, empty, empty, empty, np.zeros(0, dtype=np.int64), empty, empty,
+                        np.zeros(0, dtype=bool), np.zeros(0, dtype=object))
+    if len(ev["player"]) != n:
+        raise StoreError("internal error: the Rater's events do not match the contest rated "
+                         f"({len(ev['player'])} events for {n} players)")
+    mu, sigma = ev["mu"], ev["sigma"]
+    prior_mu = np.empty(n)
+    prior_sigma = np.empty(n)
+    prior_mu[has_state], prior_sigma[has_state] = pre_mu, pre_sigma
+    if not has_state.all():
+        mu0, sig0 = system.newcomer(contest)
+        prior_mu[~has_state], prior_sigma[~has_state] = mu0, sig0
+    debut = ~has_state
+    if seeded.any():  # a debut from a prior taken elsewhere is a newcomer to the ladder
+        debut[np.flatnonzero(has_state)[seeded]] = True
+        reports.new_players[:] = [int(debut.sum())]
+    display = np.asarray(system.display_rating(mu, sigma), dtype=np.float64)
+    prev_display = np.asarray(system.display_rating(prior_mu, prior_sigma), dtype=np.float64)
+    return RatedRun(
+        reports=reports, offsets=np.array([0, n], dtype=np.int64),
+        player=ev["player"].astype(np.int64), mu=mu, sigma=sigma, display=display,
+        perf=ev["perf"], place=ev["place"].astype(np.int64), prev_display=prev_display,
+        change=display - prev_display, debut=debut,
+        team=team_names[np.where(ev["team"] < 0, len(team_names) - 1, ev["team"])],
+    )
+
+
+def _contest_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
+    """The rows of a run of contests, rated with one ``rater.extend`` call."""
     t = rater.players
     system = rater.system
     base = len(rater.contests)
@@ -116,6 +267,9 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
     pre_sigma = np.zeros(len(flat))
     pre_mu[has_state] = t.mu[known[has_state]]
     pre_sigma[has_state] = t.sigma[known[has_state]]
+    # a player entered with a prior from elsewhere (seed_players) has state but no round
+    seeded = np.zeros(len(flat), dtype=bool)
+    seeded[has_state] = t.contests[known[has_state]] == 0
 
     sink = _sink(rater)
     with sink.run():
@@ -145,19 +299,23 @@ def rate_run(rater: Rater, contests: Sequence[Contest]) -> RatedRun:
         prev[order[1:][same]] = order[:-1][same]
     first = prev < 0
     from_before = first & has_state[pos]
-    debut = first & ~has_state[pos]
+    debut = first & (~has_state[pos] | seeded[pos])
+    if seeded.any():  # a debut from a prior taken elsewhere is a newcomer to the ladder
+        counts = np.bincount(contest_of_event[debut], minlength=len(contests)).tolist()
+        reports.new_players[:] = counts
     prior_mu = np.empty(len(player))
     prior_sigma = np.empty(len(player))
     prior_mu[~first] = mu[prev[~first]]
     prior_sigma[~first] = sigma[prev[~first]]
     prior_mu[from_before] = pre_mu[pos[from_before]]
     prior_sigma[from_before] = pre_sigma[pos[from_before]]
-    if debut.any():
+    fresh = debut & ~has_state[pos]
+    if fresh.any():
         newcomer = np.array([system.newcomer(c) if r else (0.0, 0.0)
                              for c, r in zip(contests, rated.tolist(), strict=True)],
                             dtype=np.float64).reshape(-1, 2)
-        prior_mu[debut] = newcomer[contest_of_event[debut], 0]
-        prior_sigma[debut] = newcomer[contest_of_event[debut], 1]
+        prior_mu[fresh] = newcomer[contest_of_event[fresh], 0]
+        prior_sigma[fresh] = newcomer[contest_of_event[fresh], 1]
     display = np.asarray(system.display_rating(mu, sigma), dtype=np.float64)
     prev_display = np.asarray(system.display_rating(prior_mu, prior_sigma), dtype=np.float64)
     return RatedRun(

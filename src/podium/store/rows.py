@@ -11,18 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, select
 
 import podium.store.schema as S
+from podium.beliefs import SeasonReset, SeasonStart
 from podium.core.contest import Contest
 from podium.rater import Rater
-from podium.store.bulk import insert_rows, update_rows
+from podium.store.bulk import fetch, insert_rows, update_rows
 from podium.store.common import Meta
 from podium.store.rating import (
     PLAYER_COLS,
+    HistoryItem,
     RatedRun,
     handle_of,
     player_values,
@@ -31,7 +34,7 @@ from podium.store.rating import (
 
 __all__ = ["CONTEST_COLS", "HandleCache", "Item", "contest_from_rows", "contest_row",
            "describe_conflict", "insert_events", "insert_new_players", "insert_standings",
-           "stored_contest", "stored_contests", "update_players"]
+           "stored_contest", "stored_contests", "stored_priors", "update_players"]
 
 CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "perf_ceiling",
                 "players", "new_players", "rated", "content_hash", "ingested_at")
@@ -40,9 +43,10 @@ EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf"
 STANDING_COLS = ("contest_pk", "pos", "player_pk", "lo", "hi", "team", "member_weight")
 
 
-# The statements of every write, built once (building one costs more than running it).
-_NEW_PLAYERS_Q = select(S.players.c.pk, S.players.c.handle).where(
-    S.players.c.pk > bindparam("after"))
+@cache
+def _new_players_sql(t: S.LadderTables) -> str:
+    """The players added after a key (run with the driver's cursor: every write runs it)."""
+    return f'SELECT "pk", "handle" FROM "{t.players.name}" WHERE "pk" > ?'
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ class HandleCache:
     deletes players and bumps the epoch).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tables: S.LadderTables | None = None) -> None:
+        self.tables = S.ladder_tables("") if tables is None else tables
         self._keys: dict[str, int] = {}
         # the (store id, epoch) the keys were read at
         self._read_at: tuple[str, int] | None = None
@@ -82,7 +87,7 @@ class HandleCache:
             self._keys = {}
             self._max_pk = -1
             self._read_at = (m.store_id, m.epoch)
-        rows = conn.execute(_NEW_PLAYERS_Q, {"after": self._max_pk}).all()
+        rows = fetch(conn, _new_players_sql(self.tables), (self._max_pk,))
         for pk, h in rows:
             self._keys[h] = pk
             if pk > self._max_pk:
@@ -162,41 +167,62 @@ def contest_row(pk: int, it: Item, seq: int, new_players: int, rated: bool,
             len(c), new_players, rated, it.chash, now)
 
 
-def insert_standings(conn: Connection, cpks: Sequence[int], contests: Sequence[Contest],
-                     pks: Sequence[list[int]]) -> None:
+def insert_standings(conn: Connection, t: S.LadderTables, cpks: Sequence[int],
+                     contests: Sequence[Contest], pks: Sequence[list[int]]) -> None:
     """The standings rows; a team contest's rows also name the member's team and
-    weight (``NULL`` for an individual contest)."""
-    rows: list[tuple[Any, ...]] = []
-    for cpk, cont, ppk in zip(cpks, contests, pks, strict=True):
-        n = len(ppk)
-        teams = cont.team_names
-        if teams is None or cont.teams is None:
-            team: Sequence[str | None] = [None] * n
-            weight: Sequence[float | None] = [None] * n
-        else:
-            team, weight = teams, cont.teams.weight.tolist()
-        rows.extend(zip([cpk] * n, range(n), ppk, cont.lo.tolist(), cont.hi.tolist(), team,
-                        weight, strict=True))
-    insert_rows(conn, S.standings, STANDING_COLS, rows)
+    weight (``NULL`` for an individual contest).  The columns are built for all the
+    contests at once (a batch of small contests: one list per column, not per contest)."""
+    if not contests:
+        return
+    sizes = [len(ppk) for ppk in pks]
+    contest_col = np.repeat(np.asarray(cpks, dtype=np.int64), sizes).tolist()
+    pos = [k for n in sizes for k in range(n)]
+    player = [pk for ppk in pks for pk in ppk]
+    lo = np.concatenate([c.lo for c in contests]).tolist()
+    hi = np.concatenate([c.hi for c in contests]).tolist()
+    team: list[str | None] = []
+    weight: list[float | None] = []
+    if any(c.team_names is not None for c in contests):
+        for cont, n in zip(contests, sizes, strict=True):
+            names = cont.team_names
+            if names is None or cont.teams is None:
+                team.extend([None] * n)
+                weight.extend([None] * n)
+            else:
+                team.extend(names)
+                weight.extend(cont.teams.weight.tolist())
+    else:
+        team = weight = [None] * len(player)  # type: ignore[assignment]
+    insert_rows(conn, t.standings, STANDING_COLS,
+                list(zip(contest_col, pos, player, lo, hi, team, weight, strict=True)))
 
 
-def insert_events(conn: Connection, run: RatedRun, which: Sequence[int],
+def insert_events(conn: Connection, t: S.LadderTables, run: RatedRun, which: Sequence[int],
                   cpks: Sequence[int], pks: Sequence[list[int]]) -> None:
-    """The events of contests ``which`` (positions in the run)."""
-    rows: list[tuple[Any, ...]] = []
-    for k in which:
-        a, b = int(run.offsets[k]), int(run.offsets[k + 1])
-        if a == b:
-            continue
-        rows.extend(zip([cpks[k]] * (b - a), pks[k], run.mu[a:b].tolist(),
-                        run.sigma[a:b].tolist(), run.display[a:b].tolist(),
-                        run.perf[a:b].tolist(), run.place[a:b].tolist(),
-                        run.prev_display[a:b].tolist(), run.change[a:b].tolist(),
-                        run.debut[a:b].tolist(), run.team[a:b].tolist(), strict=True))
-    insert_rows(conn, S.events, EVENT_COLS, rows)
+    """The events of contests ``which`` (positions in the run); ``pks[k]`` are the keys of
+    the players of item ``k``'s events, in order.  The columns are built for all of
+    them at once."""
+    spans = [(k, int(run.offsets[k]), int(run.offsets[k + 1])) for k in which]
+    spans = [x for x in spans if x[1] < x[2]]
+    if not spans:
+        return
+    if len(spans) == len(run.offsets) - 1:  # the whole run, in order
+        sel: slice | np.ndarray = slice(None)
+    else:
+        sel = np.concatenate([np.arange(a, b) for _, a, b in spans])
+    contest_col = np.repeat(np.asarray([cpks[k] for k, _, _ in spans], dtype=np.int64),
+                            [b - a for _, a, b in spans]).tolist()
+    player = [pk for k, _, _ in spans for pk in pks[k]]
+    rows = list(zip(contest_col, player, run.mu[sel].tolist(), run.sigma[sel].tolist(),
+                    run.display[sel].tolist(), run.perf[sel].tolist(),
+                    run.place[sel].tolist(), run.prev_display[sel].tolist(),
+                    run.change[sel].tolist(), run.debut[sel].tolist(),
+                    run.team[sel].tolist(), strict=True))
+    insert_rows(conn, t.events, EVENT_COLS, rows)
 
 
-def insert_new_players(conn: Connection, rater: Rater, new_handles: dict[str, int]) -> None:
+def insert_new_players(conn: Connection, t: S.LadderTables, rater: Rater,
+                       new_handles: dict[str, int]) -> None:
     """Insert the players first seen in this write, with their current ratings (NULL
     for those only seen in unrated contests: RatingSystem.skips_round)."""
     if not new_handles:
@@ -208,11 +234,12 @@ def insert_new_players(conn: Connection, rater: Rater, new_handles: dict[str, in
     empty = (None, None, None, 0, None, None, None)
     rows = [(new_handles[h], h, h.casefold(), *(next(vals) if r else empty))
             for h, r in zip(handles, rated.tolist(), strict=True)]
-    insert_rows(conn, S.players, ("pk", "handle", "handle_key", *PLAYER_COLS), rows)
+    insert_rows(conn, t.players, ("pk", "handle", "handle_key", *PLAYER_COLS), rows)
 
 
-def update_players(conn: Connection, rater: Rater, touched: np.ndarray, handles: HandleCache,
-                   inserted: dict[str, int], txn_new: dict[str, int] | None = None) -> None:
+def update_players(conn: Connection, t: S.LadderTables, rater: Rater, touched: np.ndarray,
+                   handles: HandleCache, inserted: dict[str, int],
+                   txn_new: dict[str, int] | None = None) -> None:
     """Write the Rater's current values of the players ``touched`` (Rater indices,
     repeats allowed) but those just ``inserted``; their keys come from ``handles``, or
     from ``txn_new`` for the players inserted earlier in this transaction."""
@@ -229,15 +256,15 @@ def update_players(conn: Connection, rater: Rater, touched: np.ndarray, handles:
         return
     pks = handles.known_keys(names, txn_new or {})
     vals = player_values(rater, np.asarray(idx, dtype=np.int64))
-    update_rows(conn, S.players, "pk", PLAYER_COLS,
+    update_rows(conn, t.players, "pk", PLAYER_COLS,
                 [(pk, *v) for pk, v in zip(pks, vals, strict=True)])
 
 
 # ---------------------------------------------------------------------- reading back
-def stored_contest(conn: Connection, row: Any) -> Contest:
+def stored_contest(conn: Connection, t: S.LadderTables, row: Any) -> Contest:
     """The stored contest ``row`` (a ``contests`` row) exactly as it was ingested:
     a team contest with its teams, member weights and team places."""
-    st, p = S.standings, S.players
+    st, p = t.standings, t.players
     rows = conn.execute(
         select(p.c.handle, st.c.lo, st.c.hi, st.c.team, st.c.member_weight)
         .join(p, p.c.pk == st.c.player_pk)
@@ -272,21 +299,39 @@ def contest_from_rows(meta: dict[str, Any], handles: list[str], lo: np.ndarray, 
                                     lo[starts], hi[starts], w, **meta)
 
 
-def stored_contests(conn: Connection, start: int, stop: int) -> Iterator[Contest]:
-    """The stored contests at positions ``start .. stop - 1``, in time order, exactly as
-    they were ingested (:func:`stored_contest`)."""
+def stored_contests(conn: Connection, t: S.LadderTables, start: int,
+                    stop: int) -> Iterator[HistoryItem]:
+    """The stored items at positions ``start .. stop - 1``, in time order: each contest
+    exactly as it was ingested (:func:`stored_contest`), each season boundary as its
+    :class:`~podium.beliefs.SeasonStart`."""
     if start >= stop:
         return
-    c = S.contests
+    c, sn = t.contests, t.seasons
     rows = conn.execute(
-        select(c.c.pk, c.c.name, c.c.url, c.c.time_seconds, c.c.weight, c.c.perf_ceiling)
+        select(c.c.pk, c.c.name, c.c.url, c.c.time_seconds, c.c.weight, c.c.perf_ceiling,
+               sn.c.number, sn.c.reset)
+        .select_from(c.outerjoin(sn, sn.c.contest_pk == c.c.pk))
         .where(c.c.seq >= start, c.c.seq < stop).order_by(c.c.seq)
     ).all()
     for row in rows:
-        yield stored_contest(conn, row)
+        if row.number is not None:
+            yield SeasonStart(int(row.number), int(row.time_seconds),
+                              SeasonReset.parse(row.reset))
+        else:
+            yield stored_contest(conn, t, row)
 
 
-def describe_conflict(conn: Connection, row: Any, contest: Contest, cid: str) -> str:
+def stored_priors(conn: Connection, t: S.LadderTables) -> dict[str, tuple[float, float]]:
+    """``handle -> (mu, sigma)``: the newcomer priors the ladder took from another ladder
+    (its ``priors`` table; empty for a ladder that takes none)."""
+    pr, p = t.priors, t.players
+    rows = conn.execute(select(p.c.handle, pr.c.mu, pr.c.sigma)
+                        .select_from(pr.join(p, p.c.pk == pr.c.player_pk))).all()
+    return {h: (float(mu), float(sg)) for h, mu, sg in rows}
+
+
+def describe_conflict(conn: Connection, t: S.LadderTables, row: Any, contest: Contest,
+                      cid: str) -> str:
     """The refusal of ``contest`` under id ``cid``, stored (``row``) with other content:
     what differs, stored against given."""
     diffs = []
@@ -300,7 +345,7 @@ def describe_conflict(conn: Connection, row: Any, contest: Contest, cid: str) ->
         diffs.append(f"weight {row.weight} vs {contest.weight}")
     if row.perf_ceiling != contest.perf_ceiling:
         diffs.append(f"perf_ceiling {row.perf_ceiling} vs {contest.perf_ceiling}")
-    old = stored_contest(conn, row)
+    old = stored_contest(conn, t, row)
     stored = old.standings
     given = contest.standings
     if (old.teams is None) != (contest.teams is None):

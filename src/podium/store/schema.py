@@ -58,6 +58,42 @@ Version 5 also indexes ``players.last_contest_time`` together with
 ``display_rating`` (``ix_players_active``): the activity window of the leaderboard
 (``active_days``) is a range of that index.
 
+**Ladders** (version 6).  A store holds one or more *ladders*, independent
+leaderboards each with its own rating system, contests, players and history.  Each
+ladder has its own set of the tables above and below (:class:`LadderTables`, built by
+:func:`ladder_tables`): the ladder ``default`` -- every store of version 5 or older --
+uses the tables named above, unchanged; ladder number ``k`` uses the same tables named
+``ladder{k}_meta``, ``ladder{k}_players``, ...  So the writes of two ladders touch
+disjoint tables and indexes (they run concurrently on PostgreSQL, each holding its own
+lock), and a ladder's rows are exactly those of a one-ladder store.  The shared tables:
+
+``ladders`` (version 6)
+    The registry: one row per ladder -- its key, unique ``name``, the ``prefix`` of its
+    tables (empty for ``default``) and when it was created.  A ladder's rating system,
+    parameters and settings (the provisional rule, the cross-ladder newcomer prior:
+    :mod:`podium.store.ladders`) are rows of its own ``meta``.
+``tokens``
+    As above, plus (version 6) ``ladders``: a JSON list of the ladder names a token is
+    limited to (``NULL``: every ladder).
+``meta``
+    Also the store's ``schema_version`` (the other ladders' ``meta`` tables hold only
+    their own keys).
+
+Per ladder, version 6 adds:
+
+``seasons``
+    One row per season boundary (:mod:`podium.store.seasons`): the season it starts
+    (``number``, 2 for the first boundary), the ``contests`` row that stands for it in
+    the ladder's history (``contest_pk``; its events are the players' resets), the
+    reset policy and its time.
+``season_ratings``
+    Every rated player's rating at the end of each finished season (the final
+    leaderboard, ``?season=``), before the reset.
+``priors``
+    The newcomer priors a ladder took from another ladder (cross-ladder newcomer prior):
+    one row per player who entered with one, written when the player first played, so
+    that a replay never asks the other ladder again.
+
 The database is the source of truth for contests, standings, players and
 events; snapshots can always be rebuilt by replaying the stored standings.
 
@@ -67,6 +103,9 @@ checks that the migrations produce exactly these tables, columns and indexes.
 """
 
 from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
 
 from sqlalchemy import (
     BigInteger,
@@ -95,11 +134,18 @@ __all__ = [
     "snapshots",
     "tokens",
     "audit",
+    "ladders",
+    "seasons",
+    "season_ratings",
+    "priors",
     "handle_type",
+    "LadderTables",
+    "ladder_tables",
+    "ladder_prefix",
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 def handle_type() -> TypeEngine[str]:
@@ -113,106 +159,205 @@ def handle_type() -> TypeEngine[str]:
     return Text().with_variant(Text(collation="C"), "postgresql")
 
 
+
+def ladder_prefix(pk: int) -> str:
+    """The prefix of the tables of ladder number ``pk`` (``""`` for ``default``, 0)."""
+    return "" if pk == 0 else f"ladder{int(pk)}_"
+
+
+@dataclass(frozen=True, eq=False)
+class LadderTables:
+    """The tables of one ladder (see the module notes): ``meta``, ``players``,
+    ``contests``, ``standings``, ``events``, ``snapshots``, ``audit``, ``seasons``,
+    ``season_ratings`` and ``priors``, named with ``prefix``.  ``metadata`` holds them
+    (for ``default`` also the shared tables)."""
+
+    prefix: str
+    metadata: MetaData
+    meta: Table
+    players: Table
+    contests: Table
+    standings: Table
+    events: Table
+    snapshots: Table
+    audit: Table
+    seasons: Table
+    season_ratings: Table
+    priors: Table
+
+    @property
+    def own(self) -> tuple[Table, ...]:
+        """This ladder's tables, in an order that creates each after those it refers to."""
+        return (self.meta, self.players, self.contests, self.standings, self.events,
+                self.snapshots, self.audit, self.seasons, self.season_ratings, self.priors)
+
+
+def _build(prefix: str, md: MetaData) -> LadderTables:
+    """A ladder's tables named with ``prefix``, in ``md`` (indexes and constraints carry
+    the prefix too: their names are global in a database)."""
+    n = prefix
+    meta_t = Table(
+        f"{n}meta", md,
+        Column("key", Text, primary_key=True),
+        Column("value", Text, nullable=False),
+    )
+    players_t = Table(
+        f"{n}players", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("handle", handle_type(), nullable=False, unique=True),
+        Column("mu", Double, nullable=True),
+        Column("sigma", Double, nullable=True),
+        Column("display_rating", Double, nullable=True),
+        Column("contests", Integer, nullable=False),
+        Column("last_contest_time", BigInteger, nullable=True),
+        Column("max_display_rating", Double, nullable=True),
+        Column("last_change", Double, nullable=True),
+        # version 2: the case-folded handle, for case-insensitive prefix search; version 3:
+        # compared by code point on PostgreSQL too, so that a prefix is an index range
+        Column("handle_key", handle_type(), nullable=True),
+    )
+    Index(f"ix_{n}players_display", players_t.c.display_rating.desc(), players_t.c.handle)
+    Index(f"ix_{n}players_handle_key", players_t.c.handle_key)
+    # version 5: the activity window (last contest at or after a time) as an index range,
+    # with the rating in the index so that counts of active rated players read it alone
+    Index(f"ix_{n}players_active", players_t.c.last_contest_time,
+          players_t.c.display_rating)
+
+    contests_t = Table(
+        f"{n}contests", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("cid", handle_type(), nullable=False, unique=True),
+        Column("seq", Integer, nullable=False),
+        Column("name", Text, nullable=False),
+        Column("url", Text, nullable=True),
+        Column("time_seconds", BigInteger, nullable=False),
+        Column("weight", Double, nullable=False),
+        Column("perf_ceiling", Double, nullable=True),
+        Column("players", Integer, nullable=False),
+        Column("new_players", Integer, nullable=False),
+        Column("rated", Boolean, nullable=False),
+        Column("content_hash", Text, nullable=False),
+        Column("ingested_at", BigInteger, nullable=False),
+    )
+    Index(f"ix_{n}contests_seq", contests_t.c.seq)
+
+    standings_t = Table(
+        f"{n}standings", md,
+        Column("contest_pk", Integer, ForeignKey(f"{n}contests.pk"), nullable=False),
+        Column("pos", Integer, nullable=False),
+        Column("player_pk", Integer, ForeignKey(f"{n}players.pk"), nullable=False),
+        Column("lo", Integer, nullable=False),
+        Column("hi", Integer, nullable=False),
+        # version 4: the member's team and weight (NULL in an individual contest)
+        Column("team", Text, nullable=True),
+        Column("member_weight", Double, nullable=True),
+        PrimaryKeyConstraint("contest_pk", "pos", name=f"pk_{n}standings"),
+        sqlite_with_rowid=False,
+    )
+    # version 5: a player's standings rows by key, so that deleting a player (a
+    # correction that leaves the player in no contest) does not scan the table for the
+    # foreign key
+    Index(f"ix_{n}standings_player", standings_t.c.player_pk, standings_t.c.contest_pk)
+
+    events_t = Table(
+        f"{n}events", md,
+        Column("contest_pk", Integer, ForeignKey(f"{n}contests.pk"), nullable=False),
+        Column("player_pk", Integer, ForeignKey(f"{n}players.pk"), nullable=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("display_rating", Double, nullable=False),
+        Column("perf", Double, nullable=False),
+        Column("place", Integer, nullable=False),
+        Column("prev_display", Double, nullable=False),
+        Column("change", Double, nullable=False),
+        Column("debut", Boolean, nullable=False),
+        # version 4: the player's team (NULL outside team contests)
+        Column("team", Text, nullable=True),
+        PrimaryKeyConstraint("contest_pk", "player_pk", name=f"pk_{n}events"),
+        sqlite_with_rowid=False,
+    )
+    Index(f"ix_{n}events_player", events_t.c.player_pk, events_t.c.contest_pk)
+
+    snapshots_t = Table(
+        f"{n}snapshots", md,
+        Column("pk", Integer, primary_key=True, autoincrement=False),
+        Column("head_count", Integer, nullable=False),
+        Column("epoch", Integer, nullable=False),
+        Column("created_at", BigInteger, nullable=False),
+        Column("size", BigInteger, nullable=False),
+        Column("data", LargeBinary, nullable=False),
+    )
+
+    audit_t = Table(
+        f"{n}audit", md,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("time", Double, nullable=False),
+        Column("actor", Text, nullable=False),
+        Column("action", Text, nullable=False),
+        Column("contest_id", handle_type(), nullable=True),
+        Column("content_hash", Text, nullable=True),
+        Column("revision", BigInteger, nullable=True),
+        Column("detail", Text, nullable=True),
+    )
+    Index(f"ix_{n}audit_contest", audit_t.c.contest_id, audit_t.c.pk)
+    Index(f"ix_{n}audit_action", audit_t.c.action, audit_t.c.pk)
+
+    # version 6: seasons, their final leaderboards, and priors taken from other ladders
+    seasons_t = Table(
+        f"{n}seasons", md,
+        Column("number", Integer, primary_key=True, autoincrement=False),
+        Column("contest_pk", Integer, ForeignKey(f"{n}contests.pk"), nullable=False,
+               unique=True),
+        Column("time_seconds", BigInteger, nullable=False),
+        Column("reset", Text, nullable=False),
+        Column("created_at", BigInteger, nullable=False),
+    )
+    season_ratings_t = Table(
+        f"{n}season_ratings", md,
+        Column("season", Integer, nullable=False),
+        Column("player_pk", Integer, nullable=False),
+        Column("handle", handle_type(), nullable=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("display_rating", Double, nullable=False),
+        Column("contests", Integer, nullable=False),
+        Column("last_contest_time", BigInteger, nullable=False),
+        Column("max_display_rating", Double, nullable=False),
+        Column("last_change", Double, nullable=False),
+        PrimaryKeyConstraint("season", "player_pk", name=f"pk_{n}season_ratings"),
+        sqlite_with_rowid=False,
+    )
+    Index(f"ix_{n}season_ratings_display", season_ratings_t.c.season,
+          season_ratings_t.c.display_rating.desc(), season_ratings_t.c.handle)
+    priors_t = Table(
+        f"{n}priors", md,
+        Column("player_pk", Integer, ForeignKey(f"{n}players.pk"), primary_key=True,
+               autoincrement=False),
+        Column("mu", Double, nullable=False),
+        Column("sigma", Double, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("source_time", BigInteger, nullable=False),
+    )
+    return LadderTables(prefix, md, meta_t, players_t, contests_t, standings_t, events_t,
+                        snapshots_t, audit_t, seasons_t, season_ratings_t, priors_t)
+
+
 metadata = MetaData()
+_DEFAULT = _build("", metadata)
 
-meta = Table(
-    "meta",
-    metadata,
-    Column("key", Text, primary_key=True),
-    Column("value", Text, nullable=False),
-)
+meta = _DEFAULT.meta
+players = _DEFAULT.players
+contests = _DEFAULT.contests
+standings = _DEFAULT.standings
+events = _DEFAULT.events
+snapshots = _DEFAULT.snapshots
+audit = _DEFAULT.audit
+seasons = _DEFAULT.seasons
+season_ratings = _DEFAULT.season_ratings
+priors = _DEFAULT.priors
 
-players = Table(
-    "players",
-    metadata,
-    Column("pk", Integer, primary_key=True, autoincrement=False),
-    Column("handle", handle_type(), nullable=False, unique=True),
-    Column("mu", Double, nullable=True),
-    Column("sigma", Double, nullable=True),
-    Column("display_rating", Double, nullable=True),
-    Column("contests", Integer, nullable=False),
-    Column("last_contest_time", BigInteger, nullable=True),
-    Column("max_display_rating", Double, nullable=True),
-    Column("last_change", Double, nullable=True),
-    # version 2: the case-folded handle, for case-insensitive prefix search; version 3:
-    # compared by code point on PostgreSQL too, so that a prefix is an index range
-    Column("handle_key", handle_type(), nullable=True),
-)
-Index("ix_players_display", players.c.display_rating.desc(), players.c.handle)
-Index("ix_players_handle_key", players.c.handle_key)
-# version 5: the activity window (last contest at or after a time) as an index range,
-# with the rating in the index so that counts of active rated players read it alone
-Index("ix_players_active", players.c.last_contest_time, players.c.display_rating)
-
-contests = Table(
-    "contests",
-    metadata,
-    Column("pk", Integer, primary_key=True, autoincrement=False),
-    Column("cid", handle_type(), nullable=False, unique=True),
-    Column("seq", Integer, nullable=False),
-    Column("name", Text, nullable=False),
-    Column("url", Text, nullable=True),
-    Column("time_seconds", BigInteger, nullable=False),
-    Column("weight", Double, nullable=False),
-    Column("perf_ceiling", Double, nullable=True),
-    Column("players", Integer, nullable=False),
-    Column("new_players", Integer, nullable=False),
-    Column("rated", Boolean, nullable=False),
-    Column("content_hash", Text, nullable=False),
-    Column("ingested_at", BigInteger, nullable=False),
-)
-Index("ix_contests_seq", contests.c.seq)
-
-standings = Table(
-    "standings",
-    metadata,
-    Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
-    Column("pos", Integer, nullable=False),
-    Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
-    Column("lo", Integer, nullable=False),
-    Column("hi", Integer, nullable=False),
-    # version 4: the member's team and weight (NULL in an individual contest)
-    Column("team", Text, nullable=True),
-    Column("member_weight", Double, nullable=True),
-    PrimaryKeyConstraint("contest_pk", "pos", name="pk_standings"),
-    sqlite_with_rowid=False,
-)
-# version 5: a player's standings rows by key, so that deleting a player (a correction
-# that leaves the player in no contest) does not scan the table for the foreign key
-Index("ix_standings_player", standings.c.player_pk, standings.c.contest_pk)
-
-events = Table(
-    "events",
-    metadata,
-    Column("contest_pk", Integer, ForeignKey("contests.pk"), nullable=False),
-    Column("player_pk", Integer, ForeignKey("players.pk"), nullable=False),
-    Column("mu", Double, nullable=False),
-    Column("sigma", Double, nullable=False),
-    Column("display_rating", Double, nullable=False),
-    Column("perf", Double, nullable=False),
-    Column("place", Integer, nullable=False),
-    Column("prev_display", Double, nullable=False),
-    Column("change", Double, nullable=False),
-    Column("debut", Boolean, nullable=False),
-    # version 4: the player's team (NULL outside team contests)
-    Column("team", Text, nullable=True),
-    PrimaryKeyConstraint("contest_pk", "player_pk", name="pk_events"),
-    sqlite_with_rowid=False,
-)
-Index("ix_events_player", events.c.player_pk, events.c.contest_pk)
-
-snapshots = Table(
-    "snapshots",
-    metadata,
-    Column("pk", Integer, primary_key=True, autoincrement=False),
-    Column("head_count", Integer, nullable=False),
-    Column("epoch", Integer, nullable=False),
-    Column("created_at", BigInteger, nullable=False),
-    Column("size", BigInteger, nullable=False),
-    Column("data", LargeBinary, nullable=False),
-)
-
-# version 5: access tokens and the audit log
+# version 5: access tokens (shared by every ladder); version 6: the ladders a token is
+# limited to
 tokens = Table(
     "tokens",
     metadata,
@@ -223,19 +368,31 @@ tokens = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("created_by", Text, nullable=False),
     Column("revoked_at", BigInteger, nullable=True),
+    Column("ladders", Text, nullable=True),
 )
 
-audit = Table(
-    "audit",
+# version 6: the registry of ladders
+ladders = Table(
+    "ladders",
     metadata,
-    Column("pk", Integer, primary_key=True, autoincrement=True),
-    Column("time", Double, nullable=False),
-    Column("actor", Text, nullable=False),
-    Column("action", Text, nullable=False),
-    Column("contest_id", handle_type(), nullable=True),
-    Column("content_hash", Text, nullable=True),
-    Column("revision", BigInteger, nullable=True),
-    Column("detail", Text, nullable=True),
+    Column("pk", Integer, primary_key=True, autoincrement=False),
+    Column("name", handle_type(), nullable=False, unique=True),
+    Column("prefix", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
 )
-Index("ix_audit_contest", audit.c.contest_id, audit.c.pk)
-Index("ix_audit_action", audit.c.action, audit.c.pk)
+
+_LADDERS: dict[str, LadderTables] = {"": _DEFAULT}
+_LOCK = threading.Lock()
+
+
+def ladder_tables(prefix: str) -> LadderTables:
+    """The tables of the ladder whose tables are named with ``prefix`` (built once per
+    process; ``""``: the ladder ``default``, whose tables are this module's)."""
+    with _LOCK:
+        found = _LADDERS.get(prefix)
+        if found is None:
+            if not (prefix.startswith("ladder") and prefix.endswith("_")
+                    and prefix[6:-1].isdigit()):
+                raise ValueError(f"not a ladder's table prefix: {prefix!r}")
+            found = _LADDERS[prefix] = _build(prefix, MetaData())
+        return found

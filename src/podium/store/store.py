@@ -36,6 +36,8 @@ service                does                                         owns (in mem
                        (:class:`~podium.store.tokens.TokenRegistry`)
 ``export``             streamed CSV/Parquet exports                 --
                        (:class:`~podium.store.export.Exporter`)
+``seasons``            ``new_season``, ``seasons``                  --
+                       (:class:`~podium.store.seasons.Seasons`)
 =====================  ===========================================  =====================
 
 A service reaches another only through its public methods: the corrections drop the
@@ -46,8 +48,16 @@ over by ``writes.run_write`` once the transaction committed.  Creating, opening 
 migrating a store are the functions of :mod:`podium.store.lifecycle`, which return the
 context; :meth:`Store.close` releases every service's state (:meth:`StoreServices.release`)
 and the engine.  The facade's methods and attributes are those of the services and the
-context.  Several leaderboards in one database would be one context and one set of
-services each.
+context.
+
+**Ladders.**  A store object serves one ladder (:mod:`podium.store.ladders`): ``default``
+unless opened with ``ladder=``.  :meth:`Store.ladder` gives the store object of another
+ladder of the same database -- its own context and services over the shared engine,
+made once and closed with the object that opened the database -- and
+:meth:`Store.create_ladder`, :meth:`Store.ladders`, :meth:`Store.set_ladder_settings`
+manage them.  Writes to different ladders hold different locks (on PostgreSQL they run
+concurrently), and each ladder keeps its own Rater cache, handle keys and explain
+cache.
 
 Ingesting a contest (or a batch) is one write transaction (see
 :mod:`podium.store.engine`):
@@ -79,6 +89,7 @@ is the display rating of the newcomer prior (the Rater's ``last_change``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
@@ -86,6 +97,8 @@ from typing import Any, Self, TypeVar
 import pandas as pd
 from sqlalchemy import Engine
 
+import podium.store.schema as S
+from podium.beliefs import SeasonReset
 from podium.core.contest import Contest
 from podium.core.explain import Explanation
 from podium.store.audit import AuditLog, AuditPage
@@ -99,26 +112,34 @@ from podium.store.common import (
     resolve_system,
 )
 from podium.store.corrections import Corrections
-from podium.store.engine import display_url
+from podium.store.engine import db_errors, display_url, read_txn
 from podium.store.explain import Explainer
 from podium.store.export import EXPORT_CHUNK_ROWS, Exporter
+from podium.store.ladders import LadderSettings, describe_ladders, find_ladder, read_settings
 from podium.store.lifecycle import (
     create_context,
+    create_ladder_context,
+    ladder_context,
     open_context,
     open_or_create_context,
     upgrade_store,
+    write_settings,
 )
 from podium.store.models import (
     ContestSummary,
     ContestView,
     CorrectionResult,
     IngestResult,
+    LadderInfo,
     LeaderboardRow,
     PlayerView,
+    SeasonInfo,
+    UnknownLadderError,
 )
 from podium.store.queries import Queries
 from podium.store.raters import RaterCache
 from podium.store.rows import HandleCache
+from podium.store.seasons import Seasons
 from podium.store.tokens import ROLES, TokenIdentity, TokenInfo, TokenRegistry
 from podium.store.writes import Writes
 from podium.systems import RatingSystem
@@ -153,18 +174,21 @@ class StoreServices:
     explain: Explainer
     tokens: TokenRegistry
     export: Exporter
+    seasons: Seasons
 
     @classmethod
     def build(cls, ctx: StoreContext) -> StoreServices:
-        """One service of each kind over ``ctx``, wired to the services it uses."""
+        """One service of each kind over ``ctx``, wired to the services it uses (the
+        tokens, shared by every ladder, record into the store's audit log)."""
         audit = AuditLog(ctx)
         raters = RaterCache(ctx)
-        handles = HandleCache()
+        handles = HandleCache(ctx.tables)
         writes = Writes(ctx, raters, handles, audit)
         return cls(context=ctx, audit=audit, raters=raters, handles=handles, writes=writes,
                    corrections=Corrections(writes), queries=Queries(ctx),
-                   explain=Explainer(ctx, raters), tokens=TokenRegistry(ctx, audit),
-                   export=Exporter(ctx))
+                   explain=Explainer(ctx, raters),
+                   tokens=TokenRegistry(ctx, AuditLog(ctx, S.audit)),
+                   export=Exporter(ctx), seasons=Seasons(writes))
 
     def release(self) -> None:
         """Drop what the services keep in memory: the Rater cache, the handle keys and
@@ -184,7 +208,9 @@ class Store:
     ----------
     snapshot_every:
         Write a snapshot of the rating state once this many contests were applied
-        since the newest one (default 100).
+        since the newest one; default: once 100 contests were and they hold as many
+        player-rounds as the state holds players
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`).
     snapshot_events:
         ... or once this many player-rounds were (default 500,000).
     keep_snapshots:
@@ -206,6 +232,9 @@ class Store:
         Who this object's writes are recorded as in the audit log
         (:mod:`podium.store.audit`) outside an :func:`~podium.store.actor.acting_as`
         block (default: the process's, ``cli:USER`` or ``python:USER``).
+    ladder:
+        (``open``, ``create``, ``open_or_create``) The ladder this object serves (default
+        ``default``); :meth:`ladder` gives the others.
 
     Attributes
     ----------
@@ -213,29 +242,83 @@ class Store:
         The :class:`StoreServices` the methods delegate to.
     """
 
-    def __init__(self, context: StoreContext) -> None:
+    def __init__(self, context: StoreContext, *, owner: Store | None = None) -> None:
         self.services = StoreServices.build(context)
+        # the object that opened the database: it owns the engine and the other ladders'
+        # objects (made by ladder()), and closes them all
+        self._owner = self if owner is None else owner
+        self._ladders: dict[str, Store] = {}
+        self._ladders_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    @_doc_of(create_context)
+    def _on_ladder(cls, ctx: StoreContext, ladder: str | None, system: str | None,
+                   params: dict[str, Any] | None, create: bool) -> Self:
+        """The store object of ``ladder`` over the engine of ``ctx`` (an open store): its
+        context, made (with ``create``, rated with ``system``) when it does not exist."""
+        try:
+            if ladder is None or ladder == ctx.ladder.name:
+                return cls(ctx)
+            if not create:
+                return cls(ladder_context(ctx, ladder))
+            try:
+                return cls(ladder_context(ctx, ladder))
+            except UnknownLadderError:
+                if system is None:
+                    raise UnknownLadderError(
+                        f"no ladder {ladder!r} in {display_url(ctx.url)}; give a rating "
+                        "system to create it (--system NAME)", ladder) from None
+            made = create_ladder_context(ctx, ladder, system, params, exist_ok=True)
+            return cls(made)
+        except BaseException:
+            ctx.engine.dispose()
+            raise
+
+    @classmethod
     def create(cls, url: str, system: str, params: dict[str, Any] | None = None,
-               *, case_insensitive_handles: bool | None = None, **options: Any) -> Self:
-        return cls(create_context(url, system, params,
-                                  case_insensitive_handles=case_insensitive_handles, **options))
+               *, case_insensitive_handles: bool | None = None, ladder: str | None = None,
+               **options: Any) -> Self:
+        """Create the store (or upgrade its schema), recording ``system`` and ``params``;
+        with ``ladder``, create that ladder (rated with them) in the store, which is
+        opened or created (its ladder ``default`` then rated with them too).
+
+        See :func:`podium.store.lifecycle.create_context` for what is checked.
+        """
+        if ladder is None:
+            return cls(create_context(url, system, params,
+                                      case_insensitive_handles=case_insensitive_handles,
+                                      **options))
+        ctx = open_or_create_context(url, system, params, check_system=False,
+                                     case_insensitive_handles=case_insensitive_handles,
+                                     **options)
+        return cls._on_ladder(ctx, ladder, system, params, True)
 
     @classmethod
-    @_doc_of(open_context)
     def open(cls, url: str, *, case_insensitive_handles: bool | None = None,
-             **options: Any) -> Self:
-        return cls(open_context(url, case_insensitive_handles=case_insensitive_handles,
-                                **options))
+             ladder: str | None = None, **options: Any) -> Self:
+        """Open an existing store (its ladder ``ladder``, default ``default``); see
+        :func:`podium.store.lifecycle.open_context`.
+
+        Raises
+        ------
+        UnknownLadderError
+            (a :class:`StoreError`) naming a ladder the store does not hold.
+        """
+        ctx = open_context(url, case_insensitive_handles=case_insensitive_handles, **options)
+        return cls._on_ladder(ctx, ladder, None, None, False)
 
     @classmethod
-    @_doc_of(open_or_create_context)
     def open_or_create(cls, url: str, system: str | None = None,
-                       params: dict[str, Any] | None = None, **options: Any) -> Self:
-        return cls(open_or_create_context(url, system, params, **options))
+                       params: dict[str, Any] | None = None, *, ladder: str | None = None,
+                       **options: Any) -> Self:
+        """Open the store at ``url``, creating it if absent (see
+        :func:`podium.store.lifecycle.open_or_create_context`); with ``ladder``, its
+        ladder of that name, created (rated with ``system`` and ``params``) on first use;
+        an existing ladder must rate with them when they are given."""
+        if ladder is None:
+            return cls(open_or_create_context(url, system, params, **options))
+        ctx = open_or_create_context(url, system, params, check_system=False, **options)
+        return cls._on_ladder(ctx, ladder, system, params, True)
 
     @classmethod
     @_doc_of(upgrade_store)
@@ -244,9 +327,16 @@ class Store:
 
     def close(self) -> None:
         """Drop what every service keeps in memory (the Rater cache, the handle keys, the
-        explain cache) and release the database connections (the store object is
+        explain cache); the object that opened the database also closes the objects of
+        its other ladders and releases the database connections (the store object is
         unusable afterwards)."""
         self.services.release()
+        if self._owner is not self:
+            return
+        with self._ladders_lock:
+            others, self._ladders = list(self._ladders.values()), {}
+        for other in others:
+            other.services.release()
         self.services.context.engine.dispose()
 
     def __enter__(self) -> Self:
@@ -257,7 +347,79 @@ class Store:
 
     def __repr__(self) -> str:
         ctx = self.services.context
-        return f"Store({display_url(ctx.url)!r}, system={ctx.system_name!r})"
+        ladder = "" if ctx.ladder.pk == 0 else f", ladder={ctx.ladder.name!r}"
+        return f"Store({display_url(ctx.url)!r}{ladder}, system={ctx.system_name!r})"
+
+    # ------------------------------------------------------------------ ladders
+    @property
+    def ladder_name(self) -> str:
+        """The name of the ladder this object serves."""
+        return self.services.context.ladder.name
+
+    def ladder(self, name: str) -> Store:
+        """The store object of the ladder ``name`` of this database (this one for its own
+        name): made once, sharing the engine, closed with the object that opened the
+        database.
+
+        Raises
+        ------
+        UnknownLadderError
+            (a :class:`StoreError`, HTTP 404) naming the ladder when there is none of
+            that name.
+        """
+        if name == self.ladder_name:
+            return self
+        owner = self._owner
+        if name == owner.ladder_name:
+            return owner
+        with owner._ladders_lock:
+            found = owner._ladders.get(name)
+        if found is not None:
+            return found
+        made = Store(ladder_context(owner.services.context, name), owner=owner)
+        with owner._ladders_lock:
+            return owner._ladders.setdefault(name, made)
+
+    def create_ladder(self, name: str, system: str, params: dict[str, Any] | None = None,
+                      *, exist_ok: bool = False, **settings: Any) -> Store:
+        """Create the ladder ``name`` of this database, rated with ``system`` and ``params``
+        (``settings``: :class:`~podium.store.ladders.LadderSettings` by name), and return
+        its store object; see :func:`podium.store.lifecycle.create_ladder_context`."""
+        ctx = create_ladder_context(self._owner.services.context, name, system, params,
+                                    LadderSettings(**settings), exist_ok=exist_ok)
+        return self.ladder(ctx.ladder.name)
+
+    def ladders(self) -> list[LadderInfo]:
+        """Every ladder of the database (``default`` first, then by creation); see
+        :func:`podium.store.ladders.describe_ladders`."""
+        ctx = self.services.context
+        with db_errors(ctx.url, "cannot list the ladders"), read_txn(ctx.engine) as conn:
+            return describe_ladders(conn)
+
+    def has_ladder(self, name: str) -> bool:
+        """Whether the database holds a ladder called ``name``."""
+        ctx = self.services.context
+        with db_errors(ctx.url, "cannot read the ladders"), read_txn(ctx.engine) as conn:
+            return find_ladder(conn, name) is not None
+
+    def ladder_settings(self) -> LadderSettings:
+        """This ladder's settings (:class:`~podium.store.ladders.LadderSettings`)."""
+        ctx = self.services.context
+        with read_txn(ctx.engine) as conn:
+            return read_settings(conn, ctx.tables)
+
+    @_doc_of(write_settings)
+    def set_ladder_settings(self, **changes: Any) -> LadderSettings:
+        return write_settings(self.services.context, **changes)
+
+    @_doc_of(Seasons.new_season)
+    def new_season(self, reset: str | SeasonReset | None = None, *,
+                   time_seconds: int | None = None) -> SeasonInfo:
+        return self.services.seasons.new_season(reset, time_seconds=time_seconds)
+
+    @_doc_of(Seasons.seasons)
+    def seasons(self) -> list[SeasonInfo]:
+        return self.services.seasons.seasons()
 
     # ------------------------------------------------------------------ the context
     @property
@@ -306,12 +468,12 @@ class Store:
         self.services.context.hooks = hooks
 
     @property
-    def snapshot_every(self) -> int:
-        """The ``snapshot_every`` option."""
+    def snapshot_every(self) -> int | None:
+        """The ``snapshot_every`` option (``None``: the default policy)."""
         return self.services.context.options.snapshot_every
 
     @snapshot_every.setter
-    def snapshot_every(self, value: int) -> None:
+    def snapshot_every(self, value: int | None) -> None:
         self.services.context.options.snapshot_every = value
 
     @property
@@ -400,21 +562,25 @@ class Store:
     # ------------------------------------------------------------------ reads
     @_doc_of(Queries.leaderboard)
     def leaderboard(self, *, offset: int = 0, limit: int = 50, active_since: int | None = None,
-                    min_contests: int = 1) -> list[LeaderboardRow]:
-        return self.services.queries.leaderboard(offset=offset, limit=limit,
-                                                 active_since=active_since,
-                                                 min_contests=min_contests)
+                    min_contests: int = 1, as_of: int | None = None,
+                    include_provisional: bool | None = None,
+                    season: int | None = None) -> list[LeaderboardRow]:
+        return self.services.queries.leaderboard(
+            offset=offset, limit=limit, active_since=active_since, min_contests=min_contests,
+            as_of=as_of, include_provisional=include_provisional, season=season)
 
     @_doc_of(Queries.count_players)
     def count_players(self, *, min_rating: float | None = None,
-                      max_rating: float | None = None, active_since: int | None = None) -> int:
-        return self.services.queries.count_players(min_rating=min_rating,
-                                                   max_rating=max_rating,
-                                                   active_since=active_since)
+                      max_rating: float | None = None, active_since: int | None = None,
+                      as_of: int | None = None, include_provisional: bool | None = None,
+                      season: int | None = None) -> int:
+        return self.services.queries.count_players(
+            min_rating=min_rating, max_rating=max_rating, active_since=active_since,
+            as_of=as_of, include_provisional=include_provisional, season=season)
 
     @_doc_of(Queries.player)
-    def player(self, handle: str) -> PlayerView | None:
-        return self.services.queries.player(handle)
+    def player(self, handle: str, *, as_of: int | None = None) -> PlayerView | None:
+        return self.services.queries.player(handle, as_of=as_of)
 
     @_doc_of(Queries.search_handles)
     def search_handles(self, prefix: str, limit: int = 10) -> list[str]:
@@ -434,8 +600,9 @@ class Store:
         return self.services.queries.handle_spellings(handles)
 
     @_doc_of(Queries.current_ratings)
-    def current_ratings(self, handles: Sequence[str]) -> dict[str, tuple[float, float, int]]:
-        return self.services.queries.current_ratings(handles)
+    def current_ratings(self, handles: Sequence[str], *,
+                        as_of: int | None = None) -> dict[str, tuple[float, float, int]]:
+        return self.services.queries.current_ratings(handles, as_of=as_of)
 
     @_doc_of(Queries.stats)
     def stats(self) -> dict[str, Any]:
@@ -474,8 +641,9 @@ class Store:
 
     # ------------------------------------------------------------------ tokens
     @_doc_of(TokenRegistry.create_token)
-    def create_token(self, name: str, role: str) -> str:
-        return self.services.tokens.create_token(name, role)
+    def create_token(self, name: str, role: str,
+                     ladders: Sequence[str] | None = None) -> str:
+        return self.services.tokens.create_token(name, role, ladders)
 
     @_doc_of(TokenRegistry.tokens)
     def tokens(self) -> list[TokenInfo]:

@@ -7,6 +7,11 @@ the secret is shown once, by :meth:`TokenRegistry.create_token`, and cannot be r
 As the secret carries 256 random bits, a plain (unsalted) hash is as strong as a
 password hash would be, and lets a request's token be found with one index lookup.
 
+A token may be limited to some ladders (``ladders``, :mod:`podium.store.ladders`): it
+then acts only on those (the service answers 403 on the routes of any other ladder,
+and on the routes without a ladder unless it is limited to ``default`` among others);
+without a limit it acts on every ladder.
+
 Roles, each including the ones before it:
 
 ``read``
@@ -27,9 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, select, update
@@ -38,8 +45,9 @@ import podium.store.schema as S
 from podium.store.actor import current_actor
 from podium.store.audit import AuditLog
 from podium.store.common import StoreContext
-from podium.store.engine import db_errors, read_txn, write_txn
-from podium.store.models import StoreError
+from podium.store.engine import db_errors, display_url, read_txn, write_txn
+from podium.store.ladders import check_ladder_name, find_ladder
+from podium.store.models import StoreError, UnknownLadderError
 
 __all__ = ["ROLES", "TOKEN_PREFIX", "TokenRegistry", "TokenIdentity", "TokenInfo",
            "hash_secret", "role_allows"]
@@ -63,10 +71,12 @@ def hash_secret(secret: str) -> str:
 
 @dataclass(frozen=True)
 class TokenIdentity:
-    """Who a valid token belongs to: its ``name`` and ``role``."""
+    """Who a valid token belongs to: its ``name`` and ``role``, and the ladders it is
+    limited to (``None``: every ladder)."""
 
     name: str
     role: str
+    ladders: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,7 @@ class TokenInfo:
     created_at: int
     created_by: str
     revoked_at: int | None
+    ladders: tuple[str, ...] | None = None
 
     @property
     def active(self) -> bool:
@@ -102,6 +113,10 @@ def _check_role(role: object) -> str:
     return str(role)
 
 
+def _ladders_of(raw: str | None) -> tuple[str, ...] | None:
+    return None if raw is None else tuple(json.loads(raw))
+
+
 def _revision(conn: Connection) -> int | None:
     raw = conn.execute(select(S.meta.c.value).where(S.meta.c.key == "revision")).scalar()
     return None if raw is None else int(raw)
@@ -115,18 +130,24 @@ class TokenRegistry:
         self.ctx = ctx
         self.audit = audit
 
-    def create_token(self, name: str, role: str) -> str:
+    def create_token(self, name: str, role: str,
+                     ladders: Sequence[str] | None = None) -> str:
         """Create a token and return its secret (shown only now: the store keeps its hash).
+
+        ``ladders``: the ladders the token may act on (``None``: every ladder).
 
         Raises
         ------
         StoreError
-            For a name outside the allowed characters, an unknown role, or a name
+            For a name outside the allowed characters, an unknown role, a name
             already used by a token (revoked ones included: names stay unique so that
-            the audit log names one token).
+            the audit log names one token), or an unknown ladder.
         """
         _check_name(name)
         _check_role(role)
+        limit = None if ladders is None else sorted({check_ladder_name(x) for x in ladders})
+        if limit is not None and not limit:
+            raise StoreError("a token limited to ladders needs at least one ladder")
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         t = S.tokens
 
@@ -136,12 +157,19 @@ class TokenRegistry:
                 state = "revoked" if old.revoked_at is not None else "active"
                 raise StoreError(f"a token named {name!r} exists already ({state}); token "
                                  "names are never reused: choose another name")
+            for ladder in limit or ():
+                if find_ladder(conn, ladder) is None:
+                    raise UnknownLadderError(f"no ladder {ladder!r} in "
+                                             f"{display_url(self.ctx.url)} (podium ladder "
+                                             "list shows them)", ladder)
             conn.execute(t.insert().values(
                 name=name, role=role, secret_hash=hash_secret(secret),
                 created_at=int(time.time()), created_by=current_actor(self.ctx.options.actor),
-                revoked_at=None))
-            self.audit.record(conn, "token-create", revision=_revision(conn),
-                              detail={"name": name, "role": role})
+                revoked_at=None, ladders=None if limit is None else json.dumps(limit)))
+            detail: dict[str, object] = {"name": name, "role": role}
+            if limit is not None:
+                detail["ladders"] = limit
+            self.audit.record(conn, "token-create", revision=_revision(conn), detail=detail)
 
         with db_errors(self.ctx.url, f"cannot create token {name!r}"), \
                 write_txn(self.ctx.engine) as conn:
@@ -153,9 +181,10 @@ class TokenRegistry:
         t = S.tokens
         with read_txn(self.ctx.engine) as conn:
             rows = conn.execute(select(t.c.name, t.c.role, t.c.created_at, t.c.created_by,
-                                       t.c.revoked_at).order_by(t.c.pk)).all()
+                                       t.c.revoked_at, t.c.ladders).order_by(t.c.pk)).all()
         return [TokenInfo(r.name, r.role, int(r.created_at), r.created_by,
-                          None if r.revoked_at is None else int(r.revoked_at)) for r in rows]
+                          None if r.revoked_at is None else int(r.revoked_at),
+                          _ladders_of(r.ladders)) for r in rows]
 
     def revoke_token(self, name: str) -> TokenInfo:
         """Revoke the token ``name``: it is refused from then on (a server caches a valid
@@ -170,7 +199,8 @@ class TokenRegistry:
 
         def body(conn: Connection) -> TokenInfo:
             row = conn.execute(select(t.c.role, t.c.created_at, t.c.created_by,
-                                      t.c.revoked_at).where(t.c.name == name)).first()
+                                      t.c.revoked_at, t.c.ladders)
+                               .where(t.c.name == name)).first()
             if row is None:
                 raise StoreError(f"no token named {name!r} (podium token list shows them)")
             if row.revoked_at is not None:
@@ -179,7 +209,8 @@ class TokenRegistry:
             conn.execute(update(t).where(t.c.name == name).values(revoked_at=now))
             self.audit.record(conn, "token-revoke", revision=_revision(conn),
                               detail={"name": name, "role": row.role})
-            return TokenInfo(name, row.role, int(row.created_at), row.created_by, now)
+            return TokenInfo(name, row.role, int(row.created_at), row.created_by, now,
+                             _ladders_of(row.ladders))
 
         if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise StoreError(f"no token named {name!r} (podium token list shows them)")
@@ -200,12 +231,12 @@ class TokenRegistry:
         digest = hash_secret(secret)
         t = S.tokens
         with read_txn(self.ctx.engine) as conn:
-            row = conn.execute(select(t.c.name, t.c.role, t.c.secret_hash)
+            row = conn.execute(select(t.c.name, t.c.role, t.c.secret_hash, t.c.ladders)
                                .where(t.c.secret_hash == digest, t.c.revoked_at.is_(None))
                                ).first()
         if row is None or not hmac.compare_digest(str(row.secret_hash), digest):
             return None
-        return TokenIdentity(row.name, row.role)
+        return TokenIdentity(row.name, row.role, _ladders_of(row.ladders))
 
     def count_tokens(self, *, roles: tuple[str, ...] = ROLES) -> int:
         """How many valid tokens have one of ``roles``."""

@@ -42,17 +42,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import islice
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
 import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.errors import ContestError
 from podium.rater import Rater
 from podium.store.audit import AuditLog
-from podium.store.bulk import insert_rows
+from podium.store.bulk import execute, fetch, insert_rows
 from podium.store.checks import (
     check_case_insensitive,
     check_contest,
@@ -71,9 +72,10 @@ from podium.store.common import (
 from podium.store.engine import db_errors, write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
+from podium.store.priors import PriorSource
 from podium.store.queries import stored_spellings
 from podium.store.raters import CachedRater, RaterCache, since_snapshot
-from podium.store.rating import RatedRun, rate_run
+from podium.store.rating import Priors, RatedRun, rate_run
 from podium.store.rows import (
     CONTEST_COLS,
     HandleCache,
@@ -87,22 +89,47 @@ from podium.store.rows import (
     update_players,
 )
 
-__all__ = ["Writes", "check_item", "first_spellings"]
+__all__ = ["Writes", "check_item", "first_spellings", "head_of", "check_current_season"]
 
 _T = TypeVar("_T")
 
 _INT64 = 2**63
 
 
-# The statements of every write, built once (building one costs more than running it).
-_C = S.contests
-_STORED_Q = select(_C.c.pk, _C.c.seq, _C.c.name, _C.c.url, _C.c.time_seconds, _C.c.weight,
-                   _C.c.perf_ceiling, _C.c.players, _C.c.content_hash).where(
-    _C.c.cid == bindparam("cid"))
-_HEAD_Q = select(_C.c.seq, _C.c.time_seconds, _C.c.cid, _C.c.name,
-                 select(func.coalesce(func.max(_C.c.pk), -1)).scalar_subquery(),
-                 ).order_by(_C.c.seq.desc()).limit(1)
-_REVISION_U = S.meta.update().where(S.meta.c.key == "revision").values(value=bindparam("v"))
+# The statements every write runs, written once per ladder and run with the driver's
+# cursor (podium.store.bulk.fetch: a few microseconds, against SQLAlchemy's hundred).
+@dataclass(frozen=True)
+class _StoredRow:
+    """A stored contest, as the duplicate check reads it."""
+
+    pk: int
+    seq: int
+    name: str
+    url: str | None
+    time_seconds: int
+    weight: float
+    perf_ceiling: float | None
+    players: int
+    content_hash: str
+
+
+@cache
+def _sql(t: S.LadderTables) -> dict[str, str]:
+    c, m = t.contests.name, t.meta.name
+    return {
+        "stored": ('SELECT "pk", "seq", "name", "url", "time_seconds", "weight", '
+                   f'"perf_ceiling", "players", "content_hash" FROM "{c}" WHERE "cid" = ?'),
+        "head": ('SELECT "seq", "time_seconds", "cid", "name", '
+                 f'(SELECT coalesce(max("pk"), -1) FROM "{c}") FROM "{c}" '
+                 'ORDER BY "seq" DESC LIMIT 1'),
+        "revision": f'UPDATE "{m}" SET "value" = ? WHERE "key" = \'revision\'',
+    }
+
+
+def stored_row(conn: Connection, t: S.LadderTables, cid: str) -> _StoredRow | None:
+    """The stored contest ``cid`` of the ladder of ``t`` (``None``: none)."""
+    rows = fetch(conn, _sql(t)["stored"], (cid,))
+    return _StoredRow(*rows[0]) if rows else None
 
 
 @dataclass(frozen=True)
@@ -165,24 +192,42 @@ def check_item(ctx: StoreContext, contest: Contest, contest_id: str | None, wher
     return Item(contest, cid, content_hash(contest), where)
 
 
-def first_spellings(conn: Connection, items: list[Item]) -> list[Item]:
-    """``items`` with each handle spelt as the store first saw it (a case-insensitive
+def first_spellings(conn: Connection, t: S.LadderTables, items: list[Item]) -> list[Item]:
+    """``items`` with each handle spelt as the ladder first saw it (a case-insensitive
     store: handles with the same :func:`~podium.core.guards.handle_key` are one
-    player); a handle new to the store keeps the spelling of its first contest."""
-    spelling = stored_spellings(conn, {h for it in items for h in it.contest.handles})
+    player); a handle new to the ladder keeps the spelling of its first contest."""
+    spelling = stored_spellings(conn, t, {h for it in items for h in it.contest.handles})
     out: list[Item] = []
     for it, c in zip(items, respell([it.contest for it in items], spelling), strict=True):
         out.append(it if c is it.contest else Item(c, it.cid, content_hash(c), it.where))
     return out
 
 
-def _head_of(conn: Connection) -> _Head:
+def head_of(conn: Connection, t: S.LadderTables) -> _Head:
     """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
     contest is the one of the largest ``seq``; both lookups use an index)."""
-    row = conn.execute(_HEAD_Q).first()
-    if row is None:
+    rows = fetch(conn, _sql(t)["head"])
+    if not rows:
         return _Head(0, 0, None, None, None)
+    row = rows[0]
     return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
+
+
+def check_current_season(conn: Connection, t: S.LadderTables, pos: int, what: str) -> None:
+    """Refuse (:class:`StoreError` starting with ``what``) a write that would re-rate the
+    ladder's history from position ``pos`` when a season boundary lies at or after it:
+    a finished season is closed, so that its final leaderboard never changes."""
+    c, sn = t.contests, t.seasons
+    row = conn.execute(
+        select(c.c.seq, c.c.cid, c.c.time_seconds, sn.c.number)
+        .select_from(c.join(sn, sn.c.contest_pk == c.c.pk))
+        .order_by(c.c.seq.desc()).limit(1)).first()
+    if row is not None and pos <= int(row.seq):
+        raise StoreError(
+            f"{what}: it would change season {int(row.number) - 1}, which ended when "
+            f"season {int(row.number)} began ({row.cid!r}, {fmt_time(int(row.time_seconds))}"
+            "); a finished season is closed: only contests of the current season can be "
+            "corrected or inserted in the past")
 
 
 class Writes:
@@ -206,6 +251,7 @@ class Writes:
         self.raters = raters
         self.handles = handles
         self.audit = audit
+        self.priors = PriorSource(ctx)
 
     def run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
         """Run ``body`` in a write transaction holding the context's write lock (database
@@ -221,7 +267,7 @@ class Writes:
             self.raters.begin()
             self.handles.begin()
             try:
-                with db_errors(ctx.url, what), write_txn(ctx.engine) as conn:
+                with db_errors(ctx.url, what), write_txn(ctx.engine, ctx.lock_key) as conn:
                     out = body(conn)
             except BaseException:
                 self.raters.discard()
@@ -230,6 +276,10 @@ class Writes:
             self.handles.commit()
             self.raters.commit()
             return out
+
+    def bump_revision(self, conn: Connection, m: Meta) -> None:
+        """Set the ladder's revision to ``m.revision + 1`` (every write does, once)."""
+        execute(conn, _sql(self.ctx.tables)["revision"], (str(m.revision + 1),))
 
     # ------------------------------------------------------------------ public
     def ingest(self, contest: Contest, *, contest_id: str | None = None,
@@ -337,8 +387,9 @@ class Writes:
         """
         def write(conn: Connection) -> bool:
             m = self.ctx.read_meta(conn)
-            head = _head_of(conn).count
-            newest = conn.execute(select(func.max(S.snapshots.c.head_count))).scalar_one()
+            t = self.ctx.tables
+            head = head_of(conn, t).count
+            newest = conn.execute(select(func.max(t.snapshots.c.head_count))).scalar_one()
             if newest is not None and int(newest) == head:
                 return False
             rater = self.raters.rater_at(conn, m, head)
@@ -352,17 +403,18 @@ class Writes:
                        recompute_from: bool) -> IngestResult:
         m = self.ctx.read_meta(conn)
         self.ctx.hook("locked")
+        t = self.ctx.tables
         if self.ctx.case_insensitive_handles:
-            item = first_spellings(conn, [item])[0]
-        c = S.contests
+            item = first_spellings(conn, t, [item])[0]
+        c = t.contests
         contest = item.contest
-        row = conn.execute(_STORED_Q, {"cid": item.cid}).first()
+        row = stored_row(conn, t, item.cid)
         if row is not None:
             if row.content_hash == item.chash:
                 return IngestResult("duplicate", item.cid, int(row.seq), int(row.players), 0, 0,
                                     (), contest.name)
-            raise StoreError(describe_conflict(conn, row, contest, item.cid))
-        head = _head_of(conn)
+            raise StoreError(describe_conflict(conn, t, row, contest, item.cid))
+        head = head_of(conn, t)
         if head.latest_time is None or contest.time_seconds >= head.latest_time:
             return self._append_locked(conn, m, [item], head)[0]
         pos = int(conn.execute(
@@ -376,14 +428,17 @@ class Writes:
                 f"--recompute-from (recompute_from=True) to insert it in time order and "
                 f"re-rate the {head.count - pos} later contest(s)"
             )
+        check_current_season(conn, t, pos, f"contest {contest.label!r} (id {item.cid!r}) "
+                             "cannot be inserted with recompute_from")
         return self._recompute_locked(conn, m, item, pos, head)
 
     def _ingest_many_locked(self, conn: Connection, items: list[Item]) -> list[IngestResult]:
         m = self.ctx.read_meta(conn)
         self.ctx.hook("locked")
+        t = self.ctx.tables
         if self.ctx.case_insensitive_handles:
-            items = first_spellings(conn, items)
-        c = S.contests
+            items = first_spellings(conn, t, items)
+        c = t.contests
         stored: dict[str, Any] = {}
         for part in chunks(list(dict.fromkeys(it.cid for it in items))):
             for r in conn.execute(
@@ -392,7 +447,7 @@ class Writes:
                 .where(c.c.cid.in_(list(part)))
             ).all():
                 stored[r.cid] = r
-        head = _head_of(conn)
+        head = head_of(conn, t)
         # per contest: its result, or the batch position of its first copy (an int), or
         # None for a new contest (its result comes from _append_locked)
         results: list[IngestResult | int | None] = []
@@ -404,7 +459,7 @@ class Writes:
             row = stored.get(it.cid)
             if row is not None:
                 if row.content_hash != it.chash:
-                    raise StoreError(it.where + describe_conflict(conn, row, cont, it.cid))
+                    raise StoreError(it.where + describe_conflict(conn, t, row, cont, it.cid))
                 results.append(IngestResult("duplicate", it.cid, int(row.seq), int(row.players),
                                             0, 0, (), cont.name))
                 continue
@@ -417,15 +472,15 @@ class Writes:
                         "give one of them another id or leave it out")
                 results.append(j)
                 continue
-            t = cont.time_seconds
-            if prev is not None and t < prev.contest.time_seconds:
+            when = cont.time_seconds
+            if prev is not None and when < prev.contest.time_seconds:
                 raise StoreError(
-                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(t)}) is older "
+                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(when)}) is older "
                     f"than the contest before it in the batch, {prev.contest.label!r} "
                     f"({fmt_time(prev.contest.time_seconds)}); sort the batch by time")
-            if prev is None and head.latest_time is not None and t < head.latest_time:
+            if prev is None and head.latest_time is not None and when < head.latest_time:
                 raise StoreError(
-                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(t)}) is older "
+                    f"{it.where}contest {cont.label!r} (id {it.cid!r}, {fmt_time(when)}) is older "
                     f"than the latest applied contest {head.latest_name!r} (id "
                     f"{head.latest_cid!r}, {fmt_time(head.latest_time)}); a batch only "
                     "appends: ingest it alone with --recompute-from (recompute_from=True)")
@@ -456,33 +511,35 @@ class Writes:
         snapshot is due (one ``Rater.extend`` per segment), so that a batch leaves the
         same snapshots as single ingestions.
         """
+        t = self.ctx.tables
         self.handles.refresh(conn, m)
         rater = self.raters.rater_at(conn, m, head.count)
-        since, events = since_snapshot(conn)
+        since, events = since_snapshot(conn, t)
+        priors = self.priors.take(conn, m, rater, [it.contest for it in items])
         all_new: dict[str, int] = {}
         out: list[IngestResult] = []
         now = int(time.time())
         start = 0
-        for stop, snap in self._segments(items, since, events):
+        for stop, snap in self._segments(items, since, events, rater):
             seg = items[start:stop]
             contests = [it.contest for it in seg]
-            run = self._rate(rater, contests, seg)
+            run = self._rate(rater, contests, seg, priors)
             self.ctx.hook("rated")
             n_known = len(all_new)
             pks = [self.handles.keys_of(cont.handles, all_new) for cont in contests]
             seg_new = dict(islice(all_new.items(), n_known, None))
-            insert_new_players(conn, rater, seg_new)
+            insert_new_players(conn, t, rater, seg_new)
             cpks = list(range(head.next_pk + start, head.next_pk + stop))
             seqs = range(head.count + start, head.count + stop)
-            insert_rows(conn, S.contests, CONTEST_COLS, [
+            insert_rows(conn, t.contests, CONTEST_COLS, [
                 contest_row(cpk, it, seq, rep.new_players, not rep.skipped, now)
                 for cpk, it, seq, rep in zip(cpks, seg, seqs, run.reports, strict=True)
             ])
-            insert_standings(conn, cpks, contests, pks)
+            insert_standings(conn, t, cpks, contests, pks)
             self.ctx.hook("standings")
-            insert_events(conn, run, range(len(seg)), cpks, pks)
+            insert_events(conn, t, run, range(len(seg)), cpks, pks)
             self.ctx.hook("events")
-            update_players(conn, rater, run.player, self.handles, seg_new, all_new)
+            update_players(conn, t, rater, run.player, self.handles, seg_new, all_new)
             self.ctx.hook("players")
             if snap:
                 self.raters.write_snapshot(conn, rater, head.count + stop, m.epoch)
@@ -491,7 +548,9 @@ class Writes:
                              rep.warnings, it.contest.name)
                 for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
             start = stop
-        conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
+        if priors:
+            self.priors.record(conn, priors, self.handles, all_new)
+        self.bump_revision(conn, m)
         self.audit.record_many(conn, "ingest", [
             (it.cid, it.chash, {"index": r.index, "players": r.players})
             for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
@@ -500,20 +559,28 @@ class Writes:
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
         return out
 
-    def _segments(self, items: list[Item], since: int,
-                  events: int) -> list[tuple[int, bool]]:
+    def _segments(self, items: list[Item], since: int, events: int,
+                  rater: Rater) -> list[tuple[int, bool]]:
         """``(stop, snapshot)`` of each segment of ``items``: a snapshot is due after
-        contest ``stop - 1`` when ``snapshot_every`` contests or ``snapshot_events``
-        player-rounds (of rated contests) will then have been applied since the newest
-        snapshot, ``since`` and ``events`` being those counts before ``items``."""
+        contest ``stop - 1`` when the policy asks for one then
+        (:meth:`~podium.store.common.StoreOptions.snapshot_due`), ``since`` and ``events``
+        being the contests and player-rounds since the newest snapshot before ``items``
+        and the rating state growing by each rated contest's newcomers."""
         opts = self.ctx.options
         skips = self.ctx.system.skips_round
+        known = rater.players.index
+        players = rater.players.n
+        fresh: set[str] = set()
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
             if not skips(it.contest):
                 events += len(it.contest)
-            if since >= opts.snapshot_every or events >= opts.snapshot_events:
+                for h in it.contest.handles:
+                    if h not in known and h not in fresh:
+                        fresh.add(h)
+                        players += 1
+            if opts.snapshot_due(since, events, players):
                 out.append((k + 1, True))
                 since = events = 0
         if not out or out[-1][0] < len(items):
@@ -522,8 +589,10 @@ class Writes:
 
     def _recompute_locked(self, conn: Connection, m: Meta, item: Item, pos: int,
                           head: _Head) -> IngestResult:
-        """Insert ``item`` at chronological position ``pos`` and re-rate the later contests."""
-        c = S.contests
+        """Insert ``item`` at chronological position ``pos`` and re-rate the later contests
+        (all of the current season: :func:`~podium.store.seasons.check_current_season`)."""
+        t = self.ctx.tables
+        c = t.contests
         self.handles.refresh(conn, m)
         rater = self.raters.rater_at(conn, m, pos)
         later = conn.execute(
@@ -531,41 +600,44 @@ class Writes:
                    c.c.perf_ceiling)
             .where(c.c.seq >= pos).order_by(c.c.seq)
         ).all()
-        old = [stored_contest(conn, row) for row in later]
-        conn.execute(delete(S.events).where(
-            S.events.c.contest_pk.in_(select(c.c.pk).where(c.c.seq >= pos))
+        old = [stored_contest(conn, t, row) for row in later]
+        conn.execute(delete(t.events).where(
+            t.events.c.contest_pk.in_(select(c.c.pk).where(c.c.seq >= pos))
         ))
         conn.execute(update(c).where(c.c.seq >= pos).values(seq=c.c.seq + 1))
-        conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > pos))
+        conn.execute(delete(t.snapshots).where(t.snapshots.c.head_count > pos))
         self.ctx.hook("recompute-cleared")
 
         contests = [item.contest, *old]
-        run = self._rate(rater, contests, [item])
+        priors = self.priors.take(conn, m, rater, contests, stored=self.raters.priors(conn))
+        run = self._rate(rater, contests, [item], priors)
         self.ctx.hook("rated")
         new_handles: dict[str, int] = {}
         pks = [self.handles.keys_of(item.contest.handles, new_handles)]
         pks += [self.handles.keys_of(o.handles, {}) for o in old]
-        insert_new_players(conn, rater, new_handles)
+        insert_new_players(conn, t, rater, new_handles)
         rep = run.reports[0]
         cpk = head.next_pk
-        insert_rows(conn, S.contests, CONTEST_COLS, [
+        insert_rows(conn, t.contests, CONTEST_COLS, [
             contest_row(cpk, item, pos, rep.new_players, not rep.skipped, int(time.time()))
         ])
-        insert_standings(conn, [cpk], [item.contest], pks[:1])
+        insert_standings(conn, t, [cpk], [item.contest], pks[:1])
         self.ctx.hook("standings")
         cpks = [cpk, *(int(row.pk) for row in later)]
-        insert_events(conn, run, [0], cpks, pks)
+        insert_events(conn, t, run, [0], cpks, pks)
         self.ctx.hook("events")
         for k, row in enumerate(later, 1):
             conn.execute(update(c).where(c.c.pk == row.pk)
                          .values(new_players=run.reports[k].new_players))
-            insert_events(conn, run, [k], cpks, pks)
+            insert_events(conn, t, run, [k], cpks, pks)
             self.ctx.hook("recompute-contest")
-        update_players(conn, rater, run.player, self.handles, new_handles)
+        update_players(conn, t, rater, run.player, self.handles, new_handles)
+        if priors:
+            self.priors.record(conn, priors, self.handles, new_handles)
         self.ctx.hook("players")
         epoch = m.epoch + 1
-        set_meta(conn, "revision", str(m.revision + 1))
-        set_meta(conn, "epoch", str(epoch))
+        set_meta(conn, "revision", str(m.revision + 1), t.meta)
+        set_meta(conn, "epoch", str(epoch), t.meta)
         self.audit.record(conn, "recompute", revision=m.revision + 1, contest_id=item.cid,
                            content_hash=item.chash,
                            detail={"index": pos, "players": len(item.contest),
@@ -579,11 +651,12 @@ class Writes:
 
     # ------------------------------------------------------------------ rating
     @staticmethod
-    def _rate(rater: Rater, contests: list[Contest], items: Sequence[Item]) -> RatedRun:
+    def _rate(rater: Rater, contests: list[Contest], items: Sequence[Item],
+              priors: Priors | None = None) -> RatedRun:
         """:func:`rate_run`; a failure of the rating system in a batch names the batch
         (for a single contest it is raised as it is)."""
         try:
-            return rate_run(rater, contests)
+            return rate_run(rater, contests, priors)
         except StoreError:
             raise
         except Exception as exc:

@@ -94,7 +94,7 @@
     panel.hidden = false;
     panel.innerHTML = "";
     panel.appendChild(el("p", "muted", "Explaining " + handle + "…"));
-    var url = "/api/explain?contest=" + encodeURIComponent(contest) + "&handle=" +
+    var url = (panel.getAttribute("data-api") || "/api") + "/explain?contest=" + encodeURIComponent(contest) + "&handle=" +
       encodeURIComponent(handle) + "&top=5";
     fetch(url, {headers: {"Accept": "application/json"}})
       .then(function (r) {

@@ -9,6 +9,8 @@
   var list = document.getElementById("suggestions");
   if (!input || !list || !window.fetch) { return; }
   var endpoint = input.getAttribute("data-suggest") || "/api/search";
+  // the pages of a ladder other than "default" live under /ladders/{ladder}
+  var base = input.getAttribute("data-base") || "";
   var timer = null;
   var active = -1;
   var latest = 0;
@@ -18,8 +20,8 @@
   var DOT_SEGMENTS = [".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"];
   function playerUrl(handle) {
     var seg = encodeURIComponent(handle);
-    if (DOT_SEGMENTS.indexOf(seg.toLowerCase()) >= 0) { return "/player?handle=" + seg; }
-    return "/players/" + seg;
+    if (DOT_SEGMENTS.indexOf(seg.toLowerCase()) >= 0) { return base + "/player?handle=" + seg; }
+    return base + "/players/" + seg;
   }
 
   function close() {

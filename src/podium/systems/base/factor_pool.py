@@ -124,6 +124,22 @@ class FactorPoolState(SystemState):
             getattr(self, name)[s] = 0
         self.n = n
 
+    def reset_belief(self, players: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> None:
+        """Make each of ``players`` a newcomer whose prior is ``N(mu, sigma^2)``: the normal
+        factor ``(mu, 1 / sigma^2)`` and no logistic factor (their pool slots are left
+        abandoned, reclaimed by a later compaction); the subclass's extra arrays take
+        their newcomer values.  With no logistic factor the rating solved from the
+        belief is ``mu`` and its uncertainty ``sigma`` (Eq. 6-8 of Elo-MMR; Elo-R's
+        Sec. 4 alike)."""
+        idx = np.asarray(players, dtype=np.int64)
+        self.nf_mu[idx] = np.asarray(mu, dtype=np.float64)
+        sg = np.asarray(sigma, dtype=np.float64)
+        self.nf_w[idx] = 1.0 / (sg * sg)
+        for name, value in self.EXTRA_FIELDS:
+            getattr(self, name)[idx] = value
+        self.fb_start[idx] = 0
+        self.fb_len[idx] = 0
+
     def block(self, i: int) -> tuple[int, int]:
         """Pool range ``[begin, end)`` of player ``i``'s live logistic factors.
 

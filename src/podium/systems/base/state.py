@@ -46,6 +46,17 @@ class SystemState(ABC):
         if getattr(self, "n", 0) > n:
             self.n = n
 
+    def reset_belief(self, players: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> None:
+        """Make the belief about ``players`` (rows made by :meth:`ensure_players`) the
+        normal ``N(mu, sigma^2)``, forgetting what the state kept of their past rounds:
+        a season's reset, or a newcomer prior taken from another ladder.  What the state
+        keeps that is no belief (volatility, round counts, frequency) stays.
+
+        The default does nothing: the state keeps no belief beyond the Rater's
+        ``(mu, sigma)``.
+        """
+        return None
+
 
 @dataclass(frozen=True)
 class StateField:

@@ -144,6 +144,56 @@ class RatingSystem(ABC):
         out: FloatArray = np.asarray(mu) - k * (np.asarray(sigma) - center)
         return out
 
+    # ------------------------------------------------------------------ between rounds
+    @property
+    def has_time_drift(self) -> bool:
+        """Whether :meth:`drift` changes a rating with time (default ``False``)."""
+        return False
+
+    def drift(self, mu: npt.ArrayLike, sigma: npt.ArrayLike,
+              elapsed_seconds: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """The belief ``(mu, sigma)`` of players rated ``(mu, sigma)`` after their last
+        round, ``elapsed_seconds`` later: the system's *time drift*.
+
+        This is the prior the system's round update starts from for a player who plays
+        ``elapsed_seconds`` after the last round, before the round's own per-round noise
+        (which every participant of a round gets, however recently it played:
+        Elo-MMR's ``w sig_limit^2``, Glicko's and TrueSkill's ``sig_drift``, openskill's
+        ``tau``).  A system whose update widens ``sigma`` with the time since a player's
+        last round overrides it, and its update uses the same computation, so that a
+        rating read "as of" a time is exactly the prior the update would take then.
+        The default: no time drift, the belief is unchanged.
+        """
+        return (np.asarray(mu, dtype=np.float64).copy(),
+                np.asarray(sigma, dtype=np.float64).copy())
+
+    def season_reset(self, mu: FloatArray, sigma: FloatArray, played: IntArray, keep: float,
+                     widen: float) -> tuple[FloatArray, FloatArray]:
+        """The soft reset at the start of a season: each player's new ``(mu, sigma)``.
+
+        ``mu`` is shrunk toward the newcomer prior's mean ``mu_0`` by the factor ``keep``
+        and the variance is widened toward the newcomer prior's ``sigma_0^2`` by the
+        share ``widen`` (never narrowed)::
+
+            mu' = mu_0 + keep (mu - mu_0)
+            sigma'^2 = sigma^2 + widen (sigma_0^2 - sigma^2)   when sigma < sigma_0
+
+        ``keep = 1, widen = 0`` changes nothing; ``keep = 0, widen = 1`` makes everybody
+        a newcomer.  ``played`` is each player's number of rated rounds (a system whose
+        displayed rating depends on it uses it).  A system whose ``mu`` or ``sigma`` means
+        something else overrides this (Codeforces' integer ratings).  The system's
+        per-player state takes the new belief through
+        :meth:`~podium.systems.base.state.SystemState.reset_belief`.
+        """
+        m, s0 = self.newcomer(None)
+        mu = np.asarray(mu, dtype=np.float64)
+        sigma = np.asarray(sigma, dtype=np.float64)
+        new_mu = m + keep * (mu - m)
+        var = sigma * sigma
+        widened = np.sqrt(var + widen * (s0 * s0 - var))
+        new_sigma = np.where(sigma < s0, widened, sigma)
+        return new_mu, new_sigma
+
     def overridden_hooks(self, owner: type[RatingSystem]) -> tuple[str, ...]:
         """The hooks declared by ``owner`` (:attr:`hooks`) that this system's class
         overrides: a method or class attribute that is not ``owner``'s own.

@@ -310,6 +310,18 @@ class Codeforces(RatingSystem):
     def make_state(self) -> CodeforcesState:
         return CodeforcesState()
 
+    def season_reset(self, mu: FloatArray, sigma: FloatArray, played: IntArray, keep: float,
+                     widen: float) -> tuple[FloatArray, FloatArray]:
+        """The soft reset on the *computed* integer rating: ``R' = R_0 + keep (R - R_0)``
+        rounded half up, ``R_0`` the computing newcomer rating (1500, or 1400 under the
+        2020 rules, where ``mu`` is the displayed ``R`` minus the display offset of the
+        rounds played); ``sigma`` is a constant here and stays."""
+        offset = self.display_offset(played).astype(np.float64)
+        r0 = float(self.computing_newcomer_rating)
+        computed = np.asarray(mu, dtype=np.float64) + offset
+        new = np.floor(r0 + keep * (computed - r0) + 0.5)
+        return new - offset, np.asarray(sigma, dtype=np.float64).copy()
+
     def performance_model(
         self, sigma: FloatArray, played: IntArray, weight: float
     ) -> PerformanceModel:

@@ -56,6 +56,28 @@ class MergedTerms(NamedTuple):
     ranks: np.ndarray
 
 
+@nb.njit(cache=True, inline="always")
+def drift_variance(drift_per_day: float, delta_secs: float) -> float:
+    """The variance a player's skill gains in ``delta_secs`` seconds without a round:
+    ``drift_per_day * days``, the time part of the diffusion's ``gamma^2`` (Sec. 4 of
+    [EbtekarLiu2021]; :func:`round_weights` adds it, :func:`drifted_sigmas` applies it
+    alone for ratings read as of a time)."""
+    return drift_per_day * delta_secs / SECS_PER_DAY
+
+
+@nb.njit(cache=True)
+def drifted_sigmas(sigma, drift_per_day, delta_secs):
+    """``sqrt(sigma^2 + drift_variance(drift_per_day, delta_secs))`` per player: the
+    uncertainty after ``delta_secs`` seconds of drift (``sigma`` itself when no time
+    passed or ``drift_per_day`` is 0)."""
+    n = sigma.size
+    out = np.empty(n)
+    for i in range(n):
+        v = drift_variance(drift_per_day, delta_secs[i])
+        out[i] = sigma[i] if v == 0.0 else math.sqrt(sigma[i] * sigma[i] + v)
+    return out
+
+
 @nb.njit(cache=True)
 def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, drift_per_day,
                   delta_secs):
@@ -76,7 +98,7 @@ def round_weights(played, contest_weight, weight_limit, noob_delay, sig_limit, d
             w *= noob_delay[played[i]]
         beta[i] = math.sqrt((1.0 + 1.0 / w) * sig_limit * sig_limit + drift_per_day / w)
         gamma[i] = math.sqrt(w * sig_limit * sig_limit
-                             + drift_per_day * delta_secs[i] / SECS_PER_DAY)
+                             + drift_variance(drift_per_day, delta_secs[i]))
     return beta, gamma
 
 

@@ -239,6 +239,25 @@ class EloMMR(RatingSystem):
     def make_state(self) -> EloMMRState:
         return EloMMRState(self.mu_noob, self.sig_noob)
 
+    @property
+    def has_time_drift(self) -> bool:
+        """Whether ``drift_per_day`` is positive."""
+        return self.drift_per_day > 0.0
+
+    def drift(self, mu: npt.ArrayLike, sigma: npt.ArrayLike,
+              elapsed_seconds: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """``sigma^2 + drift_per_day * days`` (:func:`K.drift_variance`, the time part of
+        the diffusion's ``gamma^2`` that :func:`K.round_weights` adds before a round);
+        ``mu`` does not move (Theorem 4.1, rating preservation)."""
+        import podium.systems.elo_mmr.kernels as K
+
+        sg = np.ascontiguousarray(sigma, dtype=np.float64)
+        dt = np.maximum(np.asarray(elapsed_seconds, dtype=np.float64), 0.0)
+        dt = np.ascontiguousarray(np.broadcast_to(dt, sg.shape), dtype=np.float64)
+        return (np.asarray(mu, dtype=np.float64).copy(),
+                K.drifted_sigmas(sg.ravel(), float(self.drift_per_day),
+                                 dt.ravel()).reshape(sg.shape))
+
     def performance_model(
         self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
     ) -> PerformanceModel:

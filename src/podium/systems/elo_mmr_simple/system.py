@@ -95,6 +95,14 @@ class SimpleState(ArrayState):
             setattr(st, name, [arr[offs[i]: offs[i + 1]] for i in range(len(offs) - 1)])
         return st
 
+    def reset_belief(self, players: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> None:
+        """The Gaussian factor ``(mu, 1 / sigma^2)`` and no logistic factor."""
+        sg = np.asarray(sigma, dtype=np.float64)
+        self.p0[players] = mu
+        self.w0[players] = 1.0 / (sg * sg)
+        for i in np.asarray(players, dtype=np.int64).tolist():
+            self.p[i], self.w[i], self.b[i] = [], [], []
+
     def copy(self) -> Self:
         st = super().copy()
         st.p = [list(x) for x in self.p]

@@ -272,6 +272,14 @@ class PairState(ArrayState):
     def pairs(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
         return self.keys >> 32, self.keys & 0xFFFFFFFF, self.w_ab, self.w_ba
 
+    def reset_belief(self, players: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> None:
+        """Refused: these systems solve every rating again from all the games so far, so
+        a reset (or a prior from elsewhere) would be undone by the next round."""
+        raise ConfigError("this system re-solves every rating from all the games so far "
+                          "after each round: a season's reset or a newcomer prior from "
+                          "another ladder would be undone by the next round; use the "
+                          "reset policy 'none'")
+
 
 @dataclass(frozen=True)
 class _GlobalBase(RatingSystem):

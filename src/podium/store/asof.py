@@ -1,0 +1,314 @@
+"""Ratings as of a time, the provisional rule, and the leaderboard in as-of order.
+
+A stored rating is the player's ``(mu, sigma)`` after the last contest.  Read *as of*
+a time ``T`` (by default now), it is what the rating system believes at ``T``: the
+system's time drift applied for the time since that contest
+(:meth:`podium.systems.RatingSystem.drift`, the computation the system's own update
+starts a round with), and the display rating of the result.  For a system without time
+drift (most of them, and Elo-MMR with ``drift_per_day = 0``) the as-of values are the
+stored ones, bit for bit.
+
+:class:`RatingView` holds what a read needs (the system, the time, the ladder's
+settings); :func:`read_time` checks the time asked for.  :func:`ranked_page`,
+:func:`count_rated` and :func:`rank_of` read a table of ratings -- the ladder's
+``players``, or a finished season's ``season_ratings`` -- described by a
+:class:`RatingSource`:
+
+* without drift (and without a provisional rule on ``sigma`` to leave players out by),
+  they are the index reads of a store without ladders: the rating index in order;
+* with drift the order is by as-of display rating, which drift only lowers (a wider
+  ``sigma`` never raises ``mu - k sigma``).  So the top of the as-of order is found by
+  walking the rating index best first, in growing chunks, until the stored rating of
+  the next row (an upper bound of its as-of rating) falls below the as-of rating of the
+  row the page needs last: a top page reads a few hundred rows.  Should a system's
+  drift ever raise a display rating, the walk sees it and reads every row.  Counts and
+  ranks under drift read every row that could count (a rating range: those rated at or
+  above its lower end).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import ColumnElement, Connection, Table, and_, func, or_, select
+
+from podium.store.common import fmt_time
+from podium.store.ladders import LadderSettings
+from podium.store.models import LeaderboardRow, StoreError
+from podium.systems import RatingSystem
+
+__all__ = ["AsOfError", "RatingView", "RatingSource", "read_time", "ranked_page",
+           "count_rated", "rank_of", "FIRST_CHUNK"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Rows of the first chunk of a walk (at least twice the rows the page needs).
+FIRST_CHUNK = 256
+
+
+class AsOfError(StoreError):
+    """An ``as_of`` time a ladder cannot be read at (before its latest contest)."""
+
+
+def read_time(requested: int | None, latest: int | None, now: float | None = None) -> int:
+    """The time to read a ladder's ratings at: ``requested``, or by default now (or the
+    latest contest's time if that is later: a store of scheduled contests).
+
+    Raises
+    ------
+    AsOfError
+        When ``requested`` is before the latest contest (``latest``): the stored
+        ratings are after it, so a past time is read from the histories, or from a
+        finished season's leaderboard.
+    """
+    if requested is None:
+        t = int(time.time() if now is None else now)
+        return t if latest is None or t >= latest else int(latest)
+    if isinstance(requested, bool) or not isinstance(requested, int):
+        raise AsOfError(f"as_of must be a unix time in seconds, got {requested!r}")
+    if latest is not None and requested < latest:
+        raise AsOfError(
+            f"as_of {requested} ({fmt_time(requested)}) is before the latest contest "
+            f"({fmt_time(latest)}): ratings are read as of a time at or after it (a "
+            "past rating is in the player's history, a finished season's in ?season=)")
+    return int(requested)
+
+
+@dataclass(frozen=True)
+class RatingView:
+    """How a ladder's ratings are read: its system, as of ``time`` (unix seconds), with
+    its settings' provisional rule."""
+
+    system: RatingSystem
+    time: int
+    settings: LadderSettings
+
+    @property
+    def drifts(self) -> bool:
+        """Whether reading as of :attr:`time` can change a stored rating."""
+        return self.system.has_time_drift
+
+    def values(self, mu: FloatArray, sigma: FloatArray,
+               last: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``(mu, sigma, display rating)`` as of :attr:`time` of players rated ``(mu,
+        sigma)`` after their last contest at ``last`` (the stored values when the system
+        has no time drift)."""
+        mu = np.asarray(mu, dtype=np.float64)
+        sigma = np.asarray(sigma, dtype=np.float64)
+        if self.drifts:
+            elapsed = self.time - np.asarray(last, dtype=np.float64)
+            mu, sigma = self.system.drift(mu, sigma, np.maximum(elapsed, 0.0))
+        shown = np.asarray(self.system.display_rating(mu, sigma), dtype=np.float64)
+        return mu, sigma, shown
+
+    def provisional(self, contests: npt.ArrayLike, sigma: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """The ladder's provisional rule on as-of ``sigma``."""
+        return self.settings.provisional(contests, sigma)
+
+
+@dataclass(frozen=True)
+class RatingSource:
+    """A table of ratings -- ``players``, or ``season_ratings`` of one season -- and the
+    conditions that select its rated rows.  Its columns ``handle``, ``mu``, ``sigma``,
+    ``display_rating``, ``contests``, ``last_contest_time``, ``max_display_rating`` and
+    ``last_change`` are read."""
+
+    table: Table
+    where: tuple[ColumnElement[bool], ...]
+
+    def cols(self) -> tuple[Any, ...]:
+        c = self.table.c
+        return (c.handle, c.display_rating, c.mu, c.sigma, c.contests, c.last_contest_time,
+                c.max_display_rating, c.last_change)
+
+
+def _hides(view: RatingView, hide: bool) -> tuple[bool, bool]:
+    """Whether leaving provisional players out needs ``(a contests filter, a sigma
+    test)``."""
+    s = view.settings
+    return (hide and s.provisional_contests > 0,
+            hide and s.provisional_sigma is not None)
+
+
+def _conds(src: RatingSource, view: RatingView, hide: bool, min_contests: int,
+           sql_sigma: bool) -> list[ColumnElement[bool]]:
+    c = src.table.c
+    conds: list[ColumnElement[bool]] = list(src.where)
+    need = max(int(min_contests), 1)
+    by_contests, by_sigma = _hides(view, hide)
+    if by_contests:
+        need = max(need, view.settings.provisional_contests)
+    if need > 1:
+        conds.append(c.contests >= need)
+    if by_sigma and sql_sigma:
+        conds.append(c.sigma <= float(view.settings.provisional_sigma or 0.0))
+    return conds
+
+
+def _rows(rows: Sequence[Any], view: RatingView, first_rank: int, mu: FloatArray,
+          sigma: FloatArray, shown: FloatArray) -> list[LeaderboardRow]:
+    prov = view.provisional([int(r.contests) for r in rows], sigma)
+    return [
+        LeaderboardRow(first_rank + k, r.handle, float(shown[k]), float(mu[k]), float(sigma[k]),
+                       int(r.contests), int(r.last_contest_time),
+                       float(r.max_display_rating), float(r.last_change), bool(prov[k]))
+        for k, r in enumerate(rows)
+    ]
+
+
+def _as_of(rows: Sequence[Any], view: RatingView) -> tuple[FloatArray, FloatArray, FloatArray]:
+    return view.values(np.array([float(r.mu) for r in rows]),
+                       np.array([float(r.sigma) for r in rows]),
+                       np.array([int(r.last_contest_time) for r in rows], dtype=np.float64))
+
+
+def ranked_page(conn: Connection, src: RatingSource, view: RatingView, *, offset: int,
+                limit: int, extra: Sequence[ColumnElement[bool]] = (), min_contests: int = 1,
+                hide_provisional: bool = False) -> list[LeaderboardRow]:
+    """Rows ``offset .. offset + limit - 1`` of the leaderboard of ``src`` as of
+    ``view.time``: by as-of display rating, best first, ties by handle (``extra``: more
+    conditions, e.g. the activity window); without the provisional players when
+    ``hide_provisional`` (see the module notes for how it is read)."""
+    table = src.table.c
+    order = (table.display_rating.desc(), table.handle.asc())
+    _, by_sigma = _hides(view, hide_provisional)
+    if not view.drifts:
+        conds = [*_conds(src, view, hide_provisional, min_contests, True), *extra]
+        rows = conn.execute(select(*src.cols()).where(*conds).order_by(*order)
+                            .offset(offset).limit(limit)).all()
+        if not rows:
+            return []
+        return _rows(rows, view, offset + 1, *_as_of(rows, view))
+    conds = [*_conds(src, view, hide_provisional, min_contests, False), *extra]
+    need = offset + limit
+    # candidates: (-as-of display, handle, row, as-of mu, as-of sigma)
+    cands: list[tuple[float, str, Any, float, float]] = []
+    chunk = max(FIRST_CHUNK, 2 * need)
+    after: tuple[float, str] | None = None
+    everything = False
+    while True:
+        q = select(*src.cols()).where(*conds)
+        if after is not None:
+            q = q.where(or_(table.display_rating < after[0],
+                            and_(table.display_rating == after[0], table.handle > after[1])))
+        rows = conn.execute(q.order_by(*order).limit(chunk)).all()
+        if not rows:
+            break
+        mu, sigma, shown = _as_of(rows, view)
+        stored = np.array([float(r.display_rating) for r in rows])
+        if bool((shown > stored).any()):
+            everything = True  # the bound does not hold for this system: read all
+        ok = (~view.provisional([int(r.contests) for r in rows], sigma) if by_sigma
+              else np.ones(len(rows), dtype=bool))
+        cands.extend((-float(shown[k]), r.handle, r, float(mu[k]), float(sigma[k]))
+                     for k, r in enumerate(rows) if ok[k])
+        if len(rows) < chunk:
+            break
+        bound = float(rows[-1].display_rating)
+        if not everything and len(cands) >= need:
+            kth = heapq.nsmallest(need, cands, key=_order)[-1]
+            if -kth[0] > bound:  # no later row can reach the page
+                break
+        after = (bound, rows[-1].handle)
+        chunk *= 2
+    page = heapq.nsmallest(need, cands, key=_order)[offset:need]
+    prov = view.provisional([int(c[2].contests) for c in page], [c[4] for c in page])
+    return [LeaderboardRow(rank, r.handle, -neg, m, sg, int(r.contests),
+                           int(r.last_contest_time), float(r.max_display_rating),
+                           float(r.last_change), bool(prov[k]))
+            for k, (rank, (neg, _, r, m, sg)) in enumerate(zip(range(offset + 1, need + 1),
+                                                              page, strict=False))]
+
+
+def _order(c: tuple[float, str, Any, float, float]) -> tuple[float, str]:
+    return c[0], c[1]
+
+
+def _scan(conn: Connection, src: RatingSource, conds: Sequence[ColumnElement[bool]],
+          chunk: int = 50_000) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray,
+                                        list[str], np.ndarray]:
+    """Every selected row's ``mu, sigma, last_contest_time, stored display, handle,
+    contests``, read in key order by chunks."""
+    c = src.table.c
+    mus: list[float] = []
+    sgs: list[float] = []
+    lasts: list[float] = []
+    disp: list[float] = []
+    names: list[str] = []
+    cnt: list[int] = []
+    for r in conn.execute(select(c.mu, c.sigma, c.last_contest_time, c.display_rating,
+                                 c.handle, c.contests).where(*conds)
+                          .execution_options(yield_per=chunk)):
+        mus.append(r[0])
+        sgs.append(r[1])
+        lasts.append(r[2])
+        disp.append(r[3])
+        names.append(r[4])
+        cnt.append(r[5])
+    return (np.array(mus, dtype=np.float64), np.array(sgs, dtype=np.float64),
+            np.array(lasts, dtype=np.float64), np.array(disp, dtype=np.float64), names,
+            np.array(cnt, dtype=np.int64))
+
+
+def count_rated(conn: Connection, src: RatingSource, view: RatingView, *,
+                extra: Sequence[ColumnElement[bool]] = (), min_rating: float | None = None,
+                max_rating: float | None = None, hide_provisional: bool = False) -> int:
+    """How many rows of ``src`` have an as-of display rating in ``[min_rating,
+    max_rating)`` (either end open when ``None``), without the provisional players when
+    ``hide_provisional``."""
+    c = src.table.c
+    _, by_sigma = _hides(view, hide_provisional)
+    if not view.drifts:
+        conds = [*_conds(src, view, hide_provisional, 1, True), *extra]
+        if min_rating is not None:
+            conds.append(c.display_rating >= float(min_rating))
+        if max_rating is not None:
+            conds.append(c.display_rating < float(max_rating))
+        return int(conn.execute(select(func.count()).select_from(src.table)
+                                .where(*conds)).scalar_one())
+    conds = [*_conds(src, view, hide_provisional, 1, False), *extra]
+    if not by_sigma and min_rating is None and max_rating is None:
+        return int(conn.execute(select(func.count()).select_from(src.table)
+                                .where(*conds)).scalar_one())
+    if min_rating is not None:  # as-of <= stored: only these can reach the range
+        conds.append(c.display_rating >= float(min_rating))
+    mu, sigma, last, _, _, contests = _scan(conn, src, conds)
+    _, sg, shown = view.values(mu, sigma, last)
+    ok = np.ones(shown.size, dtype=bool)
+    if min_rating is not None:
+        ok &= shown >= float(min_rating)
+    if max_rating is not None:
+        ok &= shown < float(max_rating)
+    if by_sigma:
+        ok &= ~view.provisional(contests, sg)
+    return int(ok.sum())
+
+
+def rank_of(conn: Connection, src: RatingSource, view: RatingView, handle: str,
+            shown: float, *, hide_provisional: bool = False) -> int:
+    """The 1-based rank of ``handle``, whose as-of display rating is ``shown``: one plus
+    the rows rated above it as of the view's time (ties: handles before it)."""
+    c = src.table.c
+    _, by_sigma = _hides(view, hide_provisional)
+    if not view.drifts:
+        conds = _conds(src, view, hide_provisional, 1, True)
+        above = select(func.count()).select_from(src.table)
+        better = int(conn.execute(above.where(*conds, c.display_rating > shown)).scalar_one())
+        better += int(conn.execute(above.where(*conds, c.display_rating == shown,
+                                               c.handle < handle)).scalar_one())
+        return better + 1
+    conds = [*_conds(src, view, hide_provisional, 1, False), c.display_rating >= shown]
+    mu, sigma, last, _, names, contests = _scan(conn, src, conds)
+    _, sg, values = view.values(mu, sigma, last)
+    ok = np.ones(values.size, dtype=bool)
+    if by_sigma:
+        ok &= ~view.provisional(contests, sg)
+    hand = np.array(names, dtype=object)
+    above = (values > shown) | ((values == shown) & (hand < handle))
+    return int((above & ok).sum()) + 1
