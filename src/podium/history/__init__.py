@@ -1,0 +1,32 @@
+"""Whole-history rating engines: every past rating re-estimated from every contest.
+
+* :func:`~podium.history.ttt.ttt` -- TrueSkill Through Time ([Dangauthier2007]);
+
+They take a :class:`~podium.history.data.ContestHistory` (plain arrays, see
+:mod:`podium.history.data`); :func:`~podium.history.data.history_from_contests` builds
+one from Podium's contests.  See docs/history.md.
+"""
+
+from podium.history.data import (
+    ContestHistory,
+    LabelledHistory,
+    PlayerRounds,
+    check_history,
+    history_from_arrays,
+    history_from_contests,
+    player_rounds,
+)
+from podium.history.ttt import TTTResult, learning_curves, ttt
+
+__all__ = [
+    "ContestHistory",
+    "LabelledHistory",
+    "PlayerRounds",
+    "check_history",
+    "history_from_arrays",
+    "history_from_contests",
+    "player_rounds",
+    "TTTResult",
+    "learning_curves",
+    "ttt",
+]
