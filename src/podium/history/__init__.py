@@ -1,6 +1,7 @@
 """Whole-history rating engines: every past rating re-estimated from every contest.
 
 * :func:`~podium.history.ttt.ttt` -- TrueSkill Through Time ([Dangauthier2007]);
+* :func:`~podium.history.whr.whr` -- Whole-History Rating ([Coulom2008]);
 
 They take a :class:`~podium.history.data.ContestHistory` (plain arrays, see
 :mod:`podium.history.data`); :func:`~podium.history.data.history_from_contests` builds
@@ -17,6 +18,7 @@ from podium.history.data import (
     player_rounds,
 )
 from podium.history.ttt import TTTResult, learning_curves, ttt
+from podium.history.whr import ELO_PER_NAT, WHRResult, whr
 
 __all__ = [
     "ContestHistory",
@@ -29,4 +31,7 @@ __all__ = [
     "TTTResult",
     "learning_curves",
     "ttt",
+    "ELO_PER_NAT",
+    "WHRResult",
+    "whr",
 ]
