@@ -29,6 +29,9 @@ from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
 LO, HI = -6000.0, 9000.0
 #: A Newton solve stops when its step is below this (rating points) ...
 STEP_TOL = 1e-8
+#: ... or when a Newton step (not a bisection) is below this: quadratic convergence
+#: then leaves an error below 1e-9 ...
+QUADRATIC_STEP = 1e-4
 #: ... or after this many steps.
 MAX_STEPS = 100
 #: Rounds of at most this many tie groups solve every group directly (as Elo-MMR).
@@ -111,10 +114,14 @@ def robust_zero(w0a: float, m0a: float, w0b: float, m0b: float, tp: np.ndarray,
         nx = x - f / fp if fp > 0.0 else 0.5 * (lo + hi)
         # bisect when Newton leaves the bracket or does not halve |f| (it can
         # bounce between the flat ends of the tanh terms)
-        if not (lo < nx < hi) or abs(f) > 0.5 * last:
+        newton = lo < nx < hi and abs(f) <= 0.5 * last
+        if not newton:
             nx = 0.5 * (lo + hi)
         last = abs(f)
-        if abs(nx - x) < STEP_TOL or hi - lo < STEP_TOL:
+        step = abs(nx - x)
+        # a Newton step this small leaves an error of about (L''/2L') step^2, below
+        # 1e-9 for these terms (|L''/L'| < 1/beta): no second evaluation needed
+        if step < STEP_TOL or hi - lo < STEP_TOL or (newton and step < QUADRATIC_STEP):
             return nx
         x = nx
     return x

@@ -83,7 +83,7 @@ def draw_margin(p_draw: float, sd: float) -> float:
 @nb.njit(cache=True)
 def truncate(mu: float, sigma: float, margin: float, tie: bool) -> tuple[float, float]:
     """Moments of ``N(mu, sigma^2)`` truncated to ``d > margin`` (a win) or
-    ``|d| < margin`` (a draw): ``v`` and ``w`` of [Herbrich2007], Eq. 2-4."""
+    ``|d| < margin`` (a draw): ``v`` and ``w`` of [Herbrich2006], Eq. 2-4."""
     if not tie:
         alpha = (margin - mu) / sigma
         v = pdf(-alpha, 0.0, 1.0) / cdf(-alpha, 0.0, 1.0)
@@ -158,7 +158,7 @@ def game_likelihoods(pr_mu: np.ndarray, pr_sig: np.ndarray, weight: np.ndarray,
                      out_mu: np.ndarray, out_sig: np.ndarray, work: np.ndarray,
                      flag: np.ndarray) -> None:
     """The likelihood message of one game to each member's skill ([Dangauthier2007], Fig. 1;
-    the game's factor graph of [Herbrich2007]).
+    the game's factor graph of [Herbrich2006]).
 
     ``pr_mu, pr_sig``: each row's within-batch prior (its posterior without this game's
     message); ``team_rows``: the teams' row offsets (from the game's first row), best
@@ -226,7 +226,7 @@ def _many_teams(pr_mu: np.ndarray, pr_sig: np.ndarray, weight: np.ndarray,
                 team_rows: np.ndarray, n_t: int, work: np.ndarray, out_mu: np.ndarray,
                 out_sig: np.ndarray, flag: np.ndarray) -> None:
     """Expectation propagation on the chain of the sorted teams' performance
-    differences ([Dangauthier2007], Sec. 3; [Herbrich2007], Fig. 1), then each member's
+    differences ([Dangauthier2007], Sec. 3; [Herbrich2006], Fig. 1), then each member's
     message from its team's likelihood by excluding the member's own performance."""
     n_d = n_t - 1
     perf_mu, perf_sig = work[W_PERF_MU], work[W_PERF_SIG]

@@ -5,6 +5,7 @@ sweeps that alternate them until they agree."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -423,8 +424,6 @@ class SmoothState:
             moved by more than ``tol``; the players re-smoothed; the largest change of
             a smoothed rating of a row before ``new_from``.
         """
-        import time
-
         rd, en = self.rounds, self.entries
         reports: list[SweepReport] = []
         todo = np.unique(np.asarray(players, dtype=np.int64))
@@ -475,8 +474,6 @@ class SmoothState:
         -------
         reports, converged
         """
-        import time
-
         en, rd = self.entries, self.rounds
         skip = tol / 100.0 if skip is None else skip
         r_end = self.rated_rows

@@ -1,8 +1,8 @@
 """TrueSkill Through Time ([Dangauthier2007]): every skill of a history estimated
 from every game, past and future.
 
-The model of the ``trueskillthroughtime`` package (version 1.1.0, [Landfried2023]),
-with its defaults:
+The model of the ``trueskillthroughtime`` package (version 1.1.0, G. Landfried), with
+its defaults:
 
 * skill of a newcomer ``s ~ N(mu, sigma^2)`` (``mu = 0``, ``sigma = 6``);
 * between two of a player's batches ``t_1 < t_2`` (days) the skill drifts:
@@ -15,7 +15,7 @@ with its defaults:
 * games at the same time form one batch: a player has one skill per batch.
 
 Inference is the paper's message passing (Sec. 3): the forward pass is TrueSkill
-([Herbrich2007]); then sweeps of a backward pass (each batch receives the players'
+([Herbrich2006]); then sweeps of a backward pass (each batch receives the players'
 messages from their next batch) and a forward pass, each batch updating its games
 once with the new messages, until no posterior moves by more than ``epsilon``
 (default ``1e-6``) or ``iterations`` (30) sweeps are done.  The schedule is the
