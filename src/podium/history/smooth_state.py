@@ -20,9 +20,10 @@ from podium.core.numerics.performance import (
 )
 from podium.errors import ConfigError, ContestError
 from podium.history import _smooth_kernels as K
+from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history, player_rounds
 
-__all__ = ["MMRParams", "SweepReport", "SmoothState", "Anderson"]
+__all__ = ["MMRParams", "SweepReport", "SmoothState", "select_contests"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -95,44 +96,6 @@ class SweepReport(NamedTuple):
     max_cavity_change: float
     max_perf_change: float
     seconds: float
-
-
-class Anderson:
-    """Anderson acceleration (type II, [WalkerNi2011]) of a fixed-point iteration
-    ``x = G(x)``: the next iterate is ``G(x_k) - dG gamma`` with ``gamma`` the least
-    squares fit of the residual ``f_k = G(x_k) - x_k`` by the last ``m`` residual
-    differences ``dF``.  It removes the slow, nearly undamped directions of the plain
-    iteration (for ``mmr-smooth``: a common shift of every rating, which only the
-    newcomers' prior pins down).
-
-    Parameters
-    ----------
-    m:
-        How many past differences are kept.
-    """
-
-    def __init__(self, m: int = 5) -> None:
-        self.m = m
-        self.d_f: list[FloatArray] = []
-        self.d_g: list[FloatArray] = []
-        self.f_prev: FloatArray | None = None
-        self.g_prev: FloatArray | None = None
-
-    def step(self, x: FloatArray, g: FloatArray) -> FloatArray:
-        """The next iterate from ``x_k`` and ``g = G(x_k)``."""
-        f = g - x
-        if self.f_prev is not None and self.g_prev is not None:
-            self.d_f.append(f - self.f_prev)
-            self.d_g.append(g - self.g_prev)
-            if len(self.d_f) > self.m:
-                self.d_f.pop(0)
-                self.d_g.pop(0)
-        self.f_prev, self.g_prev = f, g.copy()
-        if not self.d_f or self.m == 0:
-            return g
-        a = np.stack(self.d_f, axis=1)
-        gamma, *_ = np.linalg.lstsq(a, f, rcond=None)
-        return g - np.stack(self.d_g, axis=1) @ gamma
 
 
 def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.history import _whr_kernels as K
+from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history
 
 __all__ = ["WHRResult", "whr", "ELO_PER_NAT"]
@@ -96,7 +97,7 @@ class WHRResult(NamedTuple):
 
 def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         nu: float | None = None, damping: float = 1.0, tol: float = 1e-10,
-        max_iter: int = 10000, strict: bool = False) -> WHRResult:
+        max_iter: int = 10000, memory: int = 5, strict: bool = False) -> WHRResult:
     """Whole-History Rating of a history ([Coulom2008]).
 
     Parameters
@@ -121,6 +122,11 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
     tol, max_iter:
         Stop when the largest gradient component (ratings and ``log nu``) is below
         ``tol``, or after ``max_iter`` sweeps.
+    memory:
+        Anderson acceleration of the sweeps ([WalkerNi2011]; the last ``memory``
+        differences of the ratings and ``log nu``; 0: plain sweeps).  Long histories
+        converge slowly without it (the international football results: the largest
+        gradient component still 2.5e-3 after 180 plain sweeps, below 1e-3 after 43).
     strict:
         Raise :class:`~podium.errors.ConvergenceError` when the sweeps stop first.
 
@@ -170,10 +176,33 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         fit_nu, nu0 = False, float(nu)
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
     r = np.zeros(uniq.size)
-    nu_out, sweeps, norm, flag = K.whr_run(
-        player_slots, np.ascontiguousarray(slot_time), slot_rows, rows, rc, h.row_team,
-        h.contest_teams, h.team_rows, h.team_place, h.weight, row_slot, r, nu0, fit_nu,
-        w2_nat, float(prior_wins), 0.0, float(tol), int(max_iter))
+    slot_time = np.ascontiguousarray(slot_time)
+
+    def run(nu_in: float, n: int) -> tuple[float, int, float, int]:
+        out = K.whr_run(player_slots, slot_time, slot_rows, rows, rc, h.row_team,
+                        h.contest_teams, h.team_rows, h.team_place, h.weight, row_slot, r,
+                        nu_in, fit_nu, w2_nat, float(prior_wins), 0.0, float(tol), n)
+        return float(out[0]), int(out[1]), float(out[2]), int(out[3])
+
+    if memory == 0:
+        nu_out, sweeps, norm, flag = run(nu0, int(max_iter))
+    else:
+        # sweeps one at a time, Anderson-accelerated on (r, log nu)
+        accel = Anderson(memory)
+        nu_out, sweeps, norm, flag = nu0, 0, math.inf, 0
+        while sweeps < max_iter:
+            x = np.r_[r, math.log(nu_out) if fit_nu else 0.0]
+            nu_out, _, norm, flag = run(nu_out, 1)
+            sweeps += 1
+            if flag or norm < tol:
+                break
+            nxt = accel.step(x, np.r_[r, math.log(nu_out) if fit_nu else 0.0])
+            r[:] = nxt[:-1]
+            if fit_nu:
+                nu_out = math.exp(nxt[-1])
+    if not flag and norm >= tol and memory:
+        # the gradient at the Anderson iterate, not at the last sweep's ratings
+        norm = run(nu_out, 0)[2]
     if flag:
         raise ConvergenceError("a Newton step of WHR turned singular or non-finite: the "
                                "drift prior between two days is too tight for the games; "
