@@ -128,88 +128,115 @@ def robust_zero(w0a: float, m0a: float, w0b: float, m0b: float, tp: np.ndarray,
 
 
 @nb.njit(cache=True)
-def smooth_player(e0: int, n: int, perf: np.ndarray, beta: np.ndarray, gamma: np.ndarray,
-                  a: np.ndarray, mu_noob: float, sig_noob: float, rho: float, collapse: bool,
-                  wtol: float, smoothed: bool, work: np.ndarray, ins_f: np.ndarray,
-                  ins_b: np.ndarray, fwd_mu: np.ndarray, fwd_sig: np.ndarray,
-                  bwd_mu: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
-                  sm_mu: np.ndarray, sm_sig: np.ndarray,
-                  last: np.ndarray) -> float:
-    """Phase 2 for one player's entries ``e0 .. e0 + n - 1`` (arrays in player order):
-    the forward filter (Elo-MMR's own posterior, round by round), the backward filter
-    (the same algorithm run from the last round back, without prior), and their
-    products: at each round the cavity belief (forward prior x backward message: the
-    skill given every other round, for the opponents' terms) and, with ``smoothed``,
-    the smoothed belief (forward posterior x backward message).  Ratings are argmaxes
-    (Eq. 6), uncertainties from the total weights (Eq. 8).  Previous values are the
-    solvers' starting points.  ``work``: scratch of 11 rows of at least ``2 n + 2``;
-    ``last`` receives the forward belief after the last round (``m0, w0, lw, ln``, the
-    :class:`FilterState` of the player).  Returns the largest change of a cavity
-    rating."""
-    p_m0, p_w0, p_ln, p_sig = work[0], work[1], work[2], work[3]
-    b_m0, b_w0, b_ln, b_tot = work[4], work[5], work[6], work[7]
-    tp, ta, tb = work[8], work[9], work[10]
-    # forward filter; first live factor: everything, or the round itself if collapsing
-    m0, w0, lw, ln_s = mu_noob, 1.0 / (sig_noob * sig_noob), 0.0, 0.0
-    mu, sig = mu_noob, sig_noob
-    for k in range(n):
+def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries,
+                  mu_noob: float, sig_noob: float, rho: float, collapse: bool, wtol: float,
+                  smoothed: bool, work: np.ndarray, last: np.ndarray) -> float:
+    """Phase 2 for one player's entries ``e0 .. e0 + n - 1`` whose performances changed
+    in rounds ``k_lo .. k_hi`` since the stored beliefs were computed (``0, n - 1``:
+    everything).
+
+    The forward filter (Elo-MMR's own belief, round by round) is rerun from ``k_lo``
+    (from its stored prior there), the backward filter (the same algorithm from the last
+    round back, without prior) from ``k_hi`` (from its stored message there); each stops
+    past the changed rounds once a belief moves by less than ``eps`` (negative: never;
+    a change decays geometrically with the rounds).  Then the products where either
+    moved: the cavity belief (forward prior x backward message: the skill given every
+    other round, for the opponents' terms) and, with ``smoothed``, the smoothed belief
+    (forward posterior x backward message).  Ratings are argmaxes (Eq. 6),
+    uncertainties from the total weights (Eq. 8); previous values are the solvers'
+    starting points.  ``work``: scratch of 3 rows of at least ``2 n + 2``; ``last``
+    receives the forward belief after the last round (``m0, w0, lw, ln``, the player's
+    :class:`FilterState`).  Returns the largest change of a cavity rating."""
+    tp, ta, tb = work[0], work[1], work[2]
+    perf, beta, gamma, a = en.perf, en.beta, en.gamma, en.a
+    fwd_mu, fwd_sig, ins_f, ins_b = en.fwd_mu, en.fwd_sig, en.ins_f, en.ins_b
+    p_m0, p_w0, p_sig = en.p_m0, en.p_w0, en.p_sig
+    b_m0, b_w0, b_tot = en.b_m0, en.b_w0, en.b_tot
+    # forward filter from k_lo
+    if k_lo == 0:
+        m0, w0, lw, ln_s = mu_noob, 1.0 / (sig_noob * sig_noob), 0.0, 0.0
+        mu, sig = mu_noob, sig_noob
+    else:
+        q = e0 + k_lo - 1
+        m0, w0, ln_s = p_m0[q], p_w0[q], ins_f[q]
+        lw = max(1.0 / (p_sig[q] * p_sig[q]) - w0, 0.0) + 1.0 / (beta[q] * beta[q])
+        mu, sig = fwd_mu[q], fwd_sig[q]
+    f_end = n - 1
+    for k in range(k_lo, n):
         e = e0 + k
         m0, w0, lw, dl, s_new = diffuse(sig, gamma[e], rho, collapse, m0, w0, lw, mu)
         ln_s = 0.0 if collapse else ln_s + dl
-        p_m0[k], p_w0[k], p_ln[k], p_sig[k] = m0, w0, ln_s, s_new
+        moved = abs(m0 - p_m0[e])
+        p_m0[e], p_w0[e], p_sig[e] = m0, w0, s_new
         ins_f[e] = ln_s
         lw += 1.0 / (beta[e] * beta[e])
         stop = e - 1 if collapse else e0 - 1
         cnt = gather(e, stop, -1, perf, a, ins_f, ln_s, wtol, tp, ta, tb, 0)
         mu = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, fwd_mu[e])
         sig = 1.0 / math.sqrt(1.0 / (s_new * s_new) + 1.0 / (beta[e] * beta[e]))
+        moved = max(moved, abs(mu - fwd_mu[e]))
         fwd_mu[e] = mu
         fwd_sig[e] = sig
-    last[0], last[1], last[2], last[3] = m0, w0, lw, ln_s
-    # backward filter: b_* [k] is the message from rounds k+1.. diffused to round k
-    m0, w0, lw, ln_s = 0.0, 0.0, 0.0, 0.0
-    for k in range(n - 1, -1, -1):
+        if k > k_hi and moved < eps:
+            f_end = k
+            break
+    q = e0 + n - 1
+    last[0], last[1], last[3] = p_m0[q], p_w0[q], ins_f[q]
+    last[2] = max(1.0 / (p_sig[q] * p_sig[q]) - p_w0[q], 0.0) + 1.0 / (beta[q] * beta[q])
+    # backward filter from k_hi: b_* [k] is the message from rounds k+1.. at round k
+    if k_hi == n - 1:
+        m0, w0, lw, ln_s = 0.0, 0.0, 0.0, 0.0
+    else:
+        q = e0 + k_hi
+        m0, w0, ln_s = b_m0[q], b_w0[q], ins_b[q]
+        lw = b_tot[q] - w0
+    b_end = 0
+    for k in range(k_hi, -1, -1):
         e = e0 + k
-        b_m0[k], b_w0[k], b_ln[k], b_tot[k] = m0, w0, ln_s, w0 + lw
+        b_m0[e], b_w0[e], b_tot[e] = m0, w0, w0 + lw
         ins_b[e] = ln_s
         lw += 1.0 / (beta[e] * beta[e])
         stop = e + 1 if collapse else e0 + n
         cnt = gather(e, stop, 1, perf, a, ins_b, ln_s, wtol, tp, ta, tb, 0)
-        mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, bwd_mu[e])
-        bwd_mu[e] = mub
+        mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, en.bwd_mu[e])
+        en.bwd_mu[e] = mub
         if k > 0:
             sb = 1.0 / math.sqrt(w0 + lw)
             m0, w0, lw, dl, _ = diffuse(sb, gamma[e], rho, collapse, m0, w0, lw, mub)
             ln_s = 0.0 if collapse else ln_s + dl
-    # cavity and smoothed beliefs
+            if k <= k_lo and abs(m0 - b_m0[e - 1]) < eps:
+                b_end = k
+                break
+    # cavity and smoothed beliefs where the forward or backward belief moved
     change = 0.0
-    for k in range(n):
+    for k in range(min(b_end, k_lo), max(f_end, k_hi) + 1):
         e = e0 + k
         if k == n - 1:
             # no later round: the forward prior, whose rating is the previous one
             new = fwd_mu[e - 1] if k > 0 else mu_noob
-            cav_sig[e] = p_sig[k]
+            en.cav_sig[e] = p_sig[e]
             if smoothed:
-                sm_mu[e] = fwd_mu[e]
-                sm_sig[e] = fwd_sig[e]
+                en.sm_mu[e] = fwd_mu[e]
+                en.sm_sig[e] = fwd_sig[e]
         else:
             back_stop = e + 1 if collapse else e0 + n
             fwd_stop = e - 1 if collapse else e0 - 1
             # the backward factors, then the forward prior's (before k)
-            nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, b_ln[k], wtol, tp, ta, tb, 0)
-            cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, p_ln[k], wtol, tp, ta, tb, nb_)
-            new = robust_zero(p_w0[k], p_m0[k], b_w0[k], b_m0[k], tp, ta, tb, cnt, cav_mu[e])
-            cav_sig[e] = 1.0 / math.sqrt(1.0 / (p_sig[k] * p_sig[k]) + b_tot[k])
+            nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, ins_b[e], wtol, tp, ta, tb, 0)
+            cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, ins_f[e], wtol, tp, ta, tb, nb_)
+            new = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb, cnt,
+                              en.cav_mu[e])
+            en.cav_sig[e] = 1.0 / math.sqrt(1.0 / (p_sig[e] * p_sig[e]) + b_tot[e])
             if smoothed:
                 # and the round's own factor
                 tp[cnt] = perf[e]
                 ta[cnt] = a[e]
                 tb[cnt] = 0.5 * a[e]
-                sm_mu[e] = robust_zero(p_w0[k], p_m0[k], b_w0[k], b_m0[k], tp, ta, tb,
-                                       cnt + 1, sm_mu[e])
-                sm_sig[e] = 1.0 / math.sqrt(1.0 / (fwd_sig[e] * fwd_sig[e]) + b_tot[k])
-        change = max(change, abs(new - cav_mu[e]))
-        cav_mu[e] = new
+                en.sm_mu[e] = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb,
+                                          cnt + 1, en.sm_mu[e])
+                en.sm_sig[e] = 1.0 / math.sqrt(1.0 / (fwd_sig[e] * fwd_sig[e]) + b_tot[e])
+        change = max(change, abs(new - en.cav_mu[e]))
+        en.cav_mu[e] = new
     return change
 
 
@@ -363,8 +390,18 @@ class Entries(NamedTuple):
     gamma: np.ndarray
     #: ``pi / (sqrt 3 beta)``: a logistic factor's outer weight at multiplicity 1
     a: np.ndarray
+    #: per entry, ``ln S`` of the forward filter after the round's diffusion (the log
+    #: scale its factor was added at) and of the backward filter's message
     ins_f: np.ndarray
     ins_b: np.ndarray
+    #: per entry, the forward prior's normal factor and uncertainty, and the backward
+    #: message's normal factor and total weight (to restart either filter there)
+    p_m0: np.ndarray
+    p_w0: np.ndarray
+    p_sig: np.ndarray
+    b_m0: np.ndarray
+    b_w0: np.ndarray
+    b_tot: np.ndarray
     fwd_mu: np.ndarray
     fwd_sig: np.ndarray
     bwd_mu: np.ndarray
@@ -409,6 +446,7 @@ def filter_priors(c: int, rd: Rounds, en: Entries, fs: FilterState, mu_noob: flo
         else:
             fs.ln[i] += dl
         fs.m0[i], fs.w0[i], fs.lw[i] = m0, w0, lw
+        en.p_m0[e], en.p_w0[e], en.p_sig[e] = m0, w0, s_new
         rd.cav_mu[r] = en.cav_mu[e] = mu
         rd.cav_sig[r] = en.cav_sig[e] = s_new
 
@@ -464,12 +502,12 @@ CHUNKS = 256
 
 
 @nb.njit(cache=True, parallel=True)
-def smooth_players(todo: np.ndarray, en: Entries, fs: FilterState, mu_noob: float,
-                   sig_noob: float, rho: float, collapse: bool, wtol: float,
-                   smoothed: bool) -> np.ndarray:
-    """:func:`smooth_player` for every player in ``todo`` (in parallel, by ranges of
-    players sharing one scratch array); returns each one's largest change of a cavity
-    rating."""
+def smooth_players(todo: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, eps: float,
+                   en: Entries, fs: FilterState, mu_noob: float, sig_noob: float, rho: float,
+                   collapse: bool, wtol: float, smoothed: bool) -> np.ndarray:
+    """:func:`smooth_player` for every player in ``todo`` (its changed rounds
+    ``k_lo[q] .. k_hi[q]``; in parallel, by ranges of players sharing one scratch
+    array); returns each one's largest change of a cavity rating."""
     out = np.zeros(todo.size)
     n_chunks = max(1, min(todo.size, CHUNKS))
     for ch in nb.prange(n_chunks):
@@ -478,16 +516,16 @@ def smooth_players(todo: np.ndarray, en: Entries, fs: FilterState, mu_noob: floa
         longest = 1
         for q in range(q0, q1):
             longest = max(longest, en.n_rated[todo[q]])
-        work = np.empty((11, 2 * longest + 2))
+        work = np.empty((3, 2 * longest + 2))
         last = np.empty(4)
         for q in range(q0, q1):
             i = todo[q]
             n = en.n_rated[i]
             if n > 0:
-                out[q] = smooth_player(en.off[i], n, en.perf, en.beta, en.gamma, en.a,
-                                       mu_noob, sig_noob, rho, collapse, wtol, smoothed, work,
-                                       en.ins_f, en.ins_b, en.fwd_mu, en.fwd_sig, en.bwd_mu,
-                                       en.cav_mu, en.cav_sig, en.sm_mu, en.sm_sig, last)
+                lo = min(max(k_lo[q], 0), n - 1)
+                hi = min(max(k_hi[q], lo), n - 1)
+                out[q] = smooth_player(en.off[i], n, lo, hi, eps, en, mu_noob, sig_noob, rho,
+                                       collapse, wtol, smoothed, work, last)
                 fs.m0[i], fs.w0[i], fs.lw[i], fs.ln[i] = last[0], last[1], last[2], last[3]
                 fs.live[i] = n - 1 if collapse else 0
     return out

@@ -175,8 +175,9 @@ def _add_contests(state: SmoothState, n: int, tol: float, max_sweeps: int) -> Up
     touch with at most ``max_sweeps`` sweeps."""
     r_old = state.rated_rows
     c_old = state.rated
-    touched = state.rate_forward(n)
-    reports, settled, players, change = state.update(touched, tol, max_sweeps, r_old)
+    state.rate_forward(n)
+    new_rows = np.arange(r_old, state.rated_rows, dtype=np.int64)
+    reports, settled, players, change = state.update(new_rows, tol, max_sweeps, r_old)
     return UpdateReport(state.rated - c_old, reports, settled, int(players.size), change)
 
 

@@ -191,8 +191,7 @@ class SmoothState:
                                history.contest_teams, history.player, beta_r, ceiling,
                                z(n_r), z(n_r), z(n_r))
         self.entries = K.Entries(pr.offsets, pr.rows, np.zeros(n_p, dtype=np.int64), z(n_r),
-                                 beta, gamma, _TANH / beta, z(n_r), z(n_r), z(n_r), z(n_r),
-                                 z(n_r), z(n_r), z(n_r), z(n_r), z(n_r))
+                                 beta, gamma, _TANH / beta, *(z(n_r) for _ in range(15)))
         self.filter_state = K.FilterState(z(n_p), z(n_p), z(n_p), z(n_p),
                                           np.zeros(n_p, dtype=np.int64))
         self.filtered_mu = z(n_r)
@@ -316,23 +315,52 @@ class SmoothState:
         self.unsolved += int(bad)
         return float(ch)
 
-    def phase2(self, players: IntArray, smoothed: bool = False) -> float:
+    def phase2(self, players: IntArray, smoothed: bool = False,
+               changed: tuple[IntArray, IntArray] | None = None, eps: float = -1.0) -> float:
         """Rebuild the beliefs of ``players`` from their performances (forward and
-        backward filters, cavities; the smoothed beliefs too with ``smoothed``) and
-        hand their cavities to phase 1; returns the largest change of a cavity
-        rating."""
+        backward filters, cavities; the smoothed beliefs too with ``smoothed``) and hand
+        their cavities to phase 1; returns the largest change of a cavity rating.
+
+        ``changed``: per player (aligned with ``players``), the first and last of its
+        rounds whose performance changed since its beliefs were computed; the filters
+        then restart there and stop once a belief moves by less than ``eps``
+        (:func:`~podium.history._smooth_kernels.smooth_player`).  ``None``: every
+        round, no early stop.
+        """
         if players.size == 0:
             return 0.0
         p = self.params
         en, rd = self.entries, self.rounds
         todo = np.ascontiguousarray(players, dtype=np.int64)
-        ch = K.smooth_players(todo, en, self.filter_state, p.mu_noob, p.sig_noob,
-                              float(p.rho), self.collapse, self.window_tol, smoothed)
+        if changed is None:
+            lo = np.zeros(todo.size, dtype=np.int64)
+            hi = en.n_rated[todo] - 1
+            eps = -1.0
+        else:
+            lo, hi = changed
+        ch = K.smooth_players(todo, np.ascontiguousarray(lo, dtype=np.int64),
+                              np.ascontiguousarray(hi, dtype=np.int64), float(eps), en,
+                              self.filter_state, p.mu_noob, p.sig_noob, float(p.rho),
+                              self.collapse, self.window_tol, smoothed)
         e = K.player_entries(todo, en.off, en.n_rated)
         r = en.rows[e]
         rd.cav_mu[r] = en.cav_mu[e]
         rd.cav_sig[r] = en.cav_sig[e]
         return float(ch.max())
+
+    def _changed_ranges(self, rows: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """The players of ``rows`` and, per player, the first and last of its rounds
+        among them."""
+        en = self.entries
+        e = self.e_of_row[rows]
+        player = self.rounds.player[rows]
+        k = e - en.off[player]
+        players, inv = np.unique(player, return_inverse=True)
+        lo = np.full(players.size, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.full(players.size, -1, dtype=np.int64)
+        np.minimum.at(lo, inv, k)
+        np.maximum.at(hi, inv, k)
+        return players, lo, hi
 
     def phase1(self, contests: IntArray) -> float:
         """Re-solve the performances of ``contests`` from the current cavities and hand
@@ -362,19 +390,21 @@ class SmoothState:
         en.perf[e] = perf_e[e]
         rd.perf[:r_end] = perf_e[e]
 
-    def update(self, players: IntArray, tol: float, max_sweeps: int,
+    def update(self, rows: IntArray, tol: float, max_sweeps: int,
                new_from: int | None = None) -> tuple[list[SweepReport], bool, IntArray, float]:
-        """Alternate the phases from ``players`` (whose performances changed): phase 2
-        for them, phase 1 for every rated contest in which one of their cavities moved
-        by more than ``tol``, phase 2 for the players whose performance moved by more
-        than ``tol``, ... at most ``max_sweeps`` times; then the smoothed beliefs of
-        every player touched.  Changes below ``tol`` are not passed on; the work is
-        proportional to what is touched, not to the history.
+        """Alternate the phases from ``rows`` (whose performances are new or changed):
+        phase 2 for their players (each filter restarted at the changed rounds and
+        stopped once a belief moves by less than ``tol / 10``), phase 1 for every rated
+        contest in which one of their cavities moved by more than ``tol``, phase 2 for
+        the players whose performance moved by more than ``tol``, ... at most
+        ``max_sweeps`` times; then the beliefs of the last players changed.  Changes
+        below ``tol`` are not passed on; the work is proportional to what is touched,
+        not to the history.
 
         Parameters
         ----------
-        players:
-            The players to start from.
+        rows:
+            The rows (contest order) to start from.
         tol, max_sweeps:
             As above.
         new_from:
@@ -388,10 +418,14 @@ class SmoothState:
             a smoothed rating of a row before ``new_from``.
         """
         rd, en = self.rounds, self.entries
+        eps = tol / 10.0
         reports: list[SweepReport] = []
-        todo = np.unique(np.asarray(players, dtype=np.int64))
+        # the players of the rows whose performance is new or changed, and where
+        todo, lo, hi = self._changed_ranges(np.asarray(rows, dtype=np.int64))
         touched = [todo]
         settled = False
+        e_all = K.player_entries(todo, en.off, en.n_rated)
+        before = en.sm_mu[e_all].copy()
         for _ in range(max_sweeps):
             if todo.size == 0:
                 settled = True
@@ -399,7 +433,7 @@ class SmoothState:
             t0 = time.perf_counter()
             rows = en.rows[K.player_entries(todo, en.off, en.n_rated)]
             old_mu, old_sig = rd.cav_mu[rows], rd.cav_sig[rows]
-            ch_cav = self.phase2(todo)
+            ch_cav = self.phase2(todo, True, (lo, hi), eps)
             moved = ((np.abs(rd.cav_mu[rows] - old_mu) > tol)
                      | (np.abs(rd.cav_sig[rows] - old_sig) > tol))
             rounds = np.unique(self.row_contest[rows[moved]])
@@ -409,16 +443,20 @@ class SmoothState:
             changed = np.abs(rd.perf[c_rows] - old_perf) > tol
             reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
                                        time.perf_counter() - t0))
-            todo = np.unique(rd.player[c_rows[changed]])
+            todo, lo, hi = self._changed_ranges(c_rows[changed])
             touched.append(todo)
+            if todo.size:
+                e_new = K.player_entries(todo, en.off, en.n_rated)
+                e_all = np.r_[e_all, e_new]
+                before = np.r_[before, en.sm_mu[e_new]]
         else:
             settled = todo.size == 0
+        if todo.size:
+            # the last changes' beliefs, not passed on any further
+            self.phase2(todo, True, (lo, hi), eps)
         all_touched = np.unique(np.concatenate(touched))
-        e = K.player_entries(all_touched, en.off, en.n_rated)
-        before = en.sm_mu[e].copy()
-        self.phase2(all_touched, smoothed=True)
-        old = en.rows[e] < (new_from if new_from is not None else self.rated_rows)
-        diff = np.abs(en.sm_mu[e] - before)[old]
+        old = en.rows[e_all] < (new_from if new_from is not None else self.rated_rows)
+        diff = np.abs(en.sm_mu[e_all] - before)[old]
         return reports, settled, all_touched, float(diff.max()) if diff.size else 0.0
 
     def solve(self, tol: float, max_sweeps: int, memory: int = 5,
