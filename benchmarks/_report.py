@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["ROOT", "data_dir", "load_average", "machine_line", "write_section"]
+__all__ = ["ROOT", "cpu_model", "data_dir", "load_average", "machine_line", "write_section"]
 
 
 def data_dir() -> Path:
@@ -63,8 +63,21 @@ def _versions() -> str:
     return ", ".join(parts)
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), so that every table names its machine."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_line(load_at_start: str | None = None) -> str:
-    """One line: cores, memory, versions, load average (1/5/15 min) at start and end."""
+    """One line: CPU model, cores, memory, versions, load average (1/5/15 min) at start
+    and end."""
     try:
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
         mem_s = f"{mem:.0f} GiB"
@@ -72,7 +85,7 @@ def machine_line(load_at_start: str | None = None) -> str:
         mem_s = "? GiB"
     load = f"load {load_at_start} at the start, {load_average()} at the end" \
         if load_at_start else f"load {load_average()}"
-    return f"{os.cpu_count()} CPUs, {mem_s}, {_versions()}; {load}"
+    return f"{cpu_model()}, {os.cpu_count()} CPUs, {mem_s}, {_versions()}; {load}"
 
 
 def _portable(arg: str) -> str:

@@ -1,11 +1,20 @@
 """Cold and warm whole-process time of ``podium rate`` for every rating system.
 
-"Cold" is the first run after a fresh install: Numba's on-disk cache is empty, so
-every kernel the system calls is compiled.  Each cold run gets a fresh
-``NUMBA_CACHE_DIR`` in a temporary directory (Numba's user-provided cache locator
-comes before the in-tree ``__pycache__`` one, so a cache left in the source tree
-cannot mask it; the script checks that the fresh directory received index files).
-"Warm" reruns the same command with that cache filled (best of ``--warm-runs``).
+Three first runs per system, each with a fresh ``NUMBA_CACHE_DIR`` in a temporary
+directory (Numba's user-provided cache locator comes before the in-tree ``__pycache__``
+one, so a cache left in the source tree cannot mask it):
+
+* "install": ``python -m podium.prebuild --systems NAME`` into a fresh directory, what
+  a build with ``PODIUM_PREBUILD=NAME`` adds to ``pip install`` (wall and CPU);
+* "first": the first ``podium rate`` with that directory as the prebuilt kernels
+  (``PODIUM_PREBUILT_DIR``), what a user gets after such an install;
+* "cold": the first ``podium rate`` with no prebuilt kernel (an empty
+  ``PODIUM_PREBUILT_DIR``): every kernel the system calls is compiled on demand.
+
+"Warm" reruns the command with the cache of the cold run filled (best of
+``--warm-runs``).  Each table gives the ratios first -- first run to warm run, and warm
+run to the peer's whole process in the same run -- then the absolute times, with the
+machine (CPU model) in the block's header.
 Python's bytecode is cached as for an installed Podium, cold and warm alike
 (``PYTHONDONTWRITEBYTECODE`` is dropped from the commands' environment).
 
@@ -100,6 +109,41 @@ def measure(cmd: list[str], env: dict[str, str], cwd: Path, warm_runs: int) -> d
             "index_files": nbi, "load": load}
 
 
+def prebuilt(name: str, env: dict[str, str], cwd: Path) -> tuple[float, float, Path]:
+    """``python -m podium.prebuild --systems NAME`` into a fresh directory: wall and CPU
+    seconds, and the directory."""
+    directory = Path(tempfile.mkdtemp(prefix="podium-prebuilt-"))
+    wall, cpu = _timed([sys.executable, "-m", "podium.prebuild", "--systems", name,
+                        "--dir", str(directory)], env, cwd)
+    return wall, cpu, directory
+
+
+def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
+                warm_runs: int) -> dict[str, Any]:
+    """:func:`measure` without prebuilt kernels, then the prebuild of ``name`` and the
+    first run with it (for a tree without ``podium.prebuild``: the cold figures only)."""
+    empty = Path(tempfile.mkdtemp(prefix="podium-noprebuilt-"))
+    try:
+        r = measure(cmd, {**env, "PODIUM_PREBUILT_DIR": str(empty)}, cwd, warm_runs)
+        try:
+            wall, cpu, directory = prebuilt(name, env, cwd)
+        except Refused:
+            return r
+        try:
+            cache = Path(tempfile.mkdtemp(prefix="podium-numba-"))
+            e = {**env, "PODIUM_PREBUILT_DIR": str(directory), "NUMBA_CACHE_DIR": str(cache)}
+            first, first_cpu = _timed(cmd, e, cwd)
+            compiled = _index_files(cache)
+            shutil.rmtree(cache, ignore_errors=True)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        r.update({"prebuild_s": wall, "prebuild_cpu_s": cpu, "first_s": first,
+                  "first_cpu_s": first_cpu, "first_compiled": compiled})
+        return r
+    finally:
+        shutil.rmtree(empty, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", type=Path, default=ROOT / "src",
@@ -165,22 +209,29 @@ def main() -> int:
         for name in systems:
             for label, env in envs.items():
                 try:
-                    r = measure(podium + ["rate", str(cf3), "--system", name, "--out",
-                                          str(tmp / "out"), "--no-progress"], env, tmp,
-                                args.warm_runs)
+                    r = measure_all(name, podium + ["rate", str(cf3), "--system", name,
+                                                    "--out", str(tmp / "out"),
+                                                    "--no-progress"], env, tmp,
+                                    args.warm_runs)
                 except Refused as exc:
                     print(f"{label:6s} {name:16s} refused: {exc}", flush=True)
                     results[label]["systems"][name] = None
                     continue
                 results[label]["systems"][name] = r
+                if "first_s" in r:
+                    print(f"{label:6s} {name:16s} install +{r['prebuild_s']:6.2f} s "
+                          f"(cpu {r['prebuild_cpu_s']:5.2f})  first {r['first_s']:5.2f} s "
+                          f"(cpu {r['first_cpu_s']:4.2f}, {r['first_compiled']} kernels "
+                          "compiled)", flush=True)
                 print(f"{label:6s} {name:16s} cold {r['cold_s']:6.2f} s "
                       f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
                       f"(cpu {r['warm_cpu_s']:4.2f})  {r['index_files']} index files; "
                       f"load {r['load']:.2f}", flush=True)
         _timed(podium + ["example", "example-data"], envs["after"], tmp)
         for label, env in envs.items():
-            r = measure(podium + ["rate", "example-data", "--system", "mmr", "--out", "out",
-                                  "--no-progress"], env, tmp, args.warm_runs)
+            r = measure_all("mmr", podium + ["rate", "example-data", "--system", "mmr",
+                                             "--out", "out", "--no-progress"], env, tmp,
+                            args.warm_runs)
             results[label]["readme"] = r
             print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s "
                   f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
@@ -218,22 +269,32 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
     """
 
     def cell(res: dict[str, Any] | None, key: str) -> str:
-        return f"{res[key]:.2f}" if res else "–"
+        return f"{res[key]:.2f}" if res and key in res else "–"
+
+    def ratio(res: dict[str, Any] | None, num: str, den: float | None) -> str:
+        if not res or num not in res or not den:
+            return "–"
+        return f"{res[num] / den:.2f}×"
 
     def row(label: str, b: dict[str, Any] | None, r: dict[str, Any]) -> str:
+        ratios = [ratio(r, "first_s", r["warm_s"]), ratio(r, "cold_s", r["warm_s"]),
+                  ratio(r, "warm_s", peer)]
         cells = [f"{cell(b, k)} → {cell(r, k)}" if before else cell(r, k)
-                 for k in ("cold_s", "cold_cpu_s", "warm_s", "warm_cpu_s")]
+                 for k in ("first_s", "warm_s", "cold_s", "cold_cpu_s", "prebuild_s",
+                           "prebuild_cpu_s")]
         load = f"{b['load']:.1f} / {r['load']:.1f}" if b else f"{r['load']:.1f}"
-        return f"| {label} | " + " | ".join(cells) + f" | {load} |"
+        return f"| {label} | " + " | ".join(ratios + cells) + f" | {load} |"
 
     rows = [
-        "| system | cold wall (s) | cold CPU (s) | warm wall (s) | warm CPU (s) | load |",
-        "|---|---:|---:|---:|---:|---|",
+        "| system | first ÷ warm | cold ÷ warm | warm ÷ peer | first wall (s) | warm wall (s) "
+        "| cold wall (s) | cold CPU (s) | install + wall (s) | install + CPU (s) | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     bsys = before["systems"] if before else {}
     for name, r in after["systems"].items():
         if r is None:
-            rows.append(f"| `{name}` | refuses this input (see `podium rate`) | | | | |")
+            rows.append(f"| `{name}` | refuses this input (see `podium rate`) "
+                        "| | | | | | | | | |")
             continue
         rows.append(row(f"`{name}`", bsys.get(name), r))
     rows.append(row("README example (`mmr`, 2000 players × 30 rounds)",
@@ -248,9 +309,13 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
     text = "\n".join([
         *note,
         "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
-        "first three Codeforces contests (66, 122 and 264 players). *Cold*: a fresh, empty "
-        "`NUMBA_CACHE_DIR` (every kernel the system calls is compiled); *warm*: the same "
-        f"command again with that cache (best of {warm_runs}). "
+        "first three Codeforces contests (66, 122 and 264 players). *First*: a fresh, empty "
+        "`NUMBA_CACHE_DIR` and the kernels the build compiled for the system "
+        "(`python -m podium.prebuild --systems NAME`, whose time is *install +*: what "
+        "`PODIUM_PREBUILD=NAME` adds to `pip install`); *cold*: a fresh cache and no "
+        "prebuilt kernel (every kernel the system calls is compiled on demand); *warm*: "
+        f"the cold run's command again with its cache (best of {warm_runs}); *peer*: "
+        "elo-mmr-py's whole process in the same run (below). "
         + (f"Each cell is *before → after*: before is the tree given by `--before` "
            f"(`{_tree(before['src'])}`), after is this checkout, measured one right after "
            "the other for each row. " if before else "")

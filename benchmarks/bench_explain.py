@@ -10,6 +10,8 @@ next player's (the Rater comes from the cache).
     python benchmarks/bench_explain.py --build 200                # the first 200 Codeforces
                                                                   # contests, in a temp store
     python benchmarks/bench_explain.py --db cf.db --at 99 150 199 # chosen positions
+    python benchmarks/bench_explain.py --db cf.db --max-replay 0  # time even what the
+                                                                  # store's limit refuses
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from _report import data_dir
 
 from podium.store import Store
+from podium.store.explain import ExplainTooCostly
 
 
 def _build(n: int, tmp: Path) -> str:
@@ -53,12 +56,17 @@ def main() -> None:
                     help="build a temporary store of the first N Codeforces contests")
     ap.add_argument("--at", type=int, nargs="*", metavar="POS",
                     help="contest positions (0-based) to explain")
+    ap.add_argument("--max-replay", type=int, default=None, metavar="N",
+                    help="the store's max_explain_replay (default: its default, 1,000,000 "
+                    "player-rounds; 0: no limit, to time the replays it would refuse)")
     args = ap.parse_args()
     if (args.db is None) == (args.build is None):
         ap.error("give --db or --build")
     with tempfile.TemporaryDirectory() as tmp:
         url = args.db if args.db is not None else _build(args.build, Path(tmp))
-        with Store.open(url) as store:
+        limit = {} if args.max_replay is None else {
+            "max_explain_replay": args.max_replay or 2**62}
+        with Store.open(url, **limit) as store:  # type: ignore[arg-type]
             ids = store.contest_ids()
             st = store.stats()
             snaps = sorted(int(x["head_count"]) for x in st["snapshots"])
@@ -73,7 +81,11 @@ def main() -> None:
                 assert view is not None and len(view.changes) >= 2, cid
                 base = max([s for s in snaps if s <= pos], default=0)
                 t = time.perf_counter()
-                store.explain(cid, view.changes[0].handle)
+                try:
+                    store.explain(cid, view.changes[0].handle)
+                except ExplainTooCostly as exc:
+                    print(f"contest #{pos}: refused after {time.perf_counter() - t:.3f} s: {exc}")
+                    continue
                 first = time.perf_counter() - t
                 t = time.perf_counter()
                 store.explain(cid, view.changes[1].handle)

@@ -26,16 +26,28 @@ Besides the ratings, events and checkpoint image, each image holds:
 * ``store.*`` (synthetic history only, ``--store``, on by default): every row of every
   table of a SQLite store that ingested the history in batches and one contest at a
   time, without the wall-clock columns and the store's random id.
+
+A parameter a system gained after the saved images (one of its
+``params_added_later``, e.g. ``all_tied``) appears in the new images' recorded
+parameters (the checkpoint's ``meta``, the store's ``meta`` row and snapshots) and not
+in the saved ones: ``--check`` compares those entries without it and lists it as a new
+parameter with its value, as it lists new entries -- the numbers are compared bit for
+bit all the same.  (Saved ratings without it are read with the earlier behaviour,
+``podium.systems.saved_params``; whether that matters for a history is a question of
+its contests, e.g. a draw for ``all_tied``.)
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import io
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _report import data_dir
@@ -91,11 +103,24 @@ def explanations(sname: str, contests: list) -> dict[str, np.ndarray]:
         for pos in sorted({0, len(handles) // 2, len(handles) - 1}):
             try:
                 doc = json.dumps(r.explain(contests[k], handles[pos]).to_dict(),
-                                 allow_nan=True, default=repr)
+                                 allow_nan=True, default=_plain)
             except Exception as exc:  # noqa: BLE001 - the refusal is part of the image
                 doc = f"{type(exc).__name__}: {exc}"
             out[f"explain.{k}.{pos}"] = np.array(doc)
     return out
+
+
+def _plain(obj: object) -> object:
+    """A NumPy scalar as the Python value it holds (exact); anything else as its repr."""
+    return obj.item() if isinstance(obj, np.generic) else repr(obj)
+
+
+def _explain_text(text: np.ndarray) -> np.ndarray:
+    """An explanation's JSON as images hold it now: images written before 2026-11-27
+    spelled a NumPy boolean (``Equation.holds`` of some systems) as its repr
+    (``"np.True_"``), which the explanation now gives as a JSON boolean."""
+    s = str(text).replace('"np.True_"', "true").replace('"np.False_"', "false")
+    return np.array(s)
 
 
 def store_image(sname: str, contests: list) -> dict[str, np.ndarray]:
@@ -185,6 +210,88 @@ def _same(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None) -> bool:
     return bool(np.array_equal(a, b))
 
 
+def _later_params() -> set[str]:
+    """The parameters some system added later (``params_added_later``)."""
+    return {k for cls, _, _ in SYSTEMS.values() for k in cls.params_added_later}
+
+
+def _drop_params(meta: dict[str, Any], saved: dict[str, Any], later: set[str],
+                 found: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` (an image's metadata) without the later-added parameters that the saved
+    metadata lacks; those go into ``found``."""
+    params = meta.get("params")
+    old = saved.get("params")
+    if not isinstance(params, dict) or not isinstance(old, dict):
+        return meta
+    extra = {k: v for k, v in params.items() if k in later and k not in old}
+    found.update(extra)
+    return {**meta, "params": {k: v for k, v in params.items() if k not in extra}}
+
+
+def _meta_row_params(text: str) -> dict[str, Any] | None:
+    """The parameters of a ``store.meta`` row that holds them (else ``None``)."""
+    row = dict(ast.literal_eval(text))
+    return json.loads(row["value"]) if row.get("key") == "params" else None
+
+
+def _snapshot_arrays(text: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A ``store.snapshots`` row: its columns but the data, and the data's arrays."""
+    row = dict(ast.literal_eval(text))
+    with np.load(io.BytesIO(row.pop("data")), allow_pickle=False) as z:
+        return row, {k: z[k] for k in z.files}
+
+
+def _same_images(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return sorted(a) == sorted(b) and all(_same(a[k], b[k]) for k in a)
+
+
+def without_later_params(saved: dict[str, np.ndarray], new: dict[str, np.ndarray]
+                         ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``new`` with the later-added parameters the saved image lacks taken out of its
+    recorded parameters (checkpoint meta, store meta row, snapshots; every other bit
+    as it is), and those parameters with their values."""
+    later = _later_params()
+    found: dict[str, Any] = {}
+    out = dict(new)
+    if "ckpt.meta" in new and "ckpt.meta" in saved:
+        m_new = json.loads(bytes(new["ckpt.meta"]).decode("utf-8"))
+        m_old = json.loads(bytes(saved["ckpt.meta"]).decode("utf-8"))
+        m = _drop_params(m_new, m_old, later, found)
+        if m is not m_new:
+            out["ckpt.meta"] = np.frombuffer(json.dumps(m, allow_nan=True).encode("utf-8"),
+                                             dtype=np.uint8)
+    if "store.meta" in new and "store.meta" in saved:
+        old_params = next((p for t in saved["store.meta"].tolist()
+                           if (p := _meta_row_params(t)) is not None), None)
+        rows = []
+        for t in new["store.meta"].tolist():
+            p = _meta_row_params(t)
+            if p is not None and old_params is not None:
+                p = _drop_params({"params": p}, {"params": old_params}, later, found)["params"]
+                t = repr(sorted({"key": "params", "value": json.dumps(
+                    p, allow_nan=True, sort_keys=True)}.items()))
+            rows.append(t)
+        out["store.meta"] = np.array(rows)
+    if "store.snapshots" in new and "store.snapshots" in saved and \
+            new["store.snapshots"].shape == saved["store.snapshots"].shape:
+        rows = []
+        for t_new, t_old in zip(new["store.snapshots"].tolist(),
+                                saved["store.snapshots"].tolist(), strict=True):
+            (c_new, a_new), (c_old, a_old) = _snapshot_arrays(t_new), _snapshot_arrays(t_old)
+            m_new = json.loads(bytes(a_new["meta"]).decode("utf-8"))
+            m_old = json.loads(bytes(a_old["meta"]).decode("utf-8"))
+            m = _drop_params(m_new, m_old, later, found)
+            a_new["meta"] = np.frombuffer(json.dumps(m, allow_nan=True).encode("utf-8"),
+                                          dtype=np.uint8)
+            # the row is the saved one when its arrays and its columns are (its ``size``,
+            # the blob's length, follows the recorded parameters)
+            c_new.pop("size", None)
+            c_old.pop("size", None)
+            rows.append(t_old if c_new == c_old and _same_images(a_new, a_old) else t_new)
+        out["store.snapshots"] = np.array(rows)
+    return out, found
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group(required=True)
@@ -211,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         with np.load(path, allow_pickle=True) as z:  # our own file: handles are objects
             saved = {k: z[k] for k in z.files}
         live = _live_pool_slots(saved)
+        saved = {k: _explain_text(v) if k.startswith("explain.") else v
+                 for k, v in saved.items()}
+        arrays, later = without_later_params(saved, arrays)
         diffs = [k for k in sorted(set(saved) | set(arrays))
                  if k not in arrays
                  or (k in saved and not _same(saved[k], arrays[k], live.get(k)))]
@@ -218,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         # log's team column): reported, not a difference of the saved numbers
         added = sorted(set(arrays) - set(saved))
         note = f"; new entries: {', '.join(added)}" if added else ""
+        if later:
+            note += "; new parameter(s): " + ", ".join(f"{k}={v!r}" for k, v in later.items())
         if diffs:
             bad += 1
             print(f"DIFF  {key}: {', '.join(diffs)}{note}")

@@ -180,7 +180,7 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
 
     ``tune_on``: tune on this whole (independent) history instead of the first
     ``train_frac`` of the data set's own."""
-    from podium.evaluation.tuning import SEARCH_SPACES
+    from podium.evaluation.tuning import search_space
 
     contests = hist.contests
     n_train = int(len(contests) * train_frac + 1e-9)
@@ -208,7 +208,7 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
             tuned_m = {**ev.metrics, **diagnostics(ev, hist)}
             dflt_m = {**dflt.metrics, **diagnostics(dflt, hist)}
             rows.append({"system": system, "tuned": tuned_m, "defaults": dflt_m,
-                         "params": res.best_params, "space": list(SEARCH_SPACES[system]),
+                         "params": res.best_params, "space": list(search_space(system)),
                          "train_value": res.best_value, "tune_s": t_tune,
                          "rate_s": ev.seconds, "warnings": count.n,
                          "warning": count.first,
@@ -217,7 +217,7 @@ def run_dataset(name: str, hist: TeamHistory, systems: Sequence[str], trials: in
             say(f"{name} {system}: " + ", ".join(
                 f"{k} {_fmt(tuned_m.get(k), d)} (defaults {_fmt(dflt_m.get(k), d)})"
                 for _, k, d in METRICS[:6]) + f"; tuned in {t_tune:.0f} s; "
-                f"{_params(res.best_params, SEARCH_SPACES[system])}; {count.n} warnings")
+                f"{_params(res.best_params, search_space(system))}; {count.n} warnings")
     finally:
         log.removeHandler(count)
         log.propagate = True

@@ -91,7 +91,7 @@ def assert_cached_rater_is_fresh(store: Store, history: Sequence[Contest],
                                  system: str = "mmr") -> None:
     """The Rater the store keeps after a correction equals ``Rater.extend`` of the
     corrected history, array by array (the system state included)."""
-    cache = store._cache
+    cache = store.services.raters.cached()
     assert cache is not None and cache.count == len(history)
     want = Rater(system)
     want.extend(history)

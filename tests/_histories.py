@@ -169,6 +169,18 @@ def rate_podium(history: Iterable[RawContest], system: str = "mmr", **params: An
     return r
 
 
+#: The reference's treatment of a round in which everybody tied: skipped (multi-skill,
+#: elo-mmr-py); Podium rates such a round unless told ``all_tied="skip"``.
+REFERENCE_PARAMS: dict[str, Any] = {"all_tied": "skip"}
+
+
+def rate_as_reference(history: Iterable[RawContest], system: str = "mmr",
+                      **params: Any) -> Rater:
+    """:func:`rate_podium` with the reference's skip of everybody-tied rounds
+    (:data:`REFERENCE_PARAMS`), for comparisons with elo-mmr-py."""
+    return rate_podium(history, system, **REFERENCE_PARAMS, **params)
+
+
 def with_standings(c: RawContest, groups: Sequence[Sequence[str]]) -> RawContest:
     return replace(c, standings=standings_from_groups(groups))
 

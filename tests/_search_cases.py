@@ -13,19 +13,23 @@ from podium import Contest
 from podium.store import Store
 
 # Case folding that changes length (ß -> ss, ﬀ -> ff), titlecase letters, LIKE's
-# wildcards and escape character, the last code points before the surrogates and of
-# Unicode, the Kelvin sign (folds to k), equal prefixes of different case.
+# wildcards and escape character, the last letters before the surrogates and after the
+# private-use area, the highest assigned letter (handles may hold no unassigned,
+# private-use or noncharacter code point; the prefixes searched may: the last code
+# points before the surrogates and of Unicode), the Kelvin sign (folds to k), equal
+# prefixes of different case.
 SEARCH_HANDLES = [
     "Ann", "anna", "ANNE", "a_b", "a%c", "a/d", "ab", "a", "Straße", "strasse", "STRASSE1",
     "\ufb00x", "ffy", "Σοφία", "σοφός", "\u01c5emal", "\u01c6uro", "名前", "名字",
-    "x\ud7ff1", "x\ue000", "z\U0010ffff", "z\U0010ffffq", "za", "_under", "%pct", "0", "09",
+    "x\ud7fb1", "x\uf900", "z\U000323af", "z\U000323afq", "za", "_under", "%pct", "0", "09",
     "k\u212a", "kk", "a-b", "a.b", "A b",
 ]
 
 FIXED_PREFIXES = [
     "", "a", "A", "an", "ANN", "a_", "a%", "a/", "a\\", "a-", "a ", "ß", "STRASS", "strasse",
-    "ff", "\ufb00", "ΣΟ", "σοφ", "\u01c4", "\u01c6", "名", "x\ud7ff", "x\ue000", "z",
-    "z\U0010ffff", "k", "K", "\u212a", "_", "%", "0", "gh", "nobody", " ", "  an", "\tAN",
+    "ff", "\ufb00", "ΣΟ", "σοφ", "\u01c4", "\u01c6", "名", "x\ud7ff", "x\ue000", "x\ud7fb",
+    "x\uf900", "z", "z\U0010ffff", "z\U000323af", "k", "K", "\u212a", "_", "%", "0", "gh",
+    "nobody", " ", "  an", "\tAN",
 ]
 
 
@@ -50,8 +54,8 @@ def case_search(url: str, monkeypatch: Any, through: str) -> None:
     ranked = Contest([(h, k, k) for k, h in enumerate(SEARCH_HANDLES)], name="r1",
                      time_seconds=1)
     tied = Contest([("ghost", 0, 2), ("Ghost2", 0, 2), ("annabel", 0, 2)], name="tied",
-                   time_seconds=2)  # everybody tied: rates nobody
-    with Store.create(url, "mmr") as store:
+                   time_seconds=2)  # everybody tied: with all_tied="skip", rates nobody
+    with Store.create(url, "mmr", {"all_tied": "skip"}) as store:
         store.ingest(ranked)
         store.ingest(tied)
         assert store.count_players() == len(SEARCH_HANDLES)

@@ -43,16 +43,20 @@ from podium.store.engine import make_engine
 
 # ---------------------------------------------------------------------- data
 
-def tied_history(n_players: int = 40, rounds: int = 7, seed: int = 5) -> list[Contest]:
-    """A synthetic history with ties, plus one contest in which everybody tied
-    (it rates nobody; ``zz_new`` appears only there)."""
+def tied_history(n_players: int = 40, rounds: int = 7, seed: int = 5, *,
+                 draw: bool = False) -> list[Contest]:
+    """A synthetic history with ties, plus one contest of one player, ``zz_new``, who
+    appears only there (a round of one side: it rates nobody) as the fourth; with
+    ``draw``, also a contest in which everybody tied (a draw of three, rated) last."""
     cs = synthetic_contests(n_players, rounds, seed=seed, participation=0.7,
                             tie_resolution=40.0)
-    width = len(str(n_players - 1))
-    a, b = f"p{0:0{width}d}", f"p{1:0{width}d}"
-    tied = Contest([(a, 0, 2), (b, 0, 2), ("zz_new", 0, 2)], name="all tied",
-                   time_seconds=cs[2].time_seconds + 10)
-    return cs[:3] + [tied] + cs[3:]
+    alone = Contest([("zz_new", 0, 0)], name="alone", time_seconds=cs[2].time_seconds + 10)
+    out = cs[:3] + [alone] + cs[3:]
+    if draw:
+        width = len(str(n_players - 1))
+        out.append(Contest([(f"p{k:0{width}d}", 0, 2) for k in range(3)], name="all tied",
+                           time_seconds=cs[-1].time_seconds + 10))
+    return out
 
 
 # ---------------------------------------------------------------------- helpers
@@ -185,7 +189,9 @@ def hooks(stage):
         time.sleep(120)
 init = Store.__init__
 def patched(self, *args, **kwargs):
-    init(self, *args, **{**kwargs, "hooks": hooks, "snapshot_every": spec["snapshot_every"]})
+    init(self, *args, **kwargs)
+    self.hooks = hooks
+    self.snapshot_every = spec["snapshot_every"]
 Store.__init__ = patched
 from podium.cli import main
 raise SystemExit(main(sys.argv[1:]))

@@ -627,11 +627,11 @@ def test_serve_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "nope.txt: cannot read token file" in capsys.readouterr().err
     assert main(["serve", "--token", "a", "--token-file", "b"]) == 1
     assert "not both" in capsys.readouterr().err
-    assert main(["serve", "--port", "70000"]) == 1
+    assert main(["serve", "--port", "70000"]) == 2
     assert "--port" in capsys.readouterr().err
-    assert main(["serve", "--pool-size", "0"]) == 1
+    assert main(["serve", "--pool-size", "0"]) == 2
     assert "--pool-size must be >= 1, got 0" in capsys.readouterr().err
-    assert main(["serve", "--max-overflow", "-1"]) == 1
+    assert main(["serve", "--max-overflow", "-1"]) == 2
     assert "--max-overflow must be >= 0, got -1" in capsys.readouterr().err
 
 

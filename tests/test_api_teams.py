@@ -170,11 +170,11 @@ def test_pages_show_the_teams(client: TestClient) -> None:
     assert f"in {len(c.teams)} teams" in html
     if any(c.teams.weight != 1):
         assert "×0." in html
-    # the contest in which every team tied lists its teams
+    # the contest in which every team tied is a draw, rated: its teams and their changes
     tied = client.get(f"/contests/{HISTORY[6].name.replace(' ', '%20')}").text
-    assert "Everybody tied" in tied and 'id="teams"' in tied
+    assert 'id="changes"' in tied and "not rated" not in tied
     for nm in HISTORY[6].teams.names:  # type: ignore[union-attr]
-        assert f">{nm}</td>" in tied
+        assert f">{nm}</span>" in tied
     # an individual contest looks as before
     solo = client.get(f"/contests/{HISTORY[1].name.replace(' ', '%20')}").text
     assert "team-row" not in solo and "member-row" not in solo
@@ -278,3 +278,18 @@ def test_one_member_team_contest_on_mmr(tmp_path: Path) -> None:
         ref = Rater("mmr")
         ref.add(c)
         assert [ch["mu"] for ch in view["changes"]] == ref.events_frame()["mu"].tolist()
+
+
+def test_page_of_an_unrated_team_contest_lists_its_teams(tmp_path: Path,
+                                                         registered: str) -> None:
+    """A store that skips draws (``all_tied="skip"``) leaves the contest in which every
+    team tied unrated: its page says so and lists the teams."""
+    url = f"sqlite:///{tmp_path / 'skip.db'}"
+    with TestClient(create_app(url, TOKEN, system=registered,
+                               params={"all_tied": "skip"})) as c:
+        for doc in DOCS[:7]:
+            assert c.post("/api/contests", json=doc, headers=AUTH).status_code == 201
+        tied = c.get(f"/contests/{HISTORY[6].name.replace(' ', '%20')}").text
+    assert "was not rated" in tied and 'id="teams"' in tied
+    for nm in HISTORY[6].teams.names:  # type: ignore[union-attr]
+        assert f">{nm}</td>" in tied

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 from _agreement import assert_agrees
-from _histories import RawContest, histories, hyp, rate_podium, to_reference
+from _histories import RawContest, histories, hyp, rate_as_reference, to_reference
 from _require import require_reference
 from hypothesis import given
 
@@ -95,7 +95,7 @@ def test_large_round_equals_brute_force(seed: int) -> None:
 @given(histories(max_contests=6, max_players=30, weights=True, ceilings=True))
 @hyp(60)
 def test_matches_reference_on_random_histories(history: list[RawContest]) -> None:
-    r = rate_podium(history, "cfsys")
+    r = rate_as_reference(history, "cfsys")
     ref = e.rate_latest(to_reference(history), "cfsys")
     assert_agrees(r, ref, "cfsys")
 
@@ -109,7 +109,7 @@ def test_matches_reference_on_big_random_rounds() -> None:
         places = rng.integers(1, 200, len(players))  # many ties
         con = Contest.from_places(players, places, name=f"big{c}", time_seconds=c)
         hist.append(RawContest(tuple(con.standings), con.name, c))
-    r = rate_podium(hist, "cfsys")
+    r = rate_as_reference(hist, "cfsys")
     assert_agrees(r, e.rate_latest(to_reference(hist), "cfsys"), "cfsys", case="large rounds")
 
 

@@ -100,9 +100,9 @@ def test_params_file_and_set(tmp_path, data_dir):
 
 def test_errors_are_clear_and_write_nothing(tmp_path, data_dir, capsys):
     out = tmp_path / "out"
-    assert main(["rate", str(data_dir), "--system", "nope", "--out", str(out)]) == 1
+    assert main(["rate", str(data_dir), "--system", "nope", "--out", str(out)]) == 2
     assert "unknown rating system 'nope'" in capsys.readouterr().err
-    assert main(["rate", str(data_dir), "--set", "bogus=1", "--out", str(out)]) == 1
+    assert main(["rate", str(data_dir), "--set", "bogus=1", "--out", str(out)]) == 2
     assert "bogus" in capsys.readouterr().err
     bad = tmp_path / "bad"
     bad.mkdir()

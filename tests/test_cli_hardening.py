@@ -106,8 +106,8 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], Path], list[str], list[str]]] = [
       "looks like milliseconds: in seconds it is 1602505600"]),
     ("int64-time", json_file(contest(t=2**63 - 1 - 10**6)), ["--allow-future"],
      ["c.json: contest 'R': time_seconds=9223372036853775807 is after 2200-01-01"]),
-    ("before-1970", csv_file(f"{CSV_HEAD}c,-5,a,1\n"), [],
-     ["c.csv, line 2: contest 'c': time_seconds=-5 is before 1970-01-01"]),
+    ("before-1800", csv_file(f"{CSV_HEAD}c,-5364662401,a,1\nc,-5364662401,b,2\n"), [],
+     ["c.csv, line 2: contest 'c': time_seconds=-5364662401 is before 1800-01-01"]),
     ("future", history_dir([T, int(time.time()) + 30 * 86_400]), [],
      ["1.json: contest 'c1': time_seconds=", "in the future", "--allow-future"]),
     ("csv-without-times", csv_file("contest,player,place\nc,a,1\nc,b,2\n"), [],
@@ -202,9 +202,10 @@ def test_resume_from_a_contest_file(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_huge_parameter_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = history_dir([T])(tmp_path)
     for value in (BIG, "9" * 400):
-        line = one_error(*run(["rate", str(data), "-o", str(tmp_path / "o"), "--set",
-                               f"weight_limit={value}"], capsys))
-        assert "out of range" in line
+        rc, lines = run(["rate", str(data), "-o", str(tmp_path / "o"), "--set",
+                         f"weight_limit={value}"], capsys)
+        line = one_error(1, lines)  # one line ...
+        assert rc == 2 and "out of range" in line  # ... and the status of a bad option
 
 
 # ---------------------------------------------------------------------- warnings

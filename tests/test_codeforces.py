@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
-from podium.systems import _codeforces_kernels as K
 from podium.systems.codeforces import (
     DISPLAY_BONUSES_2020,
     Codeforces,
@@ -36,6 +35,7 @@ from podium.systems.codeforces import (
     codeforces_round,
     elo_kernel,
 )
+from podium.systems.codeforces import kernels as K
 
 OFFICIAL_908 = ("codeforces-official", "908.json")
 
@@ -198,7 +198,7 @@ def test_fft_seeds_equal_direct_sums() -> None:
 def test_direct_resummation_path(monkeypatch: pytest.MonkeyPatch) -> None:
     # Force every comparison of every binary search through the direct re-summation:
     # the results must not change (and the path must have been taken).
-    import podium.systems.codeforces as cf
+    import podium.systems.codeforces.system as cf
 
     rng = np.random.default_rng(3)
     r = rng.integers(600, 3200, 400)
@@ -247,7 +247,7 @@ def test_invariant_checker_finds_planted_breaches() -> None:
 
 
 def test_rater_reports_breaches(monkeypatch: pytest.MonkeyPatch) -> None:
-    import podium.systems.codeforces as cf
+    import podium.systems.codeforces.system as cf
 
     real = cf.codeforces_round
 

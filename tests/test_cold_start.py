@@ -100,7 +100,7 @@ def _rate_and_print(tmp_path: Path, system: str, probe: str
 def test_rate_imports_its_system_only(tmp_path: Path) -> None:
     """``podium rate --system S`` imports S's module (and those it builds on), none of
     the other systems', and not the store (``rate`` opens none)."""
-    from podium.systems import _MODULES
+    from podium.systems import REGISTRY
 
     out = _rate_and_print(tmp_path, "mmr-simple",
                           "print(rc, 'podium.store' in sys.modules); "
@@ -108,7 +108,7 @@ def test_rate_imports_its_system_only(tmp_path: Path) -> None:
                           "if m.startswith('podium.systems.')))")
     status, modules = out.stdout.splitlines()[-2:]
     assert status.split() == ["0", "False"]
-    others = {f"podium.systems.{m}" for m in _MODULES.values()} - {
+    others = {f"podium.systems.{m}" for m in REGISTRY} - {
         "podium.systems.elo_mmr_simple", "podium.systems.elo_mmr"}  # the one it builds on
     loaded = set(eval(modules))  # noqa: S307 - our own subprocess's list
     assert "podium.systems.elo_mmr_simple" in loaded

@@ -20,7 +20,11 @@ from podium.io import contest_from_json_dict
 
 @pytest.fixture
 def rater() -> Rater:
-    r = Rater("mmr")
+    return warmed()
+
+
+def warmed(**params: Any) -> Rater:
+    r = Rater("mmr", **params)
     r.add(Contest([("ann", 0, 0), ("bob", 1, 2), ("cat", 1, 2)], name="warm-up 1",
                   time_seconds=100))
     r.add(Contest([("cat", 0, 0), ("ann", 1, 1), ("dan", 2, 2)], name="warm-up 2",
@@ -188,7 +192,9 @@ def test_json_dict_errors_name_the_contest() -> None:
 
 # ---------------------------------------------------------------------- everybody ties
 @pytest.mark.parametrize("n", [1, 2, 5])
-def test_everybody_tied_changes_nothing(rater: Rater, n: int) -> None:
+def test_everybody_tied_changes_nothing_when_skipped(n: int) -> None:
+    """One player: never rated (one side); two or more: with ``all_tied="skip"``."""
+    rater = warmed(**({} if n == 1 else {"all_tied": "skip"}))
     handles = ["ann", "bob", "newbie", "cat", "dan"][:n]
     before = snapshot(rater)
     rep = rater.add(Contest([(h, 0, n - 1) for h in handles], name="draw", time_seconds=500))
@@ -215,12 +221,18 @@ def test_everybody_tied_changes_nothing(rater: Rater, n: int) -> None:
 
 
 def test_everybody_tied_for_a_fresh_rater() -> None:
-    r = Rater("mmr-fast")
+    r = Rater("mmr-fast", all_tied="skip")
     rep = r.add(Contest([("a", 0, 2), ("b", 0, 2), ("c", 0, 2)], name="all equal"))
     assert rep.skipped
     assert r.num_players == 0
     assert len(r.ratings()) == 0
     assert len(r.events_frame()) == 0
+    # rated by default: a draw of three newcomers leaves them at the prior mu
+    r = Rater("mmr-fast")
+    rep = r.add(Contest([("a", 0, 2), ("b", 0, 2), ("c", 0, 2)], name="all equal"))
+    assert not rep.skipped and r.num_players == 3
+    assert r.ratings()["mu"].tolist() == [1500.0] * 3
+    assert r.events_frame()["place"].tolist() == [0, 0, 0]
 
 
 def test_contest_is_outcome_free_flag() -> None:

@@ -10,8 +10,9 @@ import pytest
 
 from podium import Contest, Rater
 from podium.io import synthetic_contests
-from podium.systems import _elo_mmr_kernels as K
+from podium.systems.base import factor_pool_kernels as PK
 from podium.systems.elo_mmr import EloMMRState
+from podium.systems.elo_mmr import kernels as K
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def test_pool_compaction_preserves_factors(long_history):
     r.extend(long_history)
     st = r.state
     before = [st.factors(i) for i in range(st.n)]
-    pool, st.used = K.compact_pool(st.n, st.blocks_view(), st.pool_view())
+    pool, st.used = PK.compact_pool(st.n, st.blocks_view(), st.pool_view())
     st.f_mu, st.f_warg, st.f_wout = pool
     assert st.used <= sum(max(4, int(x)) for x in st.fb_len[: st.n])
     for i in range(st.n):

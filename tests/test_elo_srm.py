@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.io import synthetic_contests
-from podium.systems import _elo_srm_kernels as KER
 from podium.systems import get_system
 from podium.systems.base import RoundInput
 from podium.systems.elo_srm import K0, SRMFIX, EloSRM, division_contests
+from podium.systems.elo_srm import kernels as KER
 
 YEAR = 31_557_600  # 365.25 days in seconds
 ELO = EloSRM()
@@ -200,6 +200,21 @@ def test_eq9_fails_with_ties():
     assert rep.warnings == ()
 
 
+def test_ratings_a_subnormal_apart_are_one_panel() -> None:
+    """Two ratings 5e-324 apart (found by hypothesis): half the spread underflows to 0,
+    so the panel layout treats them as equal instead of dividing by zero, by either
+    method."""
+    c = Contest([("a", 0, 0), ("b", 1, 1)])
+    x = np.array([0.0, 5e-324])
+    for force in (0, 1, 2):
+        u = np.empty(2)
+        v = np.empty(2)
+        KER.self_sums(x, 0, 2, u, v, True, force)
+        assert np.allclose(u, 1.0) and np.allclose(v, 0.5)
+    er, ar, p, _ = KER.rank_performance(x, c.lo, c.hi, 0)
+    assert np.allclose(er, 1.5) and np.array_equal(ar, [1.0, 2.0])
+
+
 @settings(max_examples=300, deadline=None)
 @given(random_round())
 def test_performance_bounds_with_ties(case):
@@ -256,11 +271,12 @@ def test_interpolated_sums_match_direct():
 
 # ---------------------------------------------------------------------- Appendix A, literally
 def appendix_a(contests, p):
-    """Appendix A's rateRound, one Python loop per pair (Rater semantics: skip all-tied)."""
+    """Appendix A's rateRound, one Python loop per pair (Rater semantics: a round of one
+    player is not rated; a draw is, as Appendix A rates it)."""
     rating, recent, count, last = {}, {}, {}, {}
     t0 = None
     for c in contests:
-        if c.is_outcome_free:
+        if len(c) < 2:
             continue
         t = c.time_seconds
         t0 = t if t0 is None else t0
@@ -303,7 +319,7 @@ def srmfix_by_formula(contests):
     """SRMFix from its three factors only: R_init = 1200, dR = 247/sqrt(N) P/(1 + |P|/8.2)."""
     rating, count = {}, {}
     for c in contests:
-        if c.is_outcome_free:
+        if len(c) < 2:
             continue
         for h in c.handles:
             rating.setdefault(h, 1200.0)
@@ -325,9 +341,14 @@ def srmfix_by_formula(contests):
 
 @pytest.fixture(scope="module")
 def history():
-    # 60 players, 14 rounds a month apart, 60% turnout, many ties; newcomers keep arriving
-    return synthetic_contests(60, 14, seed=11, participation=0.6, tie_resolution=60.0,
-                              round_seconds=30 * 86400)
+    # 60 players, 14 rounds a month apart, 60% turnout, many ties; newcomers keep arriving;
+    # round 6 a draw (everybody tied: P = 0, Appendix A still gives the participation bonus)
+    cs = synthetic_contests(60, 14, seed=11, participation=0.6, tie_resolution=60.0,
+                            round_seconds=30 * 86400)
+    c = cs[6]
+    cs[6] = Contest([(h, 0, len(c) - 1) for h in c.handles], name=c.name,
+                    time_seconds=c.time_seconds)
+    return cs
 
 
 @pytest.mark.parametrize("system", ["elosrm", "srmfix"])
@@ -373,7 +394,7 @@ def test_srmfix_and_elosrm_differ_only_in_documented_factors(history):
 def test_first_round_time_is_state_and_param():
     t1 = 1_000_000_000
     r = Rater("elosrm")
-    r.add(Contest([("x", 0, 2), ("y", 0, 2), ("z", 0, 2)], name="all tied", time_seconds=t1 - 5))
+    r.add(Contest([("x", 0, 0)], name="alone", time_seconds=t1 - 5))  # one side: unrated
     r.add(two("a", "b", t=t1))  # the first *rated* round sets t0
     assert r.state.t0 == t1
     r.add(two("c", "d", t=t1 + 2 * YEAR))

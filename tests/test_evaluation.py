@@ -29,7 +29,7 @@ from podium.errors import ConfigError
 from podium.evaluation import evaluate, train_size, tune, volatility_farming
 from podium.evaluation.incentive import move_to_last
 from podium.evaluation.metrics import pair_inversion, renumber_ties
-from podium.evaluation.tuning import SEARCH_SPACES
+from podium.evaluation.tuning import search_spaces
 from podium.io import load_contests, write_contest_dir
 from podium.io.synthetic import synthetic_contests
 from podium.systems import SYSTEMS, get_system
@@ -112,9 +112,9 @@ def test_tune_in_memory_and_sqlite(tmp_path) -> None:
         tune(cs, "mmr", trials=1, objective="accuracy")
 
 
-@pytest.mark.parametrize("system", sorted(SEARCH_SPACES))
+@pytest.mark.parametrize("system", sorted(search_spaces()))
 def test_every_corner_of_each_search_space_is_a_valid_config(system: str) -> None:
-    space = SEARCH_SPACES[system]
+    space = search_spaces()[system]
     assert system in SYSTEMS
     for corner in itertools.product(*[(p.low, p.high) for p in space.values()]):
         get_system(system, **dict(zip(space, corner, strict=True)))
@@ -308,7 +308,7 @@ def test_cli_plots(history_dir, tmp_path) -> None:
                  "--no-progress"]) == 0
     names = sorted(p.name for p in d.iterdir())
     assert names == ["metric_pair_inv.png", "metric_rank_dev.png",
-                     "rating_distribution.png", "trajectories.png"]
+                     "rating_distribution.png", "reliability.png", "trajectories.png"]
     for p in d.iterdir():
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 
@@ -323,26 +323,33 @@ def test_cli_incentive(history_dir, tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "argv, message",
+    "argv, message, status",
     [
-        (["eval", "{d}", "--system", "nope"], "unknown rating system 'nope'"),
-        (["eval", "{d}"], "--system is required"),
+        (["eval", "{d}", "--system", "nope"], "unknown rating system 'nope'", 2),
+        (["eval", "{d}"], "--system is required", 2),
         (["compare", "{d}", "--systems", "mmr", "--params", "cfsys=x.json"],
-         "--params given for cfsys"),
-        (["compare", "{d}", "--systems", "mmr", "--params", "mmr"], "SYSTEM=FILE"),
-        (["eval", "{d}", "--system", "mmr", "--train-frac", "1.5"], "train_frac"),
-        (["tune", "{d}", "--system", "codeforces", "--trials", "2"], "no search space"),
-        (["eval", "{d}", "--system", "mmr", "--set", "sig_limit=-1"], "sig_limit"),
-        (["incentive", "{d}", "--handle", "nobody"], "takes part in none"),
-        (["incentive", "{d}", "--window", "5"], "START:END"),
+         "--params given for cfsys", 2),
+        (["compare", "{d}", "--systems", "mmr", "--params", "mmr"], "SYSTEM=FILE", 2),
+        (["eval", "{d}", "--system", "mmr", "--train-frac", "1.5"], "--train-frac", 2),
+        (["tune", "{d}", "--system", "codeforces", "--trials", "2"], "no search space", 2),
+        (["eval", "{d}", "--system", "mmr", "--set", "sig_limit=-1"], "sig_limit", 2),
+        (["incentive", "{d}", "--handle", "nobody"], "takes part in none", 2),
+        (["incentive", "{d}", "--window", "5"], "START:END", 2),
         (["tune", "{d}", "--system", "mmr", "--trials", "1", "--storage",
-          "postgresql://nobody@127.0.0.1:1/none"], "cannot open the tuning storage"),
+          "postgresql://nobody@127.0.0.1:1/none"], "cannot open the tuning storage", 2),
     ],
 )
-def test_cli_errors(history_dir, capsys, argv, message) -> None:
+def test_cli_errors(history_dir, capsys, argv, message, status) -> None:
+    """One ``podium: error:`` line: status 2 for a bad command line, 1 for a run that
+    failed."""
     argv = [a.replace("{d}", str(history_dir)) for a in argv]
-    assert main(argv) == 1
-    assert message in capsys.readouterr().err
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # the parser's refusal
+        rc = exc.code
+    assert rc == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and err[-1].startswith("podium: error: "), err
 
 
 def test_empty_contest_in_history_is_skipped_and_reported(tmp_path) -> None:

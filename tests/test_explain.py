@@ -9,6 +9,7 @@ shown to be able to fail.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -79,6 +80,8 @@ def test_every_system_reproduces_the_update(system: str) -> None:
         if want is not None:
             assert {eq.name for eq in e.equations} == want
             assert e.performance is not None
+        # the JSON form is plain JSON (no NumPy scalar anywhere: the API serves it)
+        json.loads(json.dumps(e.to_dict(), allow_nan=False))
     # the Rater was not changed by explaining
     assert before.contests_processed == len(hist) - 1
     before.add(last)
@@ -88,7 +91,7 @@ def test_every_system_reproduces_the_update(system: str) -> None:
 def test_elo_mmr_performance_terms() -> None:
     """The performance equation has one term per participant, its own a tie term; wins
     push up, losses down; the terms vanish at p within PERF_TOLERANCE points."""
-    from podium.systems._explain_mmr import PERF_TOLERANCE
+    from podium.systems.elo_mmr.explain import PERF_TOLERANCE
 
     hist = _history(80, 6)
     r = Rater("mmr")
@@ -202,8 +205,11 @@ def test_explain_errors() -> None:
     with pytest.raises(ExplainError, match="'zed' is not in contest 'x'"):
         r.explain(c, "zed")
     tied = Contest([("a", 0, 1), ("b", 0, 1)], name="tie")
-    with pytest.raises(ExplainError, match="not rated"):
-        r.explain(tied, "a")
+    with pytest.raises(ExplainError, match=r"not rated \(everybody tied\)"):
+        Rater("mmr", all_tied="skip").explain(tied, "a")
+    assert r.explain(tied, "a").mu_after == 1500.0  # a draw of equals, rated
+    with pytest.raises(ExplainError, match=r"not rated \(one side only\)"):
+        r.explain(Contest([("a", 0, 0)], name="alone"), "a")
     with pytest.raises(TypeError):
         r.explain("x", "a")  # type: ignore[arg-type]
 
@@ -217,7 +223,7 @@ def test_equation_check_can_fail() -> None:
     eq = e.equation("change")
     terms = e.terms_of("change")
     biggest = max(terms, key=lambda t: abs(t.value))
-    from podium.systems._explain import sum_equation
+    from podium.systems.base.explain import sum_equation
 
     broken = sum_equation("change", eq.formula, eq.reference,
                           [t for t in terms if t is not biggest], target=eq.target)
@@ -277,7 +283,8 @@ def test_store_explain_matches_events(store_url: str, system: str) -> None:
 
 
 def test_store_explain_unrated_and_handles(store_url: str) -> None:
-    with Store.create(store_url, "mmr", case_insensitive_handles=True) as store:
+    with Store.create(store_url, "mmr", {"all_tied": "skip"},
+                      case_insensitive_handles=True) as store:
         store.ingest(Contest([("Ann.B/1", 0, 0), ("bob", 1, 1)], name="c1",
                              url="https://x.org/c/1"), allow_future=True)
         store.ingest(Contest([("ann.b/1", 0, 1), ("bob", 0, 1)], name="c2",

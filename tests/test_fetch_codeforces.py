@@ -357,8 +357,12 @@ def test_cli_on_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert "podium: error: Codeforces contest list:" in err and LIST in err
 
-    assert cli.main(["fetch", "codeforces", str(out), "--since", "2018-13-01"]) == 1
-    assert "since must be a date YYYY-MM-DD" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # the parser refuses it: one line, status 2
+        cli.main(["fetch", "codeforces", str(out), "--since", "2018-13-01"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "podium: error: fetch codeforces: argument --since: expected a day YYYY-MM-DD, got "
+        "'2018-13-01' (see podium fetch codeforces --help)"]
 
 
 # ---------------------------------------------------------------- the shared dataset

@@ -2,7 +2,7 @@
 
 Expected files are written out by hand from the fixtures: handles are team ids,
 equal places tie, a team listed twice keeps its best place, events are ordered by
-their finish time, events without scores or where everybody tied are skipped.
+their finish time, events without scores or of a single team are skipped (a draw is kept).
 """
 
 from __future__ import annotations
@@ -212,7 +212,8 @@ def test_malformed_results_name_the_event() -> None:
             {"team_id": 1, "points": "1.0", "place": 1}, {"team_id": 2, "points": "0.5"}]})
     contest, reason, _ = contest_from_results(78, {"title": "Y", "time": 5.6, "scores": [
         {"team_id": 1, "points": "1", "place": 1}, {"team_id": 2, "points": "1", "place": 1}]})
-    assert contest is None and reason == "no information (every team tied)"
+    assert contest is not None and reason == ""  # a draw: kept, the rating system decides
+    assert contest.is_outcome_free and list(contest.handles) == ["1", "2"]
 
 
 def test_cli_on_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -20,15 +20,15 @@ from typing import Any
 import numpy as np
 import pytest
 from _agreement import assert_agrees
-from _histories import RawContest, histories, hyp, rate_podium, to_reference
+from _histories import RawContest, histories, hyp, rate_as_reference, to_reference
 from hypothesis import given
 from hypothesis import strategies as st
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import RoundInput, get_system
-from podium.systems import _glicko_kernels as K
 from podium.systems.glicko import BAR, DEFAULT_BETA, Glicko
+from podium.systems.glicko import kernels as K
 
 SYSTEMS = ["glicko", "bar"]
 
@@ -186,7 +186,7 @@ def test_matches_reference_on_random_histories(
     elo_mmr_py: Any, system: str, history: list[RawContest]
 ) -> None:
     ref = elo_mmr_py.rate_latest(to_reference(history), system)
-    assert_matches_reference(rate_podium(history, system), ref)
+    assert_matches_reference(rate_as_reference(history, system), ref)
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -197,7 +197,7 @@ def test_matches_reference_with_weights_ceilings_priors(elo_mmr_py: Any,
     system: str, history: list[RawContest], prior: tuple[float, float]
 ) -> None:
     ref = elo_mmr_py.rate_latest(to_reference(history), system, mu_noob=prior[0], sig_noob=prior[1])
-    r = rate_podium(history, system, mu_noob=prior[0], sig_noob=prior[1])
+    r = rate_as_reference(history, system, mu_noob=prior[0], sig_noob=prior[1])
     assert_matches_reference(r, ref)
 
 
@@ -224,7 +224,7 @@ def test_large_rounds_match_reference(elo_mmr_py: Any, system: str) -> None:
             standings += [(h, pos, pos + len(grp) - 1) for h in grp]
             pos += len(grp)
         history.append(RawContest(tuple(standings), f"c{c}", 86_400 * c))
-    assert_matches_reference(rate_podium(history, system),
+    assert_matches_reference(rate_as_reference(history, system),
                              elo_mmr_py.rate_latest(to_reference(history), system), "large rounds")
 
 
@@ -249,8 +249,8 @@ def test_matches_reference_on_first_100_codeforces_contests(
 @hyp(25)
 @given(history=histories(max_players=40), shift=st.sampled_from([-1234.5, 0.25, 800.0]))
 def test_translation_invariance(system: str, history: list[RawContest], shift: float) -> None:
-    base = rate_podium(history, system).ratings(sort=False)
-    moved = rate_podium(history, system, mu_noob=1500.0 + shift).ratings(sort=False)
+    base = rate_as_reference(history, system).ratings(sort=False)
+    moved = rate_as_reference(history, system, mu_noob=1500.0 + shift).ratings(sort=False)
     np.testing.assert_allclose(moved["mu"], base["mu"] + shift, rtol=0, atol=1e-9)
     np.testing.assert_allclose(moved["sigma"], base["sigma"], rtol=0, atol=1e-12)
 
@@ -282,7 +282,7 @@ def test_tied_players_with_equal_states_get_equal_results(system: str, n: int,
 @pytest.mark.parametrize("system", SYSTEMS)
 @hyp(20)
 @given(history=histories(max_players=40, all_ties=False), where=st.integers(0, 8))
-def test_everybody_tied_contest_changes_nothing(
+def test_everybody_tied_contest_changes_nothing_with_the_reference_skip(
     elo_mmr_py: Any, system: str, history: list[RawContest],
                                                 where: int) -> None:
     k = min(where, len(history))
@@ -290,18 +290,18 @@ def test_everybody_tied_contest_changes_nothing(
     tied = RawContest(tuple((h, 0, len(handles) - 1) for h in handles), "all tied",
                       history[k - 1].time_seconds if k else history[0].time_seconds)
     with_tie = history[:k] + [tied] + history[k:]
-    a = rate_podium(history, system).ratings(sort=False).set_index("handle")
-    b = rate_podium(with_tie, system).ratings(sort=False).set_index("handle")
+    a = rate_as_reference(history, system).ratings(sort=False).set_index("handle")
+    b = rate_as_reference(with_tie, system).ratings(sort=False).set_index("handle")
     assert sorted(a.index) == sorted(b.index)
     b = b.loc[a.index]
     np.testing.assert_array_equal(a["mu"].to_numpy(), b["mu"].to_numpy())
     np.testing.assert_array_equal(a["sigma"].to_numpy(), b["sigma"].to_numpy())
-    assert_matches_reference(rate_podium(with_tie, system),
+    assert_matches_reference(rate_as_reference(with_tie, system),
                              elo_mmr_py.rate_latest(to_reference(with_tie), system))
 
 
 def test_all_equal_and_all_tied_round_only_widens_nothing_moves() -> None:
-    # called directly (the Rater would skip it): equal ratings, everybody tied -> the
+    # equal ratings, everybody tied (a draw, rated by default) -> the
     # scores are 0, so no rating moves; only the deviations change
     rnd = _round([1500.0] * 4, [200.0] * 4, [0] * 4, [3] * 4)
     for cls in (Glicko, BAR):
@@ -315,10 +315,10 @@ def test_registered_with_reference_defaults() -> None:
     g = get_system("glicko")
     b = get_system("bar")
     assert isinstance(g, Glicko) and isinstance(b, BAR)
-    assert g.params() == {"beta": DEFAULT_BETA, "sig_drift": 35.0, "mu_noob": 1500.0,
-                          "sig_noob": 350.0}
-    assert b.params() == {"beta": DEFAULT_BETA, "sig_drift": 35.0, "kappa": 1e-4,
+    assert g.params() == {"all_tied": "rate", "beta": DEFAULT_BETA, "sig_drift": 35.0,
                           "mu_noob": 1500.0, "sig_noob": 350.0}
+    assert b.params() == {"all_tied": "rate", "beta": DEFAULT_BETA, "sig_drift": 35.0,
+                          "kappa": 1e-4, "mu_noob": 1500.0, "sig_noob": 350.0}
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

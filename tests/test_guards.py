@@ -14,6 +14,7 @@ from podium.core.guards import (
     TimeError,
     check_contest_time,
     handle_key,
+    identifier_problem,
     normalize_handle,
     normalize_handles,
 )
@@ -54,12 +55,56 @@ def test_ascii_fast_path_returns_the_same_object() -> None:
     ("a\u2028b", "line separator"),
     ("x\ud800y", "surrogate"),
     ("a" * (MAX_HANDLE_LENGTH + 1), "at most"),
+    # issue 31, item 4: invisible and unassigned characters, by UAX #31 / UTS #39
+    ("tourist\u3164", "U+3164) is default-ignorable"),  # Hangul filler: looks like "tourist"
+    ("\u115fx", "U+115F) is default-ignorable"),
+    ("x\uffa0", "U+FFA0) is default-ignorable"),
+    ("\u2800\u2800", "U+2800) is a blank Braille pattern"),  # looks blank
+    ("a\u034fb", "U+034F) is default-ignorable"),  # combining grapheme joiner
+    ("tourist\ufe0f", "U+FE0F) is invisible outside an emoji sequence"),
+    ("a\u17b4", "U+17B4) is default-ignorable"),
+    ("\u0301abc", "U+0301) is a combining mark with no base"),
+    ("ab \u0301c", "character 4 (U+0301) is a combining mark with no base"),
+    ("pua\ue000", "U+E000) is a private-use character"),
+    ("x\U000F0000", "U+F0000) is a private-use character"),
+    ("x\uffff", "U+FFFF) is a noncharacter"),
+    ("x\ufdd0", "U+FDD0) is a noncharacter"),
+    ("x\U0001FFFE", "U+1FFFE) is a noncharacter"),
+    ("x\U000E0041", "U+E0041) is invisible outside an emoji sequence"),  # a lone tag
+    ("x\u0378", "U+0378) is unassigned"),
+    ("a\u200db", "U+200D) is invisible outside an emoji sequence"),  # ZWJ between letters
+    ("a\u00adb", "U+00AD) is an invisible format character"),  # soft hyphen
 ])
 def test_normalize_refuses(raw: str, reason: str) -> None:
     with pytest.raises(HandleError, match=re.escape(reason)) as info:
         normalize_handle(raw)
     assert info.value.handle == raw
     assert "handle " in str(info.value)
+
+
+@pytest.mark.parametrize("emoji", [
+    "\U0001F469\u200d\U0001F4BB",  # woman technologist: a ZWJ sequence
+    "\U0001F469\U0001F3FD\u200d\U0001F4BB",  # with a skin tone
+    "\U0001F3F3\ufe0f\u200d\U0001F308",  # rainbow flag: VS16 and ZWJ
+    "\u2764\ufe0f",  # red heart with its emoji presentation selector
+    "1\ufe0f\u20e3",  # keycap
+    "\U0001F1EB\U0001F1F7",  # a flag of regional indicators
+    "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F",  # Scotland
+    "team \U0001F468\u200d\U0001F469\u200d\U0001F467 rocks",  # a family in words
+])
+def test_emoji_sequences_are_emoji(emoji: str) -> None:
+    assert identifier_problem(emoji) is None
+    assert normalize_handle(emoji) == emoji
+
+
+def test_the_rule_is_one_for_handles_team_names_and_contest_ids() -> None:
+    from podium.store.checks import check_contest_id
+
+    for bad in ("tourist\u3164", "\u2800", "a\ue000", "\u0301x"):
+        problem = identifier_problem(bad)
+        assert problem is not None
+        assert problem in str(pytest.raises(HandleError, normalize_handle, bad).value)
+        assert check_contest_id(bad) == problem
 
 
 def test_normalize_type_error() -> None:
@@ -90,8 +135,11 @@ def test_normalized_handles_are_fixed_points(raw: str) -> None:
 def test_time_ranges() -> None:
     check_contest_time(0, now=NOW)
     check_contest_time(NOW + 86_400, now=NOW)
-    with pytest.raises(TimeError, match="before 1970"):
-        check_contest_time(-1, now=NOW)
+    check_contest_time(-1, now=NOW)  # 1969-12-31T23:59:59 (issue 30, item 5)
+    check_contest_time(-3_092_601_600, now=NOW)  # 1872-01-01: international football
+    check_contest_time(-5_364_662_400, now=NOW)  # 1800-01-01, the earliest
+    with pytest.raises(TimeError, match="before 1800-01-01"):
+        check_contest_time(-5_364_662_401, now=NOW)
     with pytest.raises(TimeError, match="in the future.*--allow-future"):
         check_contest_time(NOW + 86_401, now=NOW)
     check_contest_time(NOW + 10 * 86_400, now=NOW, allow_future=True)
@@ -104,6 +152,12 @@ def test_milliseconds_are_recognised() -> None:
         check_contest_time(1_602_505_600_000, now=NOW)
     with pytest.raises(TimeError, match="after 2200"):
         check_contest_time(2**63 - 1 - 10**6, now=NOW, allow_future=True)
+    # before 1970 too: the guard goes by magnitude (1873-04-18 in milliseconds)
+    with pytest.raises(TimeError, match=r"before 1800.*milliseconds.*-3051734400 \(1873-04"):
+        check_contest_time(-3_051_734_400_000, now=NOW)
+    with pytest.raises(TimeError, match="before 1800") as info:
+        check_contest_time(-(2**62), now=NOW)
+    assert "milliseconds" not in str(info.value)
 
 
 def test_normalize_contest() -> None:

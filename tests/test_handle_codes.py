@@ -31,7 +31,7 @@ from podium.core.contest import HandlePool
 from podium.core.guards import HandleError
 from podium.errors import ContestError
 from podium.io import load_contests, write_contest_dir
-from podium.io._common import _Handles
+from podium.io._handles import HandleTable
 
 
 def _history(seed: int, n_contests: int, pool: int, big_every: int = 7) -> list[Contest]:
@@ -101,7 +101,7 @@ def test_spellings_that_normalise_alike_share_a_code(tmp_path: Path) -> None:
 
 
 def test_a_bad_handle_leaves_the_numbering_as_it_was() -> None:
-    intern = _Handles(coded=True)
+    intern = HandleTable(coded=True)
     assert intern.coded(["a", "b"]).tolist() == [0, 1]
     table = dict(intern.codes)
     with pytest.raises(HandleError):
@@ -120,17 +120,17 @@ def test_numbered_contests_check_their_codes_and_spell_handles_on_demand() -> No
     pool = HandlePool()
     pool.names.extend(["a", "b", "c"])
     lo = np.array([0, 1, 2])
-    c = Contest._from_codes(pool, np.array([2, 0, 1]), lo, lo, name="r")
+    c = Contest.from_codes(pool, np.array([2, 0, 1]), lo, lo, name="r")
     assert c._handles is None and len(c) == 3  # not spelled out yet
     assert c.handles == ("c", "a", "b") and c == Contest.from_arrays(["c", "a", "b"], lo, lo,
                                                                         name="r")
     with pytest.raises(ContestError, match="duplicate handle") as err:
-        Contest._from_codes(pool, np.array([1, 2, 1]), lo, lo, name="r")
+        Contest.from_codes(pool, np.array([1, 2, 1]), lo, lo, name="r")
     assert err.value.player == "b"
     with pytest.raises(ContestError, match="standings are empty"):
-        Contest._from_codes(pool, np.zeros(0, dtype=np.int64), lo[:0], lo[:0])
+        Contest.from_codes(pool, np.zeros(0, dtype=np.int64), lo[:0], lo[:0])
     with pytest.raises(ValueError, match="outside the pool"):
-        Contest._from_codes(pool, np.array([0, 3, 1]), lo, lo)
+        Contest.from_codes(pool, np.array([0, 3, 1]), lo, lo)
 
 
 # ---------------------------------------------------------------------- the Rater

@@ -116,7 +116,7 @@ def test_bad_input_changes_nothing(tmp_path, data_dir, contests, capsys):
     assert err.startswith("podium: error:") and "5.json" in err and "duplicate handle" in err
     assert cases.dump(db) == before
     # an unknown parameter, a wrong system, a missing file
-    assert main(["ingest", str(data_dir), "--db", db, "--set", "bogus=1"]) == 1
+    assert main(["ingest", str(data_dir), "--db", db, "--set", "bogus=1"]) == 2
     assert "unknown parameter(s) bogus" in capsys.readouterr().err
     assert main(["ingest", str(data_dir), "--db", db, "--system", "tcsys"]) == 1
     assert "rates with 'mmr', not 'tcsys'" in capsys.readouterr().err

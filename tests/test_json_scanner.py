@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import podium.io._common as common
+import podium.io._handles as handles_module
 from podium import Contest, Rater
 from podium.io import load_contests, write_contest_dir
-from podium.io._common import _Handles
+from podium.io._handles import HandleTable
 from podium.io._scan import ByteTable
-from podium.io.json_contests import _decode_contest
+from podium.io.json_contests import decode_contest
 
 # Handles that exercise the scanner's edges: long keys (more than the 16 bytes kept in
 # a slot, some sharing those 16), spellings that normalise to another handle (spaces,
@@ -53,10 +53,10 @@ def _ranked(handles: list[str], ties: list[int]) -> list[list[Any]]:
     return rows
 
 
-def _outcome(intern: _Handles, text: bytes, where: str) -> tuple[Any, ...]:
+def _outcome(intern: HandleTable, text: bytes, where: str) -> tuple[Any, ...]:
     """What decoding ``text`` gives: the contest's content and numbers, or the error."""
     try:
-        c = _decode_contest(text, where, intern, allow_empty=True, times=None)
+        c = decode_contest(text, where, intern, allow_empty=True, times=None)
     except Exception as exc:  # noqa: BLE001 - compared between the two paths
         return ("error", type(exc).__name__, str(exc))
     if not isinstance(c, Contest):
@@ -67,12 +67,12 @@ def _outcome(intern: _Handles, text: bytes, where: str) -> tuple[Any, ...]:
 
 
 def _both_ways(texts: list[bytes], switch_at: int = 0, raw: bool = False
-               ) -> tuple[list[tuple[Any, ...]], _Handles]:
+               ) -> tuple[list[tuple[Any, ...]], HandleTable]:
     """Decode ``texts`` in order with the general path only, and again with the
     compiled reader from text ``switch_at`` on; assert that they agree, text by text
     and in the final numbering.  Returns the outcomes and the scanning table."""
-    general = _Handles(raw=raw, coded=True)
-    scanning = _Handles(raw=raw, coded=True)
+    general = HandleTable(raw=raw, coded=True)
+    scanning = HandleTable(raw=raw, coded=True)
     expected, got = [], []
     for k, text in enumerate(texts):
         if k == switch_at:
@@ -235,7 +235,7 @@ def test_a_large_load_switches_and_rates_bit_for_bit(tmp_path: Path,
                                             name=f"c{m}", time_seconds=1_600_000_000 + m))
     write_contest_dir(contests, tmp_path / "h")
     plain = load_contests(tmp_path / "h").contests
-    monkeypatch.setattr(common, "SCAN_AFTER_ROWS", 50)
+    monkeypatch.setattr(handles_module, "SCAN_AFTER_ROWS", 50)
     switched = load_contests(tmp_path / "h").contests
     for a, b in zip(plain, switched, strict=True):
         assert a == b
@@ -273,7 +273,7 @@ def test_a_hash_collision_is_told_apart_by_the_bytes(a: str, b: str) -> None:
 
 
 def test_forgetting_a_scan_restores_the_table_exactly() -> None:
-    intern = _Handles(coded=True)
+    intern = HandleTable(coded=True)
     _outcome(intern, json.dumps(_doc([["alice", 0, 0], ["bob", 1, 1]])).encode(), "0")
     intern.switch()
     fast = intern.fast

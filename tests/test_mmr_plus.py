@@ -26,7 +26,7 @@ from podium.systems import SYSTEMS, get_system
 from podium.systems.mmr_plus import (
     GAP_EDGES,
     LEVEL_EDGES,
-    PRESETS,
+    SPEC,
     TREND_EDGES,
     MMRPlus,
     MMRPlusState,
@@ -81,7 +81,7 @@ def test_registered_with_its_own_parameters() -> None:
     assert "mmr-plus" in SYSTEMS and SYSTEMS["mmr-plus"][0] is MMRPlus
     system = get_system("mmr-plus")
     assert isinstance(system, MMRPlus)
-    assert PRESETS["mmr-plus"][1] == {}  # the dataclass defaults are the chosen values
+    assert SPEC.presets["mmr-plus"].params == {}  # the dataclass defaults are the chosen values
     assert system.params() == MMRPlus().params()
     assert system.reliability_ref == 0.5 and system.trend_rate == 0.05  # on by default
     assert system.noob_memory == 0.0 and system.size_ref is None  # measured, rejected

@@ -254,3 +254,136 @@ def test_erfcx_matches_scipy() -> None:
 
     for x in (0.0, 0.5, 3.0, 24.9, 25.0, 26.0, 100.0, 1e5):
         assert erfcx(x) == pytest.approx(float(sp_erfcx(x)), rel=1e-13)
+
+
+def _newton_rtol(f, lo, hi, start, step_rtol, bracket_rtol, polish):
+    """Drive the relative-tolerance Newton solver from Python, as Elo-R's noising does
+    (``f`` increasing, negated for the driver); returns (x, status, evaluations)."""
+    from podium.core.numerics import MAX_ITER, newton_rtol_begin, newton_rtol_next
+
+    state = newton_rtol_begin(lo, hi, start, step_rtol, bracket_rtol, polish, MAX_ITER)
+    evaluations = 0
+    while state.running:
+        value, deriv = f(state.x)
+        state = newton_rtol_next(state, -value, -deriv)
+        evaluations += 1
+    return state.x, state.status, evaluations
+
+
+def _newton_bisect_written_out(f, lo, hi, x, step_rtol, bracket_rtol, polish, max_iter):
+    """Newton with bisection on ``[lo, hi]`` for an increasing ``f``, stopped by the
+    relative step and bracket tests, as the loops of [Ebtekar2015]'s fancy noising
+    were written before they moved to ``core.numerics``."""
+    for evaluations in range(1, max_iter + 1):
+        v, d = f(x)
+        if v == 0.0:
+            return x, evaluations
+        if v > 0.0:
+            hi = x
+        else:
+            lo = x
+        xn = x - v / d
+        if abs(xn - x) <= step_rtol * x:
+            if polish and lo <= xn <= hi:
+                x = xn
+            return x, evaluations
+        if hi - lo <= bracket_rtol * x:
+            return x, evaluations
+        if not (lo < xn < hi):
+            xn = 0.5 * (lo + hi)
+        x = xn
+    return x, max_iter
+
+
+@settings(max_examples=60, deadline=None)
+@given(x0=st.floats(0.05, 60.0), u=st.floats(1e-6, 1.0), frac=st.floats(-0.5, 1.5),
+       polish=st.booleans(), bracket=st.sampled_from([0.0, 1e-12]))
+def test_newton_rtol_solves_x_tanh_x_as_written_and_as_brentq(x0, u, frac, polish,
+                                                              bracket) -> None:
+    """Elo-R's noising solves ``x tanh x = u x0 tanh x0`` on ``[u x0, sqrt(u) x0]``: the
+    shared driver repeats the written-out iteration bit for bit (same answer, same
+    evaluations) and lands on SciPy's root."""
+    from podium.core.numerics import STATUS_OK
+
+    target = u * x0 * math.tanh(x0)
+    lo, hi = u * x0, math.sqrt(u) * x0
+
+    def f(x):
+        t = math.tanh(x)
+        return x * t - target, t + x * (1.0 - t * t)
+
+    start = lo + frac * (hi - lo)
+    x, status, n = _newton_rtol(f, lo, hi, start, 1e-9, bracket, polish)
+    ref_start = start if lo <= start <= hi else 0.5 * (lo + hi)
+    x_ref, n_ref = _newton_bisect_written_out(f, lo, hi, ref_start, 1e-9, bracket, polish,
+                                              200)
+    assert status == STATUS_OK
+    assert (x, n) == (x_ref, n_ref)
+    if hi > lo:
+        root = brentq(lambda y: f(y)[0], lo, hi, xtol=1e-300, rtol=1e-15)
+        assert x == pytest.approx(root, rel=1e-9 if polish else 1e-8)
+
+
+def test_newton_rtol_stops_and_reports() -> None:
+    from podium.core.numerics import (
+        MAX_ITER,
+        STATUS_MAX_ITER,
+        STATUS_OK,
+        newton_rtol_begin,
+        newton_rtol_next,
+    )
+
+    # cube root of 2 from outside the bracket: the midpoint, then Newton
+    x, status, n = _newton_rtol(lambda x: (x**3 - 2.0, 3.0 * x * x), 0.0, 10.0, 99.0,
+                                1e-12, 0.0, True)
+    assert status == STATUS_OK and x == pytest.approx(2.0 ** (1 / 3), rel=1e-15) and n < 20
+    # an exact zero at the start ends the solve there
+    assert _newton_rtol(lambda x: (x - 1.0, 1.0), 0.0, 2.0, 1.0, 1e-12, 0.0, True)[:2] == (
+        1.0, STATUS_OK)
+    # a wide bracket test ends the solve at once, where it stands
+    x2, _, n2 = _newton_rtol(lambda x: (x**3 - 2.0, 3.0 * x * x), 1.0, 1.5, 1.0, 0.0, 1.0,
+                             False)
+    assert (x2, n2) == (1.0, 1)
+    # a derivative that never lets Newton in: bisection only, to the iteration cap
+    state = newton_rtol_begin(0.0, 1.0, 0.5, 0.0, 0.0, False, MAX_ITER)
+    steps = 0
+    while state.running:
+        state = newton_rtol_next(state, 0.25 - state.x, 1e-300)
+        steps += 1
+    assert state.status == STATUS_OK and state.x == pytest.approx(0.25, abs=1e-15)
+    state = newton_rtol_begin(0.0, 1.0, 0.5, 0.0, 0.0, False, 3)
+    while state.running:
+        state = newton_rtol_next(state, 0.3 - state.x, 1e-300)
+    assert state.status == STATUS_MAX_ITER and state.steps == 3 and state.x == 0.3125
+
+
+def test_cover_points_and_cheb_eval() -> None:
+    """The greedy cover starts a panel at the first point beyond ``width`` of the last
+    panel's start; an interpolant evaluates through Clenshaw, clamped to its panel."""
+    from podium.core.numerics import (
+        cheb_eval,
+        cheb_fit,
+        cheb_matrix,
+        cheb_nodes,
+        clenshaw,
+        cover_points,
+    )
+
+    xs = np.array([0.0, 0.5, 1.0, 1.01, 5.0, 5.0, 9.0, 9.5, 10.0])
+    starts = cover_points(xs, 1.0)
+    assert starts.tolist() == [0, 3, 4, 6, 9]
+    for p in range(starts.size - 1):
+        pts = xs[starts[p]:starts[p + 1]]
+        assert pts.size and pts.max() - pts[0] <= 1.0
+        if p:
+            assert pts[0] - xs[starts[p - 1]] > 1.0
+    assert cover_points(np.array([3.0]), 1.0).tolist() == [0, 1]
+    m = 12
+    coef = np.empty(m)
+    c, r = 4.0, 0.5
+    cheb_fit(cheb_matrix(m), np.exp(c + r * cheb_nodes(m)), coef)
+    for x in (3.5, 3.9, 4.2, 4.5):
+        assert cheb_eval(coef, c, r, x) == clenshaw(coef, (x - c) / r)[0]
+        assert cheb_eval(coef, c, r, x) == pytest.approx(math.exp(x), rel=1e-13)
+    assert cheb_eval(coef, c, r, 7.0) == clenshaw(coef, 1.0)[0]
+    assert cheb_eval(coef, c, r, -7.0) == clenshaw(coef, -1.0)[0]

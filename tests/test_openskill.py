@@ -26,9 +26,9 @@ except ImportError as exc:  # a failure, not a skip: the oracle is part of the t
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import SYSTEMS, get_system
-from podium.systems import _openskill_kernels as K
 from podium.systems.base import RatingSystem
 from podium.systems.openskill import TEAM_RULE, OpenSkillModel
+from podium.systems.openskill import kernels as K
 
 FloatArray = np.ndarray
 TOL = 1e-9
@@ -208,9 +208,8 @@ def _history(rng: np.random.Generator, n_contests: int, pool: int) -> list[Conte
     for c in range(n_contests):
         k = int(rng.integers(2, 9))
         who = rng.choice(pool, k, replace=False)
-        places = rng.integers(1, k + 1, k)
-        if np.all(places == places[0]):  # an all-tie contest is skipped by the Rater
-            places[0] += 1
+        # every sixth contest a draw (everybody tied): rated, as openskill rates it
+        places = np.ones(k, dtype=np.int64) if c % 6 == 5 else rng.integers(1, k + 1, k)
         out.append(Contest.from_places([f"p{i}" for i in who], places, name=f"c{c}",
                                        time_seconds=1_000 * c))
     return out
@@ -255,19 +254,19 @@ def _team_history(rng: np.random.Generator, n_contests: int, pool: int) -> list[
     out = []
     for c in range(n_contests):
         meta = {"name": f"c{c}", "time_seconds": 1_000 * c}
+        draw = c % 5 == 2  # a draw: every player (team) tied, rated as openskill rates it
         if c % 4 == 3:
             k = int(rng.integers(2, 7))
             who = rng.choice(pool, k, replace=False)
-            places = np.r_[1, rng.integers(1, k + 1, k - 1)]
-            places[-1] = max(places[-1], 2)  # not all tied (the Rater skips such a round)
+            places = np.ones(k, dtype=np.int64) if draw else np.r_[1, rng.integers(1, k + 1,
+                                                                                  k - 1)]
             out.append(Contest.from_places([f"p{i}" for i in who], places, **meta))
             continue
         n_teams = int(rng.integers(2, 7))
         sizes = rng.integers(1, 5, n_teams)
         who = rng.choice(pool, int(sizes.sum()), replace=False)
-        place = np.sort(rng.integers(1, n_teams + 1, n_teams))
-        if np.all(place == place[0]):
-            place[-1] += 1
+        place = np.ones(n_teams, dtype=np.int64) if draw else np.sort(
+            rng.integers(1, n_teams + 1, n_teams))
         weighted = c % 3 == 0
         rows, k = [], 0
         for t, size in enumerate(sizes.tolist()):
@@ -438,6 +437,24 @@ def test_perf_is_the_teams_newton_step() -> None:
     shift = perf - mu
     assert shift[0] == pytest.approx(shift[1]) and shift[2] == pytest.approx(shift[3])
     assert shift[0] > 0 > shift[2]
+
+
+@pytest.mark.parametrize("name", ["openskill-pl", "openskill-tm"])
+def test_draws_rated_as_openskill_and_skipped_on_request(name: str) -> None:
+    """The histories above hold draws (every team tied), which openskill rates; with
+    ``all_tied="skip"`` Podium equals openskill on the history without them, and is
+    then far from openskill on the history with them (the symptom of issue 27)."""
+    history = _team_history(np.random.default_rng(23), 48, 40)
+    draws = [c for c in history if c.is_outcome_free]
+    assert len(draws) >= 5 and any(c.team_round for c in draws)
+    skip = Rater(name, all_tied="skip")
+    skip.extend(history)
+    without = openskill_history(name, [c for c in history if not c.is_outcome_free])
+    for h, want in without.items():
+        assert_close(np.array(skip.rating(h)), np.array([want.mu, want.sigma]), h)
+    with_draws = openskill_history(name, history)
+    assert max(abs(skip.rating(h)[0] - r.mu) for h, r in with_draws.items()
+               if h in skip.players.index) > 0.5
 
 
 @pytest.mark.parametrize("name", list(MODELS))

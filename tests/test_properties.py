@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 
 from podium import Contest, Rater, rate
-from podium.systems import _elo_mmr_kernels as K
 from podium.systems.elo_mmr import EloMMRState
+from podium.systems.elo_mmr import kernels as K
 
 PI = math.pi
 TANH_MULT = PI / math.sqrt(3.0)

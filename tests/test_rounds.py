@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from podium import Contest, Rater, RoundReport
 from podium.core.state import ContestRecord, EventLog
 from podium.systems import SYSTEMS, RoundInput, RoundOutput, SystemState
-from podium.systems import elo_mmr as elo_mmr_module
-from podium.systems import trueskill as trueskill_module
 from podium.systems.elo_mmr import EloMMR
+from podium.systems.elo_mmr import system as elo_mmr_module
 from podium.systems.glicko import Glicko
+from podium.systems.trueskill import system as trueskill_module
 
 POOL = [f"p{k:02d}" for k in range(16)]
 
@@ -44,11 +44,12 @@ def reference_add(r: Rater, contest: Contest) -> RoundReport:
             f"earlier than the previous contest ({r.last_time}); rated in the given order "
             "with no time drift for its players"
         )
-    if contest.is_outcome_free:
+    if r.system.skips_round(contest):
         r.contests.append(
             ContestRecord(contest.name, contest.time_seconds, contest.url, len(contest), True)
         )
-        msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
+        msg = (f"contest {contest.label!r} (#{index}): {r.system.skip_reason(contest)}; "
+               "nothing changed")
         return RoundReport(index, contest.name, len(contest), 0, True, (*warnings, msg))
     table = r.players
     n_before = table.n
@@ -145,8 +146,8 @@ def assert_same(a: Rater, b: Rater) -> None:
 def compiled_from_start() -> Iterator[None]:
     """Compiled round loops from the first contest on (not only after 32)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(elo_mmr_module, "_BATCH_AFTER", 0)
-        mp.setattr(trueskill_module, "_BATCH_AFTER", 0)
+        mp.setattr(elo_mmr_module, "BATCH_AFTER", 0)
+        mp.setattr(trueskill_module, "BATCH_AFTER", 0)
         yield
 
 
@@ -277,7 +278,7 @@ def test_warnings_are_logged_in_order(batch_from_start: None,
         Contest([("b", 0, 0), ("c", 1, 1)], name="early", time_seconds=10),
     ]
     with caplog.at_level(logging.INFO, logger="podium"):
-        reports = Rater("mmr").extend(history)
+        reports = Rater("mmr", all_tied="skip").extend(history)
     # a skipped contest logs its out-of-order warning, then that it was skipped
     assert caplog.messages == [*reports[1].warnings, *reports[2].warnings]
     assert reports[1].skipped and "earlier than" in reports[1].warnings[0]
@@ -523,7 +524,8 @@ def test_add_small_round_path_is_the_batch_path(system: str) -> None:
     assert reports == ref_reports
     assert_same(r, ref)
     skipped = {k for k, c in enumerate(history)
-               if c.is_outcome_free or c.team_round or c.teams is not None
+               if (c.is_outcome_free and system == "trueskill")  # its team graph rates it
+               or c.team_round or c.teams is not None
                or (len(c) > 24 and system != "trueskill")}
     assert set(taken) == set(range(50, 400)).union(range(420, 700)) - skipped
     if system in ("mmr", "mmr-fast"):
@@ -540,7 +542,7 @@ def test_add_small_round_failure_changes_nothing(system: str) -> None:
               if k > 40 and 2 < len(c) <= 8 and c.teams is None
               and any(h not in {x for d in history[:k] for x in d.handles}
                       for h in c.handles))
-    kernels = _rounds_kernels_module()
+    kernels = _rounds_kernels_module(system)
     name = "trueskill_add" if system == "trueskill" else "elo_mmr_add"
     real = getattr(kernels, name)
 
@@ -567,10 +569,12 @@ def test_add_small_round_failure_changes_nothing(system: str) -> None:
     assert_same(r, never)
 
 
-def _rounds_kernels_module() -> Any:
-    import podium.systems._rounds_kernels as rk
+def _rounds_kernels_module(system: str) -> Any:
+    """The module of the system's compiled small-round kernels."""
+    import importlib
 
-    return rk
+    folder = "trueskill" if system == "trueskill" else "elo_mmr"
+    return importlib.import_module(f"podium.systems.{folder}.rounds_kernels")
 
 
 class KeepEverySecond(EventLog):
@@ -654,8 +658,8 @@ def test_add_offers_the_small_round_path_only_rounds_within_its_limits(
     """A round the system's ``small_round_limits`` exclude (too early, too large) goes
     straight to the batch path: ``rate_small_round`` is not asked (which would look
     the handles up a second time).  "Too early" is the first 31 contests in a process
-    that has not run the compiled round, none once it has."""
-    monkeypatch.setattr(_SMALL_MODULES[system], "_ADD_LOADED", loaded)
+    that does not hold the compiled round yet, none once it does."""
+    monkeypatch.setattr(_SMALL_MODULES[system], "add_kernel_ready", lambda: loaded)
     r = Rater(system)
     after, most = r.system.small_round_limits
     assert after == (1 if loaded else 32)

@@ -486,14 +486,21 @@ predictions = st.fixed_dictionaries(
                                                           "weight": st.floats()}),
                           max_size=3)}), max_size=3) | json_values,
                   "weight": st.floats() | st.integers() | json_values})
-bodies = st.one_of(json_values, contests, predictions, st.lists(contests, max_size=3))
+balances = st.fixed_dictionaries(
+    {}, optional={"players": st.lists(handles, max_size=6) | json_values,
+                  "teams": st.integers(-2, 8) | json_values,
+                  "parties": st.lists(st.lists(handles, max_size=4), max_size=3) | json_values,
+                  "system": st.sampled_from(["mmr", "glicko", "nope"]) | json_values,
+                  "weight": st.floats() | st.integers() | json_values})
+bodies = st.one_of(json_values, contests, predictions, balances,
+                   st.lists(contests, max_size=3))
 segments = handles | st.sampled_from(["r1", "alice", "%2e", "a/b", "%00", "%ED%A0%80"])
 ROUTES = [
     "/api/health", "/api/stats", "/api/leaderboard", "/api/leaderboard/count", "/api/search",
     "/api/players/{}", "/api/player", "/api/contests", "/api/contests/{}", "/api/predict",
     "/openapi.json", "/", "/contests", "/contests/{}", "/players/{}", "/player", "/contest",
     "/search", "/api/audit", "/api/export/ratings", "/api/export/history",
-    "/api/contests/{}/players/{}/explain", "/api/explain",
+    "/api/contests/{}/players/{}/explain", "/api/explain", "/api/balance",
 ]
 QUERY = ["offset", "limit", "active_days", "min_contests", "min_rating", "max_rating",
          "prefix", "handle", "id", "q", "page", "contest_id", "recompute_from", "token",

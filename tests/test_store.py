@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text
 
+import podium.store.writes as writes_module
 from podium import ConfigError, Contest
 from podium.io import synthetic_contests
 from podium.store import SCHEMA_VERSION, Store, StoreError, normalize_url
@@ -72,7 +73,7 @@ def test_schema(store_url: str) -> None:
 @pytest.mark.parametrize("mode", ["warm", "cold", "reopen"])
 @pytest.mark.parametrize("system", ["mmr", "codeforces", "tcsys", "trueskill"])
 def test_ingest_equals_rater(store_url: str, system: str, mode: str) -> None:
-    contests = cases.tied_history()
+    contests = cases.tied_history(draw=True)
     ref = cases._reference(contests, system)
     opts: dict[str, Any] = {}
     if mode == "cold":
@@ -89,14 +90,15 @@ def test_ingest_equals_rater(store_url: str, system: str, mode: str) -> None:
                 results.append(store.ingest(c))
     assert [r.status for r in results] == ["applied"] * len(contests)
     assert [r.index for r in results] == list(range(len(contests)))
-    assert results[3].new_players == 0 and results[3].warnings  # everybody tied
+    assert results[3].new_players == 0 and results[3].warnings  # one side: unrated
+    assert not results[-1].warnings  # a draw: rated
     assert sum(r.new_players for r in results) == ref.num_players
     with Store.open(store_url) as store:
         cases.assert_store_equals_rater(store, ref)
         st = store.stats()
         assert st["contests"] == len(contests)
         assert st["players"] == ref.num_players
-        assert st["handles"] == ref.num_players + 1  # zz_new: only in the all-tied contest
+        assert st["handles"] == ref.num_players + 1  # zz_new: only in the unrated contest
         assert st["events"] == len(ref.events_frame())
         assert store.player("zz_new") is None
 
@@ -203,7 +205,7 @@ def test_failure_rolls_back(store_url: str, monkeypatch: Any) -> None:
             raise RuntimeError("disk on fire")
 
         with monkeypatch.context() as m:
-            m.setattr(Store, "_update_players", boom)
+            m.setattr(writes_module, "update_players", boom)
             with pytest.raises(RuntimeError, match="disk on fire"):
                 store.ingest(contests[4])
         assert cases.dump(store_url) == before
@@ -219,7 +221,7 @@ def test_queries(store_url: str) -> None:
     c2 = Contest([("anna", 0, 0), ("x1", 1, 2), ("x2", 1, 2), ("a_b", 3, 3), ("a%c", 4, 4)],
                  name="R2", time_seconds=2000)
     c3 = Contest([("Ann", 0, 1), ("ghost", 0, 1)], name="R3", time_seconds=3000)
-    with Store.create(store_url, "mmr") as store:
+    with Store.create(store_url, "mmr", {"all_tied": "skip"}) as store:  # R3: unrated
         for c in (c1, c2, c3):
             store.ingest(c)
         # contests, newest first
@@ -463,7 +465,7 @@ def test_batches_equal_single_ingestion_and_rater(store_url, tmp_path, system, s
             start += n
         assert [r.status for r in results] == ["applied"] * len(contests)
         assert [r.index for r in results] == list(range(len(contests)))
-        assert results[3].warnings and results[3].new_players == 0  # everybody tied
+        assert results[3].warnings and results[3].new_players == 0  # one side: unrated
         cases.assert_store_equals_rater(store, cases._reference(contests, system))
         assert [s["head_count"] for s in store.stats()["snapshots"]] == [3, 6]
     cases.assert_same_rows(cases.comparable_dump(store_url, revision=False),

@@ -106,7 +106,7 @@ def test_delete_equals_fresh_history(store_url, which):
 
 
 def test_delete_removes_only_players_in_no_remaining_contest(store_url):
-    """``zz_new`` is only in the contest in which everybody tied: deleting another
+    """``zz_new`` is only in the unrated contest (one player): deleting another
     contest keeps it (unrated); deleting that one removes it; ``solo_*`` go with theirs."""
     history = _history()
     with _ingest(store_url, history) as store:
@@ -115,10 +115,10 @@ def test_delete_removes_only_players_in_no_remaining_contest(store_url):
         assert store.player("solo_a") is None
         handles = set(store.ratings_frame()["handle"])
         assert history[1].handles[0] in handles
-        res = store.delete("all tied")
+        res = store.delete("alone")
         assert res.players_removed == 1
         assert store.handle_spellings(["zz_new"]) == {}
-        rest = [c for c in history if c.name not in ("loners", "all tied")]
+        rest = [c for c in history if c.name not in ("loners", "alone")]
         _check(store, rest)
 
 
@@ -280,7 +280,7 @@ def test_case_insensitive_store(store_url):
     with Store.create(store_url, "mmr", case_insensitive_handles=True) as store:
         for c in history:
             store.ingest(c)
-        old = history[3]
+        old = history[4]
         shouted = Contest.from_arrays([h.upper() for h in old.handles], old.lo, old.hi,
                                       name=old.name, time_seconds=old.time_seconds)
         assert store.replace(shouted).status == "unchanged"  # respelled as stored
@@ -288,7 +288,7 @@ def test_case_insensitive_store(store_url):
         res = store.replace(fixed)
         assert res.status == "replaced" and res.players_added == 0
         stored = _without(old, old.handles[1])
-        corrected = [*history[:3], stored, *history[4:]]
+        corrected = [*history[:4], stored, *history[5:]]
         corr.assert_same_logical(
             corr.logical_dump(store),
             corr.fresh_dump(corrected, case_insensitive_handles=True))

@@ -181,20 +181,26 @@ def test_checkpoint_names_and_dtypes_are_pinned() -> None:
 @pytest.mark.parametrize(
     "check, good, bad, message",
     [
-        ("finite", [0, -3.5, np.float64(2)], [math.inf, math.nan, "1", True],
-         "x must be finite"),
-        ("positive", [1e-9, 3, np.int64(2)], [0, -1, math.inf, math.nan, None, False],
-         "x must be a finite positive number"),
-        ("nonnegative", [0, 2.5], [-1e-9, math.inf, math.nan], "x must be a finite number >= 0"),
-        ("positive_or_inf", [math.inf, 2], [0, math.nan, -math.inf],
-         r"x must be positive \(math.inf allowed\)"),
+        ("finite", [0, -3.5, np.float64(2), 1e6, -1e6], [math.inf, math.nan, "1", True, 1e308],
+         r"x must be a number in \[-1e\+06, 1e\+06\]"),
+        ("positive", [1e-9, 3, np.int64(2), 1e-12], [0, -1, math.inf, math.nan, None, False,
+                                                      1e-320, 1e300],
+         r"x must be a number in \[1e-12, 1e\+06\]"),
+        ("nonnegative", [0, 2.5], [-1e-9, math.inf, math.nan, 1e-300],
+         r"x must be 0 or a number in \[1e-12, 1e\+06\]"),
+        ("positive_or_inf", [math.inf, 2], [0, math.nan, -math.inf, 1e300],
+         r"x must be a number in \[1e-12, 1e\+06\] or math.inf"),
         ("nonnegative_or_inf", [0, math.inf], [-1, math.nan],
-         r"x must be >= 0 \(math.inf allowed\)"),
-        ("open_unit", [0.5], [0, 1, math.nan], r"x must be a number in \(0, 1\)"),
+         r"x must be 0, a number in \[1e-12, 1e\+06\] or math.inf"),
+        ("open_unit", [0.5], [0, 1, math.nan, 1e-300],
+         r"x must be a number in \(0, 1\), at least 1e-12 from either end"),
         ("positive_int", [1, np.int64(3)], [0, 2.0, True, None], "x must be a positive integer"),
         ("positive_int_or_none", [None, 4], [0, 1.5], "x must be a positive integer or None"),
         ("bool", [True, False], [0, 1, "yes"], "x must be True or False"),
-        ("number_or_none", [None, -math.inf, 3], [math.nan, "3"], "x must be a number or None"),
+        ("number_or_none", [None, math.inf, 3], [math.nan, "3", -math.inf, 1e300],
+         r"x must be a number in \[-1e\+06, 1e\+06\], math.inf or None"),
+        ("finite_list", [[], (1.0, 2.5)], ["abc", [0.0], [math.nan], 1.0],
+         r"x must be a list of numbers, each in \[1e-12, 1e\+06\]"),
     ],
 )
 def test_check_param(check: Any, good: list[Any], bad: list[Any], message: str) -> None:
@@ -223,9 +229,9 @@ class ToySystem(RatingSystem):
 
 
 def test_param_checks_newcomer_display_and_default_model() -> None:
-    with pytest.raises(ConfigError, match="sig_limit must be a finite positive number"):
+    with pytest.raises(ConfigError, match=r"sig_limit must be a number in \[1e-12, 1e\+06\]"):
         ToySystem(sig_limit=-1.0)
-    with pytest.raises(ConfigError, match="start must be finite"):
+    with pytest.raises(ConfigError, match="start must be a number in"):
         ToySystem.from_params({"start": math.nan})
     s = ToySystem(start=1200)
     assert s.newcomer() == (1200.0, 0.0) and isinstance(s.newcomer()[0], float)

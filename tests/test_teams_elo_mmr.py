@@ -26,13 +26,13 @@ from scipy.stats import norm
 from podium import Rater
 from podium.core.contest import Contest
 from podium.systems import get_system
-from podium.systems._teams_mmr import (
+from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
+from podium.systems.base.two_phase_teams import (
     check_teams,
     member_measurements,
     team_places,
     team_terms,
 )
-from podium.systems.base import RatingSystem, RoundInput, RoundOutput, SystemState
 from podium.systems.elo_r import EloR, EloRState
 
 MMR_VARIANTS = ["mmr", "mmr-fast", "mmx", "mmx-fast", "mmr-inf", "mmr-simple"]
@@ -560,7 +560,7 @@ def team_history(rounds: int, n: int, seed: int, *, every: int = 2,
         else:
             players, lo, offs, w = random_team_round(rng, k, max_size=4)
             rnd = ([chosen[p] for p in players], lo, offs, w)
-        if max(rnd[1]) > 0:  # not everybody tied (the Rater skips such a round)
+        if max(rnd[1]) > 0:  # not everybody tied (draws: tests/test_draws.py)
             out.append(rnd)
     return out
 

@@ -1,5 +1,5 @@
 """Team rounds of the systems that rate a team as one entity (docs/teams.md, "The other
-systems: a team as one entity"; :mod:`podium.systems._teams`): cfsys, codeforces, tcsys,
+systems: a team as one entity"; :mod:`podium.systems.base.entity_teams`): cfsys, codeforces, tcsys,
 glicko, bar, elosrm/srmfix and the pairwise family.
 
 Seeded random team matches (2-6 teams of 1-5 members, ties, partial weights) after a
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import podium.systems._teams as TM
+import podium.systems.base.entity_teams as TM
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import SYSTEMS, get_system
@@ -356,8 +356,7 @@ def test_moving_a_team_up_never_lowers_a_member(system: str) -> None:
         others = [h for k, (_, m, _) in enumerate(teams) if k != t for h in m]
         got = []
         for p in (places, moved_up(places, t, "tie"), moved_up(places, t, "top")):
-            if len(set(p)) == 1:
-                continue  # everybody tied: the Rater skips the round
+            # (everybody tied, when there are two teams: a draw, between loss and win)
             r = Rater.from_arrays(image)
             r.add(team_contest(teams, p, f"m{trial}", DAY * 30))
             if system in GLOBAL:
@@ -462,7 +461,7 @@ def test_codeforces_checks_its_invariants_on_the_entity_round(
     """The entity round is an ordinary Codeforces round: its invariants are checked with
     the teams' names, (rounded) mean ratings and places; each member's change is its
     weight times the entity's, rounded half away from zero."""
-    import podium.systems.codeforces as cf
+    import podium.systems.codeforces.system as cf
 
     calls: list[tuple[object, ...]] = []
     real = cf.check_invariants

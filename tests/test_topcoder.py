@@ -26,7 +26,7 @@ from _histories import (
     RawContest,
     histories,
     hyp,
-    rate_podium,
+    rate_as_reference,
     rounds_to,
     to_podium,
     to_reference,
@@ -37,8 +37,8 @@ from hypothesis import strategies as st
 from podium import Contest, Rater
 from podium.errors import ConfigError
 from podium.systems import RoundInput, get_system
-from podium.systems import _topcoder_kernels as K
 from podium.systems.topcoder import TopCoder
+from podium.systems.topcoder import kernels as K
 
 PHI = NormalDist()  # the standard normal, from the standard library (independent of scipy)
 
@@ -205,7 +205,7 @@ def assert_matches_reference(r: Rater, ref: dict[str, Any], case: str = "random"
 @given(histories(max_players=40))
 def test_matches_reference_on_random_histories(elo_mmr_py: Any, history: list[RawContest]) -> None:
     ref = elo_mmr_py.rate_latest(to_reference(history), "tcsys")
-    assert_matches_reference(rate_podium(history, "tcsys"), ref)
+    assert_matches_reference(rate_as_reference(history, "tcsys"), ref)
 
 
 @hyp(30)
@@ -214,7 +214,7 @@ def test_matches_reference_with_weights_and_ceilings(
     elo_mmr_py: Any, history: list[RawContest]
 ) -> None:
     ref = elo_mmr_py.rate_latest(to_reference(history), "tcsys")
-    assert_matches_reference(rate_podium(history, "tcsys"), ref)
+    assert_matches_reference(rate_as_reference(history, "tcsys"), ref)
 
 
 @hyp(15)
@@ -223,7 +223,7 @@ def test_matches_reference_with_other_priors(elo_mmr_py: Any, history: list[RawC
                                              prior: tuple[float, float]) -> None:
     ref = elo_mmr_py.rate_latest(to_reference(history), "tcsys", mu_noob=prior[0],
                                  sig_noob=prior[1])
-    r = rate_podium(history, "tcsys", mu_noob=prior[0], sig_noob=prior[1])
+    r = rate_as_reference(history, "tcsys", mu_noob=prior[0], sig_noob=prior[1])
     assert_matches_reference(r, ref)
 
 
@@ -233,7 +233,7 @@ def test_rounded_events_match_reference(elo_mmr_py: Any, history: list[RawContes
     # every event: rating, volatility and performed-as rating (after the ceiling),
     # which the reference stores rounded to integers
     players = elo_mmr_py.rate(to_reference(history), "tcsys")
-    ev = rate_podium(history, "tcsys").events_frame()
+    ev = rate_as_reference(history, "tcsys").events_frame()
     got = {(h, c): (m, s, p, pl) for h, c, m, s, p, pl in zip(
         ev["handle"], ev["contest_index"], ev["mu"], ev["sigma"], ev["perf"], ev["place"],
         strict=True)}
@@ -256,7 +256,7 @@ def test_long_career_matches_reference(elo_mmr_py: Any) -> None:
         order = np.argsort(-(skill + rng.normal(0, 250, skill.size)))
         history.append(RawContest(tuple((f"p{k}", i, i) for i, k in enumerate(order)), f"c{c}",
                                   1000 * c))
-    r = rate_podium(history, "tcsys", mu_noob=2000.0)
+    r = rate_as_reference(history, "tcsys", mu_noob=2000.0)
     df = r.ratings()
     assert df["max_display_rating"].max() > 2500  # both damping branches were exercised
     assert ((df["mu"] >= 2000) & (df["mu"] < 2500)).any()
@@ -284,8 +284,8 @@ def test_matches_reference_on_first_100_codeforces_contests(
 @given(histories(max_players=40), st.sampled_from([-700.0, -300.0, 250.0]))
 def test_translation_invariance_below_2000(history: list[RawContest], shift: float) -> None:
     # Nothing but the damping (>= 2000, >= 2500) and the ceiling sees absolute ratings.
-    base = rate_podium(history, "tcsys", mu_noob=700.0).ratings(sort=False)
-    moved = rate_podium(history, "tcsys", mu_noob=700.0 + shift).ratings(sort=False)
+    base = rate_as_reference(history, "tcsys", mu_noob=700.0).ratings(sort=False)
+    moved = rate_as_reference(history, "tcsys", mu_noob=700.0 + shift).ratings(sort=False)
     assume(max(base["mu"].max(), moved["mu"].max()) < 1900)  # below 2000 all along
     np.testing.assert_allclose(moved["mu"], base["mu"] + shift, rtol=0, atol=1e-8)
     np.testing.assert_allclose(moved["sigma"], base["sigma"], rtol=0, atol=1e-8)
@@ -314,7 +314,7 @@ def test_tied_players_with_equal_states_get_equal_results(n: int, seed: int) -> 
 
 @hyp(30)
 @given(histories(max_players=40, all_ties=False), st.integers(0, 8))
-def test_everybody_tied_contest_changes_nothing(
+def test_everybody_tied_contest_changes_nothing_with_the_reference_skip(
     elo_mmr_py: Any, history: list[RawContest], where: int
 ) -> None:
     k = min(where, len(history))
@@ -322,23 +322,23 @@ def test_everybody_tied_contest_changes_nothing(
     tied = RawContest(tuple((h, 0, len(handles) - 1) for h in handles), "all tied",
                       history[k - 1].time_seconds if k else history[0].time_seconds)
     with_tie = history[:k] + [tied] + history[k:]
-    a = rate_podium(history, "tcsys").ratings(sort=False).set_index("handle")
-    b = rate_podium(with_tie, "tcsys").ratings(sort=False).set_index("handle")
+    a = rate_as_reference(history, "tcsys").ratings(sort=False).set_index("handle")
+    b = rate_as_reference(with_tie, "tcsys").ratings(sort=False).set_index("handle")
     assert sorted(a.index) == sorted(b.index)  # nobody was created by the tied round
     b = b.loc[a.index]
     np.testing.assert_array_equal(a["mu"].to_numpy(), b["mu"].to_numpy())
     np.testing.assert_array_equal(a["sigma"].to_numpy(), b["sigma"].to_numpy())
     np.testing.assert_array_equal(a["contests"].to_numpy(), b["contests"].to_numpy())
     ref = elo_mmr_py.rate_latest(to_reference(with_tie), "tcsys")  # the reference skips it too
-    assert_matches_reference(rate_podium(with_tie, "tcsys"), ref)
+    assert_matches_reference(rate_as_reference(with_tie, "tcsys"), ref)
 
 
 # ---------------------------------------------------------------------- config
 def test_registered_with_reference_defaults() -> None:
     system = get_system("tcsys")
     assert isinstance(system, TopCoder)
-    assert system.params() == {"weight_noob": 0.6, "weight_limit": 0.18, "perf_ceiling": None,
-                               "mu_noob": 1500.0, "sig_noob": 350.0}
+    assert system.params() == {"all_tied": "rate", "weight_noob": 0.6, "weight_limit": 0.18,
+                               "perf_ceiling": None, "mu_noob": 1500.0, "sig_noob": 350.0}
     assert system.newcomer() == (1500.0, 350.0)
 
 

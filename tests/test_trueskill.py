@@ -18,14 +18,14 @@ import math
 import numpy as np
 import pytest
 from _agreement import assert_agrees
-from _histories import histories, hyp, rate_podium, to_reference
+from _histories import histories, hyp, rate_as_reference, to_reference
 from _require import require_reference
 from hypothesis import given
 
 from podium import Contest, Rater
 from podium.errors import ConfigError
-from podium.systems import _trueskill_kernels as K
 from podium.systems.trueskill import TrueSkillSPb
+from podium.systems.trueskill import kernels as K
 
 e = require_reference()
 
@@ -37,7 +37,7 @@ BETA, DRIFT = 175.0, 35.0
 @hyp(120)
 @given(histories(max_contests=6, max_players=30))
 def test_matches_reference_on_random_histories(history):
-    rater = rate_podium(history, "trueskill")
+    rater = rate_as_reference(history, "trueskill")
     ref = e.rate_latest(to_reference(history), "trueskill")
     assert_agrees(rater, ref, "trueskill")
 
@@ -46,7 +46,7 @@ def test_matches_reference_on_random_histories(history):
 @given(histories(max_contests=4, max_players=30, weights=True))
 def test_matches_reference_with_contest_weights(history):
     # a contest of weight w uses beta / sqrt(w)
-    rater = rate_podium(history, "trueskill")
+    rater = rate_as_reference(history, "trueskill")
     ref = e.rate_latest(to_reference(history), "trueskill")
     assert_agrees(rater, ref, "trueskill", case="contest weights")
 
@@ -243,8 +243,8 @@ def test_tied_players_with_equal_states_get_equal_results():
     assert r.rating("a")[0] < r.history("a")["mu"].iloc[0]
 
 
-def test_everybody_tied_changes_nothing():
-    r = Rater("trueskill")
+def test_everybody_tied_changes_nothing_with_the_reference_skip():
+    r = Rater("trueskill", all_tied="skip")
     rep = r.add(Contest([("a", 0, 2), ("b", 0, 2), ("c", 0, 2)], name="tie"))
     assert rep.skipped and r.num_players == 0
     r.add(Contest([("a", 0, 0), ("b", 1, 1), ("c", 2, 2)], name="c1", time_seconds=1))

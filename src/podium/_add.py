@@ -72,13 +72,15 @@ def add_small_round(rater: Rater, contest: Contest) -> tuple[int, int, int,
     tuple or None
         ``(index, players, new_players, warnings)`` of the round's report (the
         warnings logged), or ``None`` with the Rater unchanged when the round is not
-        for this path: a team contest, everybody tied, a time outside 64 bits, or one
-        the system declines.
+        for this path: a team contest, one the Rater leaves unrated
+        (:meth:`~podium.systems.RatingSystem.skips_round`), a time outside 64 bits, or
+        one the system declines.
     """
     t = contest.time_seconds
     after, most = getattr(rater.system, "small_round_limits", (0, None))
     if (len(rater.contests) + 1 < after or (most is not None and len(contest) > most)
-            or contest.teams is not None or contest.is_outcome_free
+            or contest.teams is not None
+            or rater.system.skips_round(contest)
             or contest.handle_codes is not None  # loaded: found by handle numbers
             or not _INT64_MIN <= t <= _INT64_MAX):
         return None  # declined before any work: the batch path rates it

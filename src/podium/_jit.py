@@ -7,43 +7,37 @@ first run can therefore be silent for several seconds; :func:`announce_compile`
 prints one line on stderr before that happens, so that it does not look like a hang.
 
 A cold cache is detected cheaply: a kernel compiled before has an index file
-(``*.nbi``) in Numba's cache directory.  A system's kernels are the Numba
-dispatchers of its module and of the kernel modules (``_*_kernels``) that module
-imports; the cache is cold for the system when none of them has an index file.
+(``*.nbi``) in Numba's cache directory, or in the directory of kernels compiled when
+the package was built (:func:`podium.core.kernel_cache.is_cached`).  A system's
+kernels are the Numba dispatchers defined in the modules its folder's ``SPEC`` names
+(``SPEC.kernels``), and the line quotes the folder's rough compile time
+(``SPEC.compile_seconds``); the cache is cold for the system when the build did not
+compile the system's job for this tree (:func:`podium.core.kernel_cache.prebuilt_covers`)
+and none of its kernels has an index file.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
 import sys
 from types import ModuleType
 from typing import Any, TextIO
 
-__all__ = ["system_kernels", "cache_is_cold", "announce_compile"]
-
-#: Rough compile time (seconds, one idle core) of the kernels a system of each kernel
-#: module calls, from ``benchmarks/bench_cold_start.py`` (cold minus warm); the shared
-#: numerics they call are included.
-_COMPILE_SECONDS = {
-    "podium.systems._elo_mmr_kernels": 5.0,
-    "podium.systems._elo_r_kernels": 5.0,
-    "podium.systems._elo_srm_kernels": 4.0,
-    "podium.systems._codeforces_kernels": 3.0,
-    "podium.systems._trueskill_kernels": 3.0,
-    "podium.systems._glicko_kernels": 2.5,
-    "podium.systems._topcoder_kernels": 1.0,
-    "podium.systems._pairwise_kernels": 0.5,
-    "podium.systems._openskill_kernels": 6.0,
-    "podium.systems._trueskill_team_kernels": 3.0,
-}
+__all__ = ["system_kernels", "cache_is_cold", "announce_compile", "announce_module_compile"]
 
 
 def _is_dispatcher(obj: Any) -> bool:
     return hasattr(obj, "py_func") and hasattr(obj, "_cache")
 
 
+def _module_kernels(module: ModuleType) -> list[Any]:
+    """The Numba dispatchers defined in ``module`` (not those it imports)."""
+    return [v for v in vars(module).values()
+            if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
+
+
 def system_kernels(system: Any) -> dict[str, list[Any]]:
-    """The Numba kernels a system may call, by the module that defines them.
+    """The Numba kernels a system's update may compile, by the module that defines them.
 
     Parameters
     ----------
@@ -53,52 +47,42 @@ def system_kernels(system: Any) -> dict[str, list[Any]]:
     Returns
     -------
     dict
-        Module name -> its dispatchers (compiled lazily, ``cache=True``).
+        Module name -> its dispatchers (compiled lazily, ``cache=True``), for the modules
+        of ``SPEC.kernels`` of the system's folder (:func:`podium.systems.spec_of`);
+        empty for a system no folder defines.
     """
-    module = sys.modules.get(type(system).__module__)
-    if module is None:
+    from podium.systems import spec_of
+
+    spec = spec_of(system)
+    if spec is None:
         return {}
-    found: dict[str, list[Any]] = {}
-    seen: set[int] = set()
-
-    def add(obj: Any) -> None:
-        if _is_dispatcher(obj) and id(obj) not in seen:
-            seen.add(id(obj))
-            found.setdefault(obj.py_func.__module__, []).append(obj)
-
-    for value in vars(module).values():
-        if isinstance(value, ModuleType) and value.__name__.rsplit(".", 1)[-1].endswith(
-            "_kernels"
-        ):
-            for inner in vars(value).values():
-                add(inner)
-        else:
-            add(value)
-    return found
+    return {name: _module_kernels(importlib.import_module(name)) for name in spec.kernels}
 
 
-def _has_index(dispatcher: Any) -> bool:
-    try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:  # not a caching dispatcher, or another Numba layout
-        return True
-
-
-def cache_is_cold(system: Any) -> bool:
-    """Whether none of the system's kernels is in Numba's on-disk cache yet.
+def cache_is_cold(system: Any, name: str | None = None) -> bool:
+    """Whether none of the system's kernels is in a cache yet.
 
     Parameters
     ----------
     system:
         A rating system.
+    name:
+        The system's name: when the build compiled its job for this tree (the
+        prebuilt kernels), the cache is warm.
 
     Returns
     -------
     bool
-        True when the system has kernels and none of them has an index file.
+        True when the system has kernels, the build did not compile them for
+        ``name`` and none of them has an index file.
     """
+    from podium.core.kernel_cache import is_cached, prebuilt_covers
+
     kernels = system_kernels(system)
-    return bool(kernels) and not any(_has_index(d) for ds in kernels.values() for d in ds)
+    if not kernels or (name is not None and prebuilt_covers(name, kernels)):
+        return False
+    # the prebuilt directory counts for the systems the build compiled (above) only
+    return not any(is_cached(d, prebuilt=False) for ds in kernels.values() for d in ds)
 
 
 def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bool:
@@ -118,10 +102,12 @@ def announce_compile(name: str, system: Any, stream: TextIO | None = None) -> bo
     bool
         Whether the line was printed.
     """
-    if not cache_is_cold(system):
+    if not cache_is_cold(system, name):
         return False
-    kernels = system_kernels(system)
-    return _announce(name, sum(_COMPILE_SECONDS.get(m, 0.0) for m in kernels), stream)
+    from podium.systems import spec_of
+
+    spec = spec_of(system)
+    return _announce(name, spec.compile_seconds if spec is not None else 0.0, stream)
 
 
 def _announce(what: str, seconds: float, stream: TextIO | None) -> bool:
@@ -153,8 +139,9 @@ def announce_module_compile(what: str, module: ModuleType, seconds: float,
     bool
         Whether the line was printed.
     """
-    kernels = [v for v in vars(module).values()
-               if _is_dispatcher(v) and v.py_func.__module__ == module.__name__]
-    if not kernels or any(_has_index(d) for d in kernels):
+    from podium.core.kernel_cache import is_cached
+
+    kernels = _module_kernels(module)
+    if not kernels or any(is_cached(d) for d in kernels):
         return False
     return _announce(what, seconds, stream)

@@ -4,14 +4,17 @@ A checkpoint is one ``.npz`` file (a zip of NumPy arrays, no pickle) holding
 :meth:`Rater.to_arrays <podium.rater.Rater.to_arrays>` -- the system's name and
 parameters, the player table, the system's state, the event log and the list of
 processed contests -- with the file format's name and version first in its
-metadata.  It is written to a temporary file next to the target and moved over it,
-so a crash during a save leaves the previous checkpoint intact.  Rating contests
-``0..k``, saving, loading and rating ``k+1..n`` gives exactly the numbers of one
-uninterrupted run.
+metadata (:func:`checkpoint_header`).  It is written to a temporary file next to
+the target and moved over it, so a crash during a save leaves the previous
+checkpoint intact.  Rating contests ``0..k``, saving, loading and rating ``k+1..n``
+gives exactly the numbers of one uninterrupted run.
 
-This module handles the file and its version only; the Rater owns what goes into
-the arrays (:meth:`~podium.rater.Rater.to_arrays`,
-:meth:`~podium.rater.Rater.from_arrays`).  The versions live in :mod:`podium._version`.
+This module handles the file and its version only (:func:`write_checkpoint`,
+:func:`read_checkpoint`), and does not import the Rater: the Rater owns what goes
+into the arrays (:meth:`~podium.rater.Rater.to_arrays`,
+:meth:`~podium.rater.Rater.from_arrays`) and calls this module from
+:meth:`~podium.rater.Rater.save` and :meth:`~podium.rater.Rater.load`.  The versions
+live in :mod:`podium._version`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -26,10 +30,9 @@ import numpy as np
 from podium._files import atomic_write
 from podium._version import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, __version__
 from podium.errors import CheckpointError
-from podium.rater import Rater
 
-__all__ = ["save_checkpoint", "load_checkpoint", "file_header", "CHECKPOINT_FORMAT",
-           "CHECKPOINT_VERSION"]
+__all__ = ["write_checkpoint", "read_checkpoint", "checkpoint_header", "file_header",
+           "CHECKPOINT_FORMAT", "CHECKPOINT_VERSION"]
 
 #: The first bytes of a zip file (an ``.npz`` checkpoint is one).
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -41,21 +44,41 @@ def file_header(fmt: str, version: int) -> dict[str, Any]:
     return {"format": fmt, "version": version, "podium_version": __version__}
 
 
-def save_checkpoint(rater: Rater, path: str | os.PathLike[str]) -> None:
-    """Write ``rater`` to ``path`` atomically."""
-    header = file_header(CHECKPOINT_FORMAT, CHECKPOINT_VERSION)
-    arrays: dict[str, Any] = rater.to_arrays(header=header)
+def checkpoint_header() -> dict[str, Any]:
+    """The first items of a checkpoint's metadata: :func:`file_header` of
+    :data:`CHECKPOINT_FORMAT` and :data:`CHECKPOINT_VERSION` (the ``header`` of
+    :meth:`Rater.to_arrays <podium.rater.Rater.to_arrays>`)."""
+    return file_header(CHECKPOINT_FORMAT, CHECKPOINT_VERSION)
+
+
+def write_checkpoint(image: Mapping[str, np.ndarray], path: str | os.PathLike[str]) -> None:
+    """Write a Rater's image to ``path`` atomically.
+
+    Parameters
+    ----------
+    image : mapping of str to ndarray
+        :meth:`Rater.to_arrays <podium.rater.Rater.to_arrays>` with
+        ``header=checkpoint_header()``.
+    path : str or os.PathLike
+        The ``.npz`` file; a crash during the write leaves the previous one intact.
+    """
+    arrays: dict[str, Any] = dict(image)
     atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)
 
 
-def load_checkpoint(path: str | os.PathLike[str]) -> Rater:
-    """Read a checkpoint written by :func:`save_checkpoint`.
+def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The image stored by :func:`write_checkpoint`, its format and version checked.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The named arrays, for :meth:`Rater.from_arrays
+        <podium.rater.Rater.from_arrays>` (which checks their content).
 
     Raises
     ------
     CheckpointError
-        When the file is missing, not a Podium checkpoint, of an unknown
-        version, or inconsistent.
+        When the file is missing, not a Podium checkpoint or of an unknown version.
     """
     where = os.fspath(path)
     try:
@@ -89,4 +112,4 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Rater:
             f"{where}: checkpoint format version {version!r} is not supported "
             f"(this Podium reads version {CHECKPOINT_VERSION})"
         )
-    return Rater.from_arrays(data, where=where, what="checkpoint")
+    return data

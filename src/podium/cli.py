@@ -6,7 +6,11 @@ player and contest) and ``DIR/contests.csv``.  ``podium --help`` and
 ``podium rate --help`` explain every option.
 
 Messages go to stderr: every failure ends in one ``podium: error: ...`` line
-naming the file, line or member (exit status 1); warnings are printed as
+naming the file, line or member, or the option and its range.  Exit status: 0 done;
+1 the input or the run failed (a bad file, a store that refuses); 2 the command line is
+wrong (an unknown option, a value out of its range, a ``--set`` parameter the system
+refuses: :class:`~podium.errors.UsageError`, :class:`~podium.errors.ConfigError`).
+Warnings are printed as
 ``warning: ...`` lines by default (``-q`` silences them, ``-v`` adds notes and
 lifts the cap of :data:`MAX_SHOWN_WARNINGS`).
 """
@@ -15,19 +19,24 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import logging
-import math
 import sys
 import time
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn
 
-from podium.errors import PodiumError
+from podium.cli_common import (
+    Progress,
+    add_input_args,
+    float_in,
+    int_in,
+    load_options,
+    load_params,
+)
+from podium.errors import ConfigError, PodiumError, UsageError
 
-__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "add_input_args", "main"]
+__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "OneLineErrors", "main"]
 
 #: Without ``-v``, at most this many warnings are printed by one command (then a count).
 MAX_SHOWN_WARNINGS = 20
@@ -43,6 +52,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.service.cli",
     "podium.io.fetch.cli",
     "podium.evaluation.cli",
+    "podium.matchmaking.cli",
 )
 
 DESCRIPTION = """\
@@ -120,119 +130,6 @@ def _warning_summary() -> str | None:
     return f"{n} warning(s); the first {log.shown} are shown above, -v shows all"
 
 
-def add_input_args(p: argparse.ArgumentParser, *, raw_handles: bool = True) -> None:
-    """The options of every command that reads a contest history: ``--raw-handles``
-    (unless ``raw_handles=False``: a store applies the handle rules whatever the file
-    says), ``--allow-future`` and ``--no-times`` (see :func:`load_options`)."""
-    if raw_handles:
-        p.add_argument("--raw-handles", action="store_true",
-                       help="keep handles as written (research data); by default they are "
-                       "NFC-normalised and trimmed, and control, invisible or bidi "
-                       "characters, empty handles and handles over 128 characters are "
-                       "refused")
-    p.add_argument("--allow-future", action="store_true",
-                   help="accept contests dated more than a day after this machine's clock "
-                   "(simulations, scheduled contests)")
-    p.add_argument("--no-times", action="store_true",
-                   help="accept a CSV without a time_seconds column: its contests are rated "
-                   "in file order, all at time 0")
-
-
-def load_options(args: argparse.Namespace) -> dict[str, bool]:
-    """The keyword arguments of :func:`podium.io.load_contests` given by
-    :func:`add_input_args`'s options."""
-    return {"raw_handles": bool(getattr(args, "raw_handles", False)),
-            "allow_future": bool(getattr(args, "allow_future", False)),
-            "require_times": not getattr(args, "no_times", False)}
-
-
-def _parse_value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    if low in ("inf", "+inf", "infinity"):
-        return math.inf
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    except ValueError:  # an integer beyond Python's int-string conversion limit
-        raise PodiumError(f"--set: the number {text[:20]}... ({len(text)} characters) is "
-                          "out of range") from None
-
-
-def _load_params(path: str | None, sets: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
-    """Parameters from a JSON/TOML config file (named keys) and ``--set k=v`` overrides."""
-    system: str | None = None
-    params: dict[str, Any] = {}
-    if path:
-        p = Path(path)
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise PodiumError(f"{path}: cannot read parameter file ({exc.strerror})") from None
-        try:
-            if p.suffix.lower() == ".toml":
-                doc = tomllib.loads(raw.decode("utf-8"))
-            else:
-                doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise PodiumError(f"{path}: not a valid JSON/TOML parameter file ({exc})") from None
-        if not isinstance(doc, dict):
-            raise PodiumError(f"{path}: a parameter file must hold named keys (an object)")
-        system = doc.get("system")
-        inner = doc.get("params", {k: v for k, v in doc.items() if k != "system"})
-        if not isinstance(inner, dict):
-            raise PodiumError(f"{path}: 'params' must be an object of named parameters")
-        params.update(inner)
-    for item in sets:
-        if "=" not in item:
-            raise PodiumError(f"--set expects NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        params[k.strip()] = _parse_value(v.strip())
-    for k, v in params.items():
-        if type(v) is int and not -(2**63) <= v < 2**63:
-            raise PodiumError(f"parameter {k}: {str(v)[:20]}... ({len(str(v))} digits) is out "
-                              "of range")
-    return system, params
-
-
-class _Progress:
-    """A one-line progress bar on a terminal (nothing when not a TTY)."""
-
-    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
-        self.total = max(total, 1)
-        self.stream = stream
-        self.enabled = enabled and stream.isatty()
-        self.start = time.perf_counter()
-        self.rows = 0
-        self.last = 0.0
-
-    def update(self, done: int, rows: int) -> None:
-        self.rows += rows
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.last < 0.1 and done < self.total:
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / self.total)
-        elapsed = now - self.start
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} contests, "
-            f"{self.rows:,} player-rounds, {elapsed:.1f} s"
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _cmd_rate(args: argparse.Namespace) -> int:
     from podium.io import check_history, load_contests
     from podium.io.results import check_output_dir
@@ -243,7 +140,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     check_output_dir(out)  # before any work: a bad --out must not cost a whole run
     if args.checkpoint:
         _check_output_file(args.checkpoint, "--checkpoint")
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     if args.resume:
         rater = Rater.load(args.resume)
         if args.system and args.system != rater.system_name:
@@ -290,7 +187,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
             print(f"skipping the first {skip} contests of {args.path}: already in the checkpoint",
                   file=err)
     todo = contests[skip:]
-    progress = _Progress(len(todo), err, not args.no_progress)
+    progress = Progress(len(todo), err, not args.no_progress)
     skipped = 0
     done = 0
 
@@ -308,14 +205,15 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     rate_s = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format)
+    written = _write_outputs(rater, out, histories=not args.no_histories, fmt=args.format,
+                             csv_safe=args.csv_safe)
     write_s = time.perf_counter() - t2
     if args.checkpoint:
         rater.save(args.checkpoint)
         print(f"checkpoint written: {args.checkpoint}", file=err)
     print(
-        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, {skipped} skipped "
-        f"because everybody tied) with {rater.system_name} in {rate_s:.2f} s "
+        f"rated {len(todo)} contests ({progress.rows:,} player-rounds, "
+        f"{_unrated_note(rater, todo, skipped)}) with {rater.system_name} in {rate_s:.2f} s "
         f"(loading {load_s:.2f} s, writing {write_s:.2f} s); {rater.num_players:,} players "
         f"-> {written[0]}",
         file=err,
@@ -324,6 +222,16 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     if summary:
         print(summary, file=err)
     return 0
+
+
+def _unrated_note(rater: Any, contests: list[Any], skipped: int) -> str:
+    """What the summary line of ``podium rate`` says about draws (contests in which every
+    side tied, of two sides or more) and about the contests left unrated."""
+    if rater.system.all_tied == "skip":
+        return (f"{skipped} skipped: one side only, or everybody tied with "
+                "all_tied='skip'")
+    draws = sum(1 for c in contests if c.is_outcome_free and c.n_teams > 1)
+    return f"{draws} draw{'' if draws == 1 else 's'} rated, {skipped} skipped: one side only"
 
 
 def _check_output_file(path: str, option: str) -> None:
@@ -358,24 +266,32 @@ def _resume_offset(rater: Any, contests: list[Any], where: str) -> int:
     return 0
 
 
-def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv") -> list[Path]:
+def _write_outputs(rater: Any, out: Path, *, histories: bool, fmt: str = "csv",
+                   csv_safe: bool = False) -> list[Path]:
     """``OUT/ratings.FMT``, ``OUT/contests.FMT`` and ``OUT/histories.FMT`` (atomic each),
     straight from the rater's arrays (see :mod:`podium.io.results`)."""
     from podium.io.results import write_results
 
-    return write_results(rater, out, fmt=fmt, histories=histories)
+    return write_results(rater, out, fmt=fmt, histories=histories, csv_safe=csv_safe)
 
 
 def _cmd_systems(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from podium.systems import SYSTEMS, get_system
+    from podium.systems import SYSTEMS, get_system, system_spec
 
     for name, (_cls, _preset, desc) in SYSTEMS.items():
         print(f"{name}: {desc}")
         if args.verbose:
             sysobj = get_system(name)
+            spec = system_spec(name)
             print(f"    teams: {type(sysobj).team_rule or 'team rounds refused'}")
+            space = spec.search_spaces.get(name)
+            print("    tuned by podium tune: " + (", ".join(
+                f"{p} in [{r.low:g}, {r.high:g}]{' (log)' if r.log else ''}"
+                for p, r in space.items()) if space else "no search space"))
+            print(f"    kernels: {spec.compile_seconds:g} s to compile once (one idle core)"
+                  if spec.kernels else "    kernels: none")
             for f in dataclasses.fields(sysobj):
                 print(f"    {f.name} = {getattr(sysobj, f.name)!r}")
     return 0
@@ -409,6 +325,17 @@ def _command_of(argv: Sequence[str] | None) -> str | None:
     return next((w for w in words if not w.startswith("-")), None)
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """An argument parser whose refusal is one ``podium: error: ...`` line (the command,
+    the option and why; ``--help`` for the usage) and exit status 2; its subcommands'
+    parsers are of the same kind."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("podium").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"podium: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``podium`` parser.
 
@@ -424,7 +351,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="podium", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -449,7 +376,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--system", "-s", default=None,
                    help="rating system (default mmr; `podium systems` lists them)")
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
-    r.add_argument("-n", type=int, default=None, metavar="N",
+    r.add_argument("-n", type=int_in(0), default=None, metavar="N",
                    help="rate only the first N contests of PATH")
     r.add_argument("--params", metavar="FILE",
                    help="JSON or TOML file of named parameters: "
@@ -469,6 +396,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("csv", "parquet"), default="csv",
                    help="output format: csv (default) or parquet (ratings.parquet, "
                    "histories.parquet, contests.parquet)")
+    r.add_argument("--csv-safe", action="store_true",
+                   help="write CSV text cells that a spreadsheet would run as formulas "
+                   "(=, +, -, @, tab, CR first) with a ' in front, for a file opened in a "
+                   "spreadsheet; by default the values are written as they are, for "
+                   "programs (docs/service.md, \"CSV and spreadsheets\")")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_input_args(r)
     r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
@@ -483,12 +415,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     e = sub.add_parser("example", help="write a synthetic history ([EbtekarLiu2021], Sec. 6.1)")
     e.add_argument("out", metavar="DIR", help="directory to write 0.json, 1.json, ...")
-    e.add_argument("--players", type=int, default=2000, help="players (default 2000)")
-    e.add_argument("--rounds", type=int, default=30, help="rounds (default 30)")
-    e.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    e.add_argument("--participation", type=float, default=0.6,
+    e.add_argument("--players", type=int_in(2), default=2000, help="players (default 2000)")
+    e.add_argument("--rounds", type=int_in(1), default=30, help="rounds (default 30)")
+    e.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0,
+                   help="random seed (default 0)")
+    e.add_argument("--participation", type=float_in(0.0, 1.0, open_lo=True), default=0.6,
                    help="chance a player joins a round (default 0.6; the paper: 1)")
-    e.add_argument("--tie-resolution", type=float, default=5.0,
+    e.add_argument("--tie-resolution", type=float_in(0.0, 1e6), default=5.0,
                    help="round performances to this many points, creating ties (default 5)")
     e.set_defaults(func=_cmd_example)
 
@@ -585,8 +518,20 @@ def _main(argv: Sequence[str] | None) -> int:
 
         with acting_as(cli_actor()):  # the audit log's "who" of this command's writes
             return int(args.func(args))
-    except PodiumError as exc:
+    except (UsageError, ConfigError) as exc:
         print(f"podium: error: {exc}", file=sys.stderr)
+        return 2
+    except PodiumError as exc:
+        hint = ""
+        if (getattr(exc, "raw_keeps", False) and hasattr(args, "raw_handles")
+                and not args.raw_handles):
+            hint = " (--raw-handles keeps handles as written)"
+        print(f"podium: error: {exc}{hint}", file=sys.stderr)
+        return 1
+    except ArithmeticError as exc:  # every value is checked: a numeric failure is a bug
+        print(f"podium: error: the computation failed ({type(exc).__name__}: {exc}); the "
+              "parameters and contest weights were in their ranges (or --any-weight was "
+              "given): please report it", file=sys.stderr)
         return 1
     except OSError as exc:  # a file the command writes or reads outside the loaders
         print(f"podium: error: {_os_error(exc)}", file=sys.stderr)

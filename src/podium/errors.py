@@ -31,10 +31,14 @@ class ContestError(PodiumError, ValueError):
         Handle of the offending player, when the problem is about one player.
     team:
         Name of the offending team (team contests), when the problem is about one team.
+    raw_keeps:
+        The handle (or team name) broke the handle rules, and keeping handles as written
+        (``--raw-handles``) would accept it.
     """
 
     def __init__(self, message: str, *, contest: str | None = None, player: str | None = None,
                  team: str | None = None):
+        self.raw_keeps = False
         self.contest = contest
         self.player = player
         self.team = team
@@ -60,6 +64,11 @@ class CheckpointError(PodiumError, ValueError):
 
 class ConfigError(PodiumError, ValueError):
     """Unknown system name, unknown or out-of-range hyper-parameter."""
+
+
+class UsageError(PodiumError, ValueError):
+    """A command-line argument or option value out of its range (``podium`` exits with
+    status 2, as for a value its parser refuses)."""
 
 
 class ConvergenceError(PodiumError, ArithmeticError):

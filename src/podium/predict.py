@@ -76,6 +76,15 @@ pair is a foregone conclusion; for two teams ``q = 1 - |2 P - 1|``, twice the
 underdog's chance.  It uses the system's own ``F`` and variances, so it is the same
 measure for every system (TrueSkill's draw-probability quality, by contrast, needs a
 Gaussian model and the system's draw margin).
+
+**Outcome probabilities** (:func:`outcome_probabilities`; the fields ``p_first``,
+``p_draw`` and ``place_probability`` of :class:`Prediction` and :class:`TeamPrediction`):
+each side's probability of finishing first and at each place, from the exact
+distributions of the sides' performances under the same model (a logistic team is a
+sum of logistics; :mod:`podium.outcomes`), and the probability of a draw where the
+system has a draw model (:func:`draw_margin`; openskill's systems answer openskill's
+``predict_win`` and ``predict_draw``).  For logistic models the pairwise formula above
+and ``P(first)`` of two sides differ by at most 0.011 (the formula's approximation).
 """
 
 from __future__ import annotations
@@ -83,13 +92,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr  # type: ignore[import-untyped]
 
-from podium.core.numerics import TANH_MULTIPLIER
 from podium.errors import PodiumError
+from podium.outcomes import (
+    draw_probability,
+    expected_places,
+    match_quality,
+    openskill_draw,
+    openskill_three_way,
+    openskill_win,
+    place_probabilities,
+    side_model,
+    team_performance,
+    three_way,
+    win_probabilities,
+)
 from podium.systems.base import ELO_BETA, PerformanceKind, PerformanceModel, RatingSystem
 
 __all__ = [
@@ -97,21 +118,23 @@ __all__ = [
     "PerformanceModel",
     "Prediction",
     "TeamPrediction",
+    "draw_margin",
     "expected_places",
     "expected_team_places",
     "match_quality",
+    "outcome_probabilities",
     "performance_model",
     "predict",
     "predict_teams",
+    "ratings_of",
     "team_performance",
     "team_win_probability",
+    "three_way_probabilities",
     "win_probabilities",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 Kind = PerformanceKind
-
-_LOGISTIC_SCALE = TANH_MULTIPLIER
 
 
 @dataclass(frozen=True)
@@ -133,6 +156,15 @@ class Prediction:
         1-based expected place of each player.
     model:
         The performance model used.
+    p_first:
+        Each player's probability of finishing first (sums to 1); see
+        :func:`outcome_probabilities`.
+    p_draw:
+        The probability of a draw where the system has a draw model (for more than
+        two players the mean over pairs, as openskill defines it), else ``None``.
+    place_probability:
+        ``place_probability[i, r]`` = P(player i finishes at place r), places 0-based
+        (rows and columns sum to 1).
     match_quality:
         :func:`match_quality` of the lobby (``None`` for a single player).
     """
@@ -144,89 +176,10 @@ class Prediction:
     win_probability: FloatArray
     expected_place: FloatArray
     model: PerformanceModel
+    p_first: FloatArray
+    p_draw: float | None
+    place_probability: FloatArray
     match_quality: float | None = None
-
-
-def _check_vectors(mu: npt.ArrayLike, variance: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
-    m = np.asarray(mu, dtype=np.float64)
-    v = np.asarray(variance, dtype=np.float64)
-    if m.ndim != 1:
-        raise ValueError(f"mu must be one-dimensional, got shape {m.shape}")
-    v = np.broadcast_to(v, m.shape).astype(np.float64)
-    if not np.all(np.isfinite(m)):
-        bad_mu = int(np.flatnonzero(~np.isfinite(m))[0])
-        raise ValueError(f"mu must be finite; bad entry at index {bad_mu}")
-    bad = ~(np.isfinite(v) & (v >= 0))
-    if bad.any():
-        raise ValueError(
-            f"variance must be finite and >= 0; bad entry at index {int(np.flatnonzero(bad)[0])}"
-        )
-    return m, v
-
-
-def _cdf(x: FloatArray, kind: Kind) -> FloatArray:
-    if kind == "gaussian":
-        return np.asarray(ndtr(x), dtype=np.float64)
-    if kind == "logistic":
-        # 1 / (1 + exp(-s x)) written with tanh: no overflow, exact symmetry
-        return 0.5 + 0.5 * np.tanh(0.5 * _LOGISTIC_SCALE * x)
-    raise ValueError(f"kind must be 'logistic' or 'gaussian', got {kind!r}")
-
-
-def win_probabilities(
-    mu: npt.ArrayLike, variance: npt.ArrayLike, kind: Kind = "gaussian"
-) -> FloatArray:
-    """Pairwise win probabilities ``P[i, j] = F((mu_i - mu_j) / sqrt(v_i + v_j))``.
-
-    Parameters
-    ----------
-    mu:
-        Ratings, shape ``(n,)``.
-    variance:
-        Performance variances ``v_i`` (shape ``(n,)`` or a scalar), >= 0.
-    kind:
-        ``"gaussian"`` (standard normal ``F``) or ``"logistic"`` (unit-variance logistic).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n, n)`` matrix with ``P + P.T == 1`` and ``1/2`` on the diagonal.  Two players
-        with zero variance each get 1, 0 or 1/2 (the sign of the rating difference).
-    """
-    m, v = _check_vectors(mu, variance)
-    diff = m[:, None] - m[None, :]
-    spread = np.sqrt(v[:, None] + v[None, :])
-    z = np.zeros_like(diff)
-    pos = spread > 0
-    z[pos] = diff[pos] / spread[pos]
-    certain = ~pos & (diff != 0)
-    z[certain] = np.sign(diff[certain]) * np.inf
-    p = _cdf(z, kind)
-    # exact antisymmetry whatever the rounding: keep the upper triangle, mirror it
-    iu = np.triu_indices(m.size, 1)
-    p[(iu[1], iu[0])] = 1.0 - p[iu]
-    np.fill_diagonal(p, 0.5)
-    return p
-
-
-def expected_places(win_probability: npt.ArrayLike) -> FloatArray:
-    """1-based expected places ``1 + sum_{j != i} P[j, i]`` from a win-probability matrix.
-
-    Parameters
-    ----------
-    win_probability:
-        ``(n, n)`` matrix as returned by :func:`win_probabilities`.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(n,)``; sums to ``n (n + 1) / 2`` when ``P + P.T == 1``.
-    """
-    p = np.asarray(win_probability, dtype=np.float64)
-    if p.ndim != 2 or p.shape[0] != p.shape[1]:
-        raise ValueError(f"win_probability must be a square matrix, got shape {p.shape}")
-    beaten_by = p.sum(axis=0) - np.diag(p)
-    return 1.0 + beaten_by
 
 
 def performance_model(
@@ -308,11 +261,155 @@ def predict(
         seen.add(h)
     _check_weight(weight)
     n = len(hs)
-    mu, sigma, played, known = _ratings_of(system, hs, ratings)
+    mu, sigma, played, known = ratings_of(system, hs, ratings)
     model = performance_model(system, sigma, played, weight=float(weight))
     p = win_probabilities(mu, model.variance, model.kind)
-    return Prediction(hs, mu, sigma, known, p, expected_places(p), model,
+    _check_uncertain(system, model.variance, hs, "player")
+    first, draw, place = outcome_probabilities(system, mu, sigma, model)
+    return Prediction(hs, mu, sigma, known, p, expected_places(p), model, first, draw, place,
                       match_quality(p) if n >= 2 else None)
+
+
+def draw_margin(system: RatingSystem, n_players: int) -> float | None:
+    """The draw margin of ``system``'s model for a match of ``n_players`` players.
+
+    Two sides draw when their performances lie within the margin of each other
+    (:func:`podium.outcomes.draw_probability`).  A system declares its draw model with
+    a method ``draw_margin(n_players) -> float | None`` (``None``: no draws); until the
+    systems do, the known models are these:
+
+    * TrueSkill (``trueskill``): ``2 eps``, the margin of its factor graph (two tied
+      players' performances lie within ``2 eps``; docs/teams.md, "TrueSkill");
+    * openskill (``openskill-*``): see :func:`outcome_probabilities` (its own formula,
+      not a margin on the performance model);
+    * every other system: ``None`` -- the Elo-MMR family, Elo-R, Glicko, BAR,
+      Codeforces, TopCoder, EloSRM and the pairwise family have no draw probability
+      in their performance model.
+
+    Parameters
+    ----------
+    system:
+        The rating system.
+    n_players:
+        Players in the match (a margin may depend on it, as openskill's does).
+    """
+    own = getattr(system, "draw_margin", None)
+    if callable(own):
+        margin = own(n_players)
+        return None if margin is None else float(margin)
+    from podium.systems.trueskill import TrueSkillSPb
+
+    if isinstance(system, TrueSkillSPb):
+        return 2.0 * float(system.eps)
+    return None
+
+
+def outcome_probabilities(
+    system: RatingSystem, mu: FloatArray, sigma: FloatArray, model: PerformanceModel,
+    offsets: npt.NDArray[np.int64] | None = None, member_weight: FloatArray | None = None,
+) -> tuple[FloatArray, float | None, FloatArray]:
+    """``p_first``, ``p_draw`` and ``place_probability`` of a proposed match.
+
+    The sides' performances are the model's (:mod:`podium.outcomes`: a side performs the
+    weighted sum of its members' performances, normal or logistic with the variances of
+    ``model``); ``place_probability`` and, except for openskill, ``p_first`` are exact
+    under it (trapezoid quadrature to ~1e-12; a team of a logistic model is a sum of
+    logistics, not a logistic).  ``p_draw`` is ``None`` unless :func:`draw_margin`
+    gives a margin.  The ``openskill-*`` systems answer openskill 6.2.0's
+    ``predict_win`` and ``predict_draw`` (:func:`podium.outcomes.openskill_win`,
+    :func:`~podium.outcomes.openskill_draw`: pairwise averages for more than two
+    teams, team rating ``sum w_i mu_i``, ``sum w_i^2 sigma_i^2`` with openskill's
+    ``balance`` weights when set), which users switching from openskill expect; their
+    ``place_probability`` is still the model's.
+
+    Parameters
+    ----------
+    system:
+        The rating system.
+    mu, sigma:
+        Per member: rating and uncertainty.
+    model:
+        The members' performance model (:func:`performance_model`).
+    offsets:
+        ``T + 1`` offsets of the sides (``None``: every member alone).
+    member_weight:
+        Per member weight in (0, 1] (``None``: all 1).
+
+    Returns
+    -------
+    tuple
+        ``(p_first, p_draw, place_probability)``: shape ``(T,)``, float or ``None``,
+        shape ``(T, T)``.
+    """
+    from podium.systems.openskill import OpenSkillModel
+
+    sides = side_model(mu, model.variance, offsets, member_weight, model.kind)
+    place = place_probabilities(sides)
+    n = int(np.asarray(mu).size)
+    if sides.sides < 2:
+        return np.ones(1), None, place
+    if isinstance(system, OpenSkillModel):
+        t_mu, t_s2 = _openskill_teams(system, mu, sigma, sides.offsets, member_weight)
+        return (openskill_win(t_mu, t_s2, float(system.beta)),
+                openskill_draw(t_mu, t_s2, float(system.beta), n), place)
+    first = np.minimum(place[:, 0] / place[:, 0].sum(), 1.0)
+    margin = draw_margin(system, n)
+    return first, None if margin is None else draw_probability(sides, margin), place
+
+
+def three_way_probabilities(
+    system: RatingSystem, mu: FloatArray, sigma: FloatArray, model: PerformanceModel,
+    offsets: npt.NDArray[np.int64] | None = None, member_weight: FloatArray | None = None,
+) -> FloatArray | None:
+    """``[P(side 0 wins), P(draw), P(side 1 wins)]`` of a two-side match, where the
+    system has a draw model (``None`` where it has none); arguments as for
+    :func:`outcome_probabilities`.
+
+    A win is a performance ahead by more than the draw margin
+    (:func:`podium.outcomes.three_way`); the ``openskill-*`` systems use openskill's
+    pairwise model and draw margin (:func:`podium.outcomes.openskill_three_way`, whose
+    draw is ``predict_draw``).
+    """
+    from podium.systems.openskill import OpenSkillModel
+
+    sides = side_model(mu, model.variance, offsets, member_weight, model.kind)
+    if sides.sides != 2:
+        raise ValueError(f"three outcomes need exactly two sides, got {sides.sides}")
+    n = int(np.asarray(mu).size)
+    if isinstance(system, OpenSkillModel):
+        t_mu, t_s2 = _openskill_teams(system, mu, sigma, sides.offsets, member_weight)
+        return openskill_three_way(t_mu, t_s2, float(system.beta), n)
+    margin = draw_margin(system, n)
+    return None if margin is None else three_way(sides, margin)
+
+
+def _openskill_teams(system: Any, mu: FloatArray, sigma: FloatArray,
+                     offsets: npt.NDArray[np.int64], member_weight: FloatArray | None
+                     ) -> tuple[FloatArray, FloatArray]:
+    """openskill's team ratings (its ``_calculate_team_ratings``): ``sum b_i w_i mu_i``
+    and ``sum (b_i w_i sigma_i)^2``, with ``b_i = 1 + (o_max - o_i) / (o_max + kappa)``
+    (``o = mu - 3 sigma``, the team's best ``o_max``) when ``balance`` is set, else 1."""
+    m = np.asarray(mu, dtype=np.float64)
+    s = np.asarray(sigma, dtype=np.float64)
+    w = np.ones(m.size) if member_weight is None else np.asarray(member_weight, np.float64)
+    starts = offsets[:-1]
+    if bool(system.balance):
+        ordinal = m - 3.0 * s
+        best = np.repeat(np.maximum.reduceat(ordinal, starts), np.diff(offsets))
+        w = w * (1.0 + (best - ordinal) / (best + float(system.kappa)))
+    return np.add.reduceat(w * m, starts), np.add.reduceat((w * s) ** 2, starts)
+
+
+def _check_uncertain(system: RatingSystem, variance: FloatArray, names: Sequence[str],
+                     what: str) -> None:
+    """:class:`PodiumError` naming the first side whose performance variance is 0 (its
+    place would be certain, which the outcome probabilities do not model)."""
+    zero = np.flatnonzero(~(variance > 0))
+    if zero.size:
+        raise PodiumError(
+            f"{what} {names[int(zero[0])]!r}: its performance variance under "
+            f"{type(system).__name__}'s model is 0 (a rating with sigma 0?); place and "
+            "first-place probabilities need every performance to be uncertain")
 
 
 def _check_weight(weight: object) -> None:
@@ -322,11 +419,12 @@ def _check_weight(weight: object) -> None:
         raise PodiumError(f"weight must be finite and positive, got {weight!r}")
 
 
-def _ratings_of(
+def ratings_of(
     system: RatingSystem, handles: Sequence[str], ratings: dict[str, tuple[float, float, int]]
 ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-    """``mu, sigma, played, known`` of ``handles``: the stored rating, else the
-    system's newcomer prior."""
+    """``mu, sigma, played, known`` of ``handles``: the stored rating (``ratings``:
+    ``handle -> (mu, sigma, contests played)``), else the system's newcomer prior
+    (``played`` 0, ``known`` False)."""
     mu0, sig0 = system.newcomer()
     n = len(handles)
     mu = np.empty(n)
@@ -376,6 +474,10 @@ class TeamPrediction:
         :func:`match_quality` of the lobby, in (0, 1].
     model:
         The members' performance model (``variance``: each member's ``v_i``).
+    p_first, p_draw, place_probability:
+        Each team's probability of finishing first, the probability of a draw
+        (``None`` without a draw model) and ``P(team t at place r)``, as in
+        :class:`Prediction` (:func:`outcome_probabilities`).
     """
 
     names: tuple[str, ...]
@@ -391,73 +493,9 @@ class TeamPrediction:
     expected_place: FloatArray
     match_quality: float
     model: PerformanceModel
-
-
-def team_performance(
-    mu: npt.ArrayLike, variance: npt.ArrayLike, offsets: npt.ArrayLike,
-    member_weight: npt.ArrayLike | None = None,
-) -> tuple[FloatArray, FloatArray]:
-    """Team performance means ``sum w_i mu_i`` and variances ``sum w_i^2 v_i``.
-
-    Parameters
-    ----------
-    mu, variance:
-        Per member: rating and performance variance ``v_i`` (>= 0), team by team.
-    offsets:
-        ``T + 1`` non-decreasing offsets from 0 to the number of members: team ``t`` is
-        members ``offsets[t]:offsets[t + 1]`` (each team has at least one member).
-    member_weight:
-        Per member weight in (0, 1] (``None``: all 1).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(team_mu, team_variance)``, shape ``(T,)`` each.  The members of a team are
-        summed in the order given.
-    """
-    m, v = _check_vectors(mu, variance)
-    off = np.asarray(offsets, dtype=np.int64)
-    n = m.size
-    if off.ndim != 1 or off.size < 2 or off[0] != 0 or off[-1] != n:
-        raise ValueError(f"offsets must run from 0 to {n} (the number of members), "
-                         f"got {off.tolist()}")
-    if np.any(np.diff(off) <= 0):
-        t = int(np.flatnonzero(np.diff(off) <= 0)[0])
-        raise ValueError(f"every team needs at least one member; team #{t} has none")
-    w = np.ones(n) if member_weight is None else np.asarray(member_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"{n} members but {w.size} weights")
-    bad = ~((w > 0.0) & (w <= 1.0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"member weights must be in (0, 1]; bad entry at index {i}")
-    starts = off[:-1]
-    return np.add.reduceat(w * m, starts), np.add.reduceat(w * w * v, starts)
-
-
-def match_quality(win_probability: npt.ArrayLike) -> float:
-    """How balanced a lobby is: ``1 - mean over pairs of |2 P[a, b] - 1|``.
-
-    Parameters
-    ----------
-    win_probability:
-        ``(T, T)`` matrix with ``T >= 2`` (teams or players) as returned by
-        :func:`win_probabilities` or in :class:`TeamPrediction`.
-
-    Returns
-    -------
-    float
-        In [0, 1]: 1 when every pair is an even match, tending to 0 as every pair
-        becomes a foregone conclusion (see the module docstring).
-    """
-    p = np.asarray(win_probability, dtype=np.float64)
-    if p.ndim != 2 or p.shape[0] != p.shape[1]:
-        raise ValueError(f"win_probability must be a square matrix, got shape {p.shape}")
-    t = p.shape[0]
-    if t < 2:
-        raise ValueError("match quality needs at least two teams (or players)")
-    iu = np.triu_indices(t, 1)
-    return float(1.0 - np.mean(np.abs(2.0 * p[iu] - 1.0)))
+    p_first: FloatArray
+    p_draw: float | None
+    place_probability: FloatArray
 
 
 def _team_rows(teams: TeamsSpec) -> tuple[list[str], list[str], list[float], list[int]]:
@@ -547,14 +585,16 @@ def predict_teams(
     """
     names, handles, weights, offsets = _team_rows(teams)
     _check_weight(weight)
-    mu, sigma, played, known = _ratings_of(system, handles, ratings)
+    mu, sigma, played, known = ratings_of(system, handles, ratings)
     model = performance_model(system, sigma, played, weight=float(weight))
     w = np.asarray(weights, dtype=np.float64)
     off = np.asarray(offsets, dtype=np.int64)
     t_mu, t_var = team_performance(mu, model.variance, off, w)
     p = win_probabilities(t_mu, t_var, model.kind)
+    _check_uncertain(system, t_var, names, "team")
+    first, draw, place = outcome_probabilities(system, mu, sigma, model, off, w)
     return TeamPrediction(tuple(names), off, tuple(handles), w, mu, sigma, known, t_mu, t_var,
-                          p, expected_places(p), match_quality(p), model)
+                          p, expected_places(p), match_quality(p), model, first, draw, place)
 
 
 def team_win_probability(

@@ -99,8 +99,11 @@ class Rater:
     def add(self, contest: Contest) -> RoundReport:
         """Rate one contest (validated by :class:`Contest`).
 
-        A contest in which everybody tied carries no information: it changes
-        nothing (no player is created) and the report says it was skipped.
+        A contest in which every side tied (a draw) is rated as the system reads a
+        draw, unless the system's ``all_tied`` is ``"skip"``; a contest of fewer than
+        two sides has no result.  A contest left unrated changes nothing (no player
+        is created) and the report says it was skipped
+        (:meth:`~podium.systems.RatingSystem.skips_round`).
         """
         if not isinstance(contest, Contest):
             raise TypeError(f"expected a Contest, got {type(contest).__name__}")
@@ -185,13 +188,14 @@ class Rater:
         n_ok = len(contests)
         # the base class's newcomer prior is the same for every contest
         same_prior = type(system).newcomer is RatingSystem.newcomer
+        skips = system.skips_round
         prior: tuple[float, float] | None = None
         # ---- which contests are rated, their priors, out-of-order warnings
         for pos, contest in enumerate(contests):
             t = contest.time_seconds
             if last_time is not None and t < last_time:
                 early[pos] = early_warning(contest, first + pos, last_time)
-            if contest.is_outcome_free:
+            if skips(contest):
                 continue
             if not _INT64_MIN <= t <= _INT64_MAX:
                 error = ContestError(
@@ -350,7 +354,8 @@ class Rater:
                 r += 1
             else:
                 records.add(contest.name, t, contest.url, len(contest), True)
-                msg = f"contest {contest.label!r} (#{index}): everybody tied; nothing changed"
+                msg = (f"contest {contest.label!r} (#{index}): "
+                       f"{system.skip_reason(contest)}; nothing changed")
                 if pos in early:
                     log.warning(early[pos])
                 log.info(msg)
@@ -389,7 +394,8 @@ class Rater:
         ------
         ExplainError
             When ``handle`` is not in the contest, or the contest is not rated
-            (everybody tied).
+            (:meth:`~podium.systems.RatingSystem.skips_round`: fewer than two sides, or
+            everybody tied with ``all_tied="skip"``).
         """
         from podium.core.explain import ExplainError
         from podium.systems.base import RoundInput
@@ -401,9 +407,9 @@ class Rater:
             k = handles.index(handle)
         except ValueError:
             raise ExplainError(f"player {handle!r} is not in contest {contest.label!r}") from None
-        if contest.is_outcome_free:
-            raise ExplainError(f"contest {contest.label!r} is not rated (everybody tied): "
-                               "nothing changed")
+        if self.system.skips_round(contest):
+            raise ExplainError(f"contest {contest.label!r} is not rated "
+                               f"({self.system.skip_reason(contest)}): nothing changed")
         table = self.players
         n = table.n
         mu0, sig0 = self.system.newcomer(contest)
@@ -626,16 +632,24 @@ class Rater:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write a versioned checkpoint atomically (see :mod:`podium.checkpoint`)."""
-        from podium.checkpoint import save_checkpoint
+        from podium.checkpoint import checkpoint_header, write_checkpoint
 
-        save_checkpoint(self, path)
+        write_checkpoint(self.to_arrays(header=checkpoint_header()), path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Rater:
-        """Resume from a checkpoint written by :meth:`save`."""
-        from podium.checkpoint import load_checkpoint
+        """Resume from a checkpoint written by :meth:`save`.
 
-        return load_checkpoint(path)
+        Raises
+        ------
+        CheckpointError
+            When the file is missing, not a Podium checkpoint, of an unknown
+            version, or inconsistent.
+        """
+        from podium.checkpoint import read_checkpoint
+
+        return cls.from_arrays(read_checkpoint(path), where=os.fspath(path),
+                               what="checkpoint")
 
 
 def _json_bytes(obj: Any) -> np.ndarray:

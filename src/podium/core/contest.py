@@ -496,7 +496,7 @@ class Contest:
         return self._codes
 
     @classmethod
-    def _from_codes(
+    def from_codes(
         cls, pool: HandlePool, codes: npt.NDArray[np.int64], lo: Any, hi: Any, *,
         name: str = "", time_seconds: int | float = 0, weight: float = 1.0,
         perf_ceiling: float | None = None, url: str | None = None,
@@ -522,7 +522,12 @@ class Contest:
 
     @property
     def is_outcome_free(self) -> bool:
-        """True when everybody (every team) tied: such a round carries no information."""
+        """True when everybody (every team) tied, or there is one side only.
+
+        Such a round has no order to predict, so the ranking metrics count it for
+        nothing; the Rater rates it as a draw when it has two sides or more, unless
+        the system's ``all_tied`` is ``"skip"``
+        (:meth:`~podium.systems.RatingSystem.skip_reason`)."""
         return int(self.hi[0]) + 1 >= self.n_teams
 
     @property

@@ -107,8 +107,9 @@ class Equation:
 
     @property
     def holds(self) -> bool:
-        """Whether ``|total - target| <= tolerance``."""
-        return abs(self.residual) <= self.tolerance
+        """Whether ``|total - target| <= tolerance`` (a Python ``bool``, whatever the
+        numbers' type: it goes into JSON)."""
+        return bool(abs(self.residual) <= self.tolerance)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,33 @@ A handle names a player everywhere: in files, in the store, in URLs and on pages
 * Unicode NFC normalisation, so that a decomposed ``"e\\u0301"`` and the composed
   ``"\\u00e9"`` are one player;
 * surrounding whitespace trimmed (inner spaces are kept: ``"Lewis Hamilton"``);
-* refused: an empty or whitespace-only handle; a control character (``\\x00``,
-  ``\\t``, ``\\n``, ...); a format character (bidi overrides and isolates such as
-  ``\\u202e``, zero-width spaces and joiners, the byte-order mark, the soft hyphen);
-  a line or paragraph separator; a lone surrogate (text that is not Unicode);
-* at most :data:`MAX_HANDLE_LENGTH` characters (after normalisation).
+* refused: an empty or whitespace-only handle, more than :data:`MAX_HANDLE_LENGTH`
+  characters (after normalisation), and any character that :func:`identifier_problem`
+  refuses.
+
+:func:`identifier_problem` is the one character rule of every identifier -- handles,
+team names, contest ids -- after the Unicode identifier and security standards (UAX #31,
+"Unicode Identifiers and Syntax"; UTS #39, "Unicode Security Mechanisms", section 3.1,
+whose ``Identifier_Status=Restricted`` covers every class below).  Refused anywhere:
+
+* a control character (``Cc``: ``\\x00``, ``\\t``, ``\\n``, ...), a line or paragraph
+  separator (``Zl``, ``Zp``), a lone surrogate (``Cs``: text that is not Unicode);
+* a *default-ignorable* code point (``Default_Ignorable_Code_Point``, UAX #44: drawn as
+  nothing) -- bidi controls such as U+202E, zero-width spaces and joiners, the
+  byte-order mark, the soft hyphen, the Hangul fillers U+115F, U+1160, U+3164 and
+  U+FFA0, the combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4 and
+  U+17B5, variation selectors, tags -- and any other format character (``Cf``);
+* a private-use (``Co``), unassigned (``Cn``, in the Unicode version of the ``regex``
+  package, newer than Python's own tables) or noncharacter code point (U+FDD0..U+FDEF,
+  U+xxFFFE, U+xxFFFF);
+* U+2800 BRAILLE PATTERN BLANK, drawn as a blank but neither whitespace nor ignorable;
+* a combining mark with no base character: first, or after whitespace (a *lone*
+  combining mark).
+
+Emoji sequences (UTS #51) are emoji, not invisible characters: inside one, a zero-width
+joiner between two emoji (``"\\U0001F469\\u200d\\U0001F4BB"``), a variation selector
+after an emoji (``"\\u2764\\ufe0f"``), a keycap (``"1\\ufe0f\\u20e3"``) and the tags of a
+flag (``"\\U0001F3F4\\U000E0067...\\U000E007F"``) are accepted (:data:`EMOJI_SEQUENCE`).
 
 :func:`handle_key` is the case-insensitive key (``str.casefold`` of the normalised
 handle) that a store uses when it is asked to treat handles differing only by case
@@ -20,9 +42,23 @@ as one player.
 
 Times
 -----
-:func:`check_contest_time` refuses a contest time outside 1970-01-01 ..
-2200-01-01, or more than a margin (default one day) after the clock, and says
-when the value looks like milliseconds.
+:func:`check_contest_time` refuses a contest time outside 1800-01-01 ..
+2200-01-01 (a time before 1970 is a negative number of seconds), or more than a margin
+(default one day) after the clock, and says when the value looks like milliseconds
+(more than 1000 times the range in either direction).
+
+Weights
+-------
+:func:`contest_weight_problem` refuses a contest weight outside
+[:data:`MIN_CONTEST_WEIGHT`, :data:`MAX_CONTEST_WEIGHT`]: the range in which every
+rating system was checked (a weight of 1e300 divided by zero inside Elo-MMR's update,
+1e5 rated silently to 8405.8).  The loaders (``--any-weight`` for research data), the
+store and the service apply it.
+
+Stored text
+-----------
+:func:`storable_text` says whether a text can be sent to a database at all (no NUL,
+no lone surrogate): a lookup of any other text finds nothing without asking.
 """
 
 from __future__ import annotations
@@ -30,40 +66,78 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+import regex
 
 if TYPE_CHECKING:
     from podium.core.contest import Contest
 
 __all__ = [
     "DEFAULT_FUTURE_MARGIN_S",
+    "EMOJI_SEQUENCE",
+    "MAX_CONTEST_WEIGHT",
     "MAX_HANDLE_LENGTH",
     "MAX_TIME_SECONDS",
+    "MIN_CONTEST_WEIGHT",
     "MIN_TIME_SECONDS",
     "HandleError",
     "TimeError",
     "check_contest_time",
+    "contest_weight_problem",
     "handle_key",
+    "identifier_problem",
     "normalize_contest",
     "normalize_handle",
     "normalize_handles",
+    "storable_text",
 ]
 
 #: The longest handle accepted, in characters (code points) after NFC normalisation.
 MAX_HANDLE_LENGTH = 128
-#: 1970-01-01T00:00:00Z: the earliest contest time accepted.
-MIN_TIME_SECONDS = 0
+#: 1800-01-01T00:00:00Z: the earliest contest time accepted (negative: before 1970).
+MIN_TIME_SECONDS = -5_364_662_400
 #: 2200-01-01T00:00:00Z: the latest contest time accepted whatever the clock says.
 MAX_TIME_SECONDS = 7_258_118_400
 #: How far after the clock a contest may be dated by default (one day).
 DEFAULT_FUTURE_MARGIN_S = 86_400
+#: The smallest contest weight accepted (the rating systems divide by it).
+MIN_CONTEST_WEIGHT = 1e-3
+#: The largest contest weight accepted (Elo-MMR's performance equations already leave
+#: the solver's bracket near it; 1e300 divided by zero).
+MAX_CONTEST_WEIGHT = 100.0
 
-# General categories refused anywhere in a handle: Cc control, Cf format (bidi
-# controls, zero-width characters, BOM, soft hyphen), Cs surrogate, Zl line and Zp
-# paragraph separators.
-_REFUSED_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible format character",
-                       "Cs": "a lone surrogate (not Unicode text)",
-                       "Zl": "a line separator", "Zp": "a paragraph separator"}
+_EMOJI = r"\p{Extended_Pictographic}[\uFE0E\uFE0F]?\p{Emoji_Modifier}?\uFE0F?"
+#: One emoji sequence of UTS #51 ("Unicode Emoji", ED-14..ED-17): an emoji (an
+#: ``Extended_Pictographic`` character, optionally with a variation selector and a skin
+#: tone), a keycap, a flag of two regional indicators or a flag of tags; emoji joined
+#: by zero-width joiners.  Inside one, the joiners, selectors and tags belong to an
+#: emoji: they are not invisible characters.
+EMOJI_SEQUENCE = regex.compile(
+    r"(?:\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F|" + _EMOJI
+    + r"|[0-9#*]\uFE0F?\u20E3|\p{Regional_Indicator}{2})(?:\u200D" + _EMOJI + r")*")
+# Code points refused anywhere in an identifier (outside an emoji sequence).
+_REFUSED = regex.compile(
+    r"[\p{Cc}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]")
+# A combining mark with no base character: first, or after whitespace.
+_LONE_MARK = regex.compile(r"(?:^|(?<=\s))\p{M}")
+# Why a character of _REFUSED is refused: the first that matches.
+_REASONS: tuple[tuple[Any, str], ...] = (
+    (regex.compile(r"\p{Cc}"), "a control character"),
+    (regex.compile(r"\p{Cs}"), "a lone surrogate (not Unicode text)"),
+    (regex.compile(r"\p{Zl}"), "a line separator"),
+    (regex.compile(r"\p{Zp}"), "a paragraph separator"),
+    (regex.compile(r"\p{Co}"), "a private-use character (it has no agreed glyph)"),
+    (regex.compile(r"\p{Noncharacter_Code_Point}"), "a noncharacter"),
+    (regex.compile(r"\p{Cn}"), "unassigned in Unicode"),
+    (regex.compile(r"[\u200D\uFE00-\uFE0F\U000E0020-\U000E007F]"),
+     "invisible outside an emoji sequence (a joiner, variation selector or tag)"),
+    (regex.compile(r"\p{Cf}"), "an invisible format character"),
+    (regex.compile(r"\p{Default_Ignorable_Code_Point}"),
+     "default-ignorable (drawn as nothing)"),
+    (regex.compile(r"\u2800"), "a blank Braille pattern (drawn as nothing)"),
+)
 
 
 class HandleError(ValueError):
@@ -75,12 +149,24 @@ class HandleError(ValueError):
         The handle as given.
     reason:
         What is wrong, in words.
+    raw_keeps:
+        Whether keeping handles as written (``raw_handles``) accepts it: every handle
+        that is Unicode text (a lone surrogate is refused either way).
     """
 
-    def __init__(self, handle: str, reason: str) -> None:
+    def __init__(self, handle: str, reason: str, *, raw_keeps: bool | None = None) -> None:
         self.handle = handle
         self.reason = reason
+        self.raw_keeps = _unicode(handle) if raw_keeps is None else raw_keeps
         super().__init__(f"handle {_show(handle)}: {reason}")
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class TimeError(ValueError):
@@ -93,12 +179,50 @@ def _show(handle: str) -> str:
     return ascii(text) if not text.isprintable() else repr(text)
 
 
-def _check_characters(handle: str) -> None:
-    for pos, ch in enumerate(handle):
-        cat = unicodedata.category(ch)
-        what = _REFUSED_CATEGORIES.get(cat)
-        if what is not None:
-            raise HandleError(handle, f"character {pos + 1} (U+{ord(ch):04X}) is {what}")
+def identifier_problem(text: str) -> str | None:
+    """What makes ``text`` unfit as an identifier (a handle, a team name, a contest id)
+    under the character rule of the module notes; ``None`` when nothing does.
+
+    Only characters are judged here, not emptiness, length or surrounding whitespace
+    (each kind of identifier rules on those itself).  Printable ASCII is always fit.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str or None
+        ``"character N (U+XXXX) is ..."`` for the first refused character (``N``
+        counts from 1 in ``text``).
+
+    Examples
+    --------
+    >>> identifier_problem("tourist"), identifier_problem("\\U0001F469\\u200d\\U0001F4BB")
+    (None, None)
+    >>> identifier_problem("tourist\\u3164")
+    'character 8 (U+3164) is default-ignorable (drawn as nothing)'
+    >>> identifier_problem("\\u0301abc")
+    'character 1 (U+0301) is a combining mark with no base character before it'
+    """
+    if text.isascii():
+        if text.isprintable():
+            return None
+        masked = text
+    else:
+        masked = EMOJI_SEQUENCE.sub(lambda m: "x" * len(m.group()), text)
+    hit = _REFUSED.search(masked)
+    if hit is not None:
+        pos = hit.start()
+        ch = text[pos]
+        why = next((w for r, w in _REASONS if r.match(ch)), "not allowed")
+        return f"character {pos + 1} (U+{ord(ch):04X}) is {why}"
+    lone = _LONE_MARK.search(masked)
+    if lone is not None:
+        pos = lone.start()
+        return (f"character {pos + 1} (U+{ord(text[pos]):04X}) is a combining mark with no "
+                "base character before it")
+    return None
 
 
 def normalize_handle(handle: str) -> str:
@@ -128,7 +252,9 @@ def normalize_handle(handle: str) -> str:
     if (handle.isascii() and handle.isprintable() and 0 < len(handle) <= MAX_HANDLE_LENGTH
             and handle[0] != " " and handle[-1] != " "):
         return handle
-    _check_characters(handle)  # before NFC: a lone surrogate cannot be normalised
+    problem = identifier_problem(handle)
+    if problem is not None:
+        raise HandleError(handle, problem)
     out = unicodedata.normalize("NFC", handle).strip()
     if not out:
         raise HandleError(handle, "empty or only whitespace")
@@ -197,6 +323,38 @@ def handle_key(handle: str) -> str:
     return handle.casefold()
 
 
+def storable_text(text: str) -> bool:
+    """Whether ``text`` can be stored in (and so be looked up in) a database.
+
+    Refused: a NUL (``\\x00``: PostgreSQL's ``text`` cannot hold it) and a lone
+    surrogate (not Unicode text: it has no UTF-8 form).  No stored handle, contest id
+    or audit field holds either, so a lookup of such a text finds nothing; the store
+    answers "not found" without sending it (PostgreSQL would refuse the query).
+
+    >>> storable_text("tourist"), storable_text("a\\x00b"), storable_text("\\ud800")
+    (True, False, False)
+    """
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def contest_weight_problem(weight: float) -> str | None:
+    """What is wrong with ``weight`` as a contest weight (``None`` when nothing is).
+
+    >>> contest_weight_problem(1.0) is None, contest_weight_problem(1e300)
+    (True, 'weight=1e+300 is outside [0.001, 100], the range of contest weights accepted')
+    """
+    if MIN_CONTEST_WEIGHT <= weight <= MAX_CONTEST_WEIGHT:
+        return None
+    return (f"weight={weight!r} is outside [{MIN_CONTEST_WEIGHT:g}, {MAX_CONTEST_WEIGHT:g}], "
+            "the range of contest weights accepted")
+
+
 def check_contest_time(
     time_seconds: int | float,
     *,
@@ -209,7 +367,7 @@ def check_contest_time(
     Parameters
     ----------
     time_seconds : int or float
-        Seconds since 1970-01-01 UTC.
+        Seconds since 1970-01-01 UTC (negative before 1970).
     now : float, optional
         The clock (default ``time.time()``).
     future_margin_s : float, default one day
@@ -220,18 +378,19 @@ def check_contest_time(
     Raises
     ------
     TimeError
-        When the time is before 1970, after 2200, or more than ``future_margin_s``
+        When the time is before 1800, after 2200, or more than ``future_margin_s``
         after ``now`` (unless ``allow_future``); the message names the value and
         suggests seconds when it looks like milliseconds.
     """
     t = time_seconds
     hint = ""
-    if MAX_TIME_SECONDS < t <= MAX_TIME_SECONDS * 1000:
+    if MAX_TIME_SECONDS < abs(t) <= 1000 * max(MAX_TIME_SECONDS, -MIN_TIME_SECONDS) and (
+            MIN_TIME_SECONDS <= t / 1000 <= MAX_TIME_SECONDS):
         hint = (f"; it looks like milliseconds: in seconds it is {int(t // 1000)} "
                 f"({_iso(t / 1000)})")
     if t < MIN_TIME_SECONDS:
-        raise TimeError(f"time_seconds={t} is before 1970-01-01 (seconds since the Unix "
-                        "epoch are expected)")
+        raise TimeError(f"time_seconds={t} is before 1800-01-01 (seconds since the Unix "
+                        f"epoch are expected, negative before 1970){hint}")
     if t > MAX_TIME_SECONDS:
         raise TimeError(f"time_seconds={t} is after 2200-01-01{hint}")
     if allow_future:
@@ -246,7 +405,12 @@ def check_contest_time(
 
 
 def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+    """``t`` (unix seconds, negative before 1970) as a UTC date and time."""
+    try:
+        when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=t)
+    except OverflowError:
+        return f"t={t}"
+    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _span(seconds: float) -> str:

@@ -9,7 +9,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["prefetch"]
+__all__ = ["PREFETCH_AHEAD", "prefetch"]
 
 
 @intrinsic
@@ -36,3 +36,7 @@ def _prefetch(typingctx: Any, arr: Any, i: Any) -> Any:
 
 #: ``prefetch(arr, i)`` in compiled code (typed for callers as what they call).
 prefetch = cast(Callable[[Any, Any], None], _prefetch)
+
+#: How many rows ahead the serial loops over a round's participants prefetch (the rows
+#: of a participant a few places later are fetched while this one is worked on).
+PREFETCH_AHEAD = 8

@@ -4,14 +4,24 @@
   ratings just before it (:mod:`podium.evaluation.metrics`);
 * :func:`tune` searches hyper-parameters on the first part of a history (optuna);
 * :func:`volatility_farming` is the incentive experiment of the paper's code.
+
+The names are imported on first use (PEP 562), so that importing a module of the
+package -- ``podium.evaluation.cli`` registers the commands of ``podium --help`` --
+loads neither the rating systems nor Numba.
 """
 
-from podium.evaluation.incentive import IncentiveResult, volatility_farming
-from podium.evaluation.runner import EvalResult, evaluate, train_size
-from podium.evaluation.tuning import SEARCH_SPACES, TuneResult, tune, write_params_file
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from podium.evaluation.incentive import IncentiveResult, volatility_farming
+    from podium.evaluation.runner import EvalResult, evaluate, train_size
+    from podium.evaluation.tuning import TuneResult, search_spaces, tune, write_params_file
 
 __all__ = [
-    "SEARCH_SPACES",
+    "search_spaces",
     "EvalResult",
     "IncentiveResult",
     "TuneResult",
@@ -21,3 +31,29 @@ __all__ = [
     "volatility_farming",
     "write_params_file",
 ]
+
+#: Public name -> the module that defines it (imported on first access).
+_LAZY = {
+    "IncentiveResult": "podium.evaluation.incentive",
+    "volatility_farming": "podium.evaluation.incentive",
+    "EvalResult": "podium.evaluation.runner",
+    "evaluate": "podium.evaluation.runner",
+    "train_size": "podium.evaluation.runner",
+    "TuneResult": "podium.evaluation.tuning",
+    "search_spaces": "podium.evaluation.tuning",
+    "tune": "podium.evaluation.tuning",
+    "write_params_file": "podium.evaluation.tuning",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,7 +15,14 @@ import math
 import numba as nb
 import numpy as np
 
-from podium.core.numerics import cheb_matrix, clenshaw
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.chebyshev import (
+    cheb_eval,
+    cheb_fit,
+    cheb_matrix,
+    cheb_nodes,
+    cover_points,
+)
 
 #: Chebyshev-Lobatto nodes per panel of :func:`logistic_sums`.
 LOGISTIC_CHEB_NODES = 32
@@ -282,24 +289,6 @@ def logistic_sums_direct(src: np.ndarray, x: np.ndarray, c: float) -> np.ndarray
     return out
 
 
-@nb.njit(cache=True)
-def _panel_starts(xs: np.ndarray, width: float) -> np.ndarray:
-    """Greedy cover of sorted points by panels ``[xs[start], xs[start] + width]``."""
-    n = xs.size
-    starts = np.empty(n + 1, dtype=np.int64)
-    p = 0
-    starts[0] = 0
-    a = xs[0]
-    for k in range(1, n):
-        if xs[k] - a > width:
-            p += 1
-            starts[p] = k
-            a = xs[k]
-    p += 1
-    starts[p] = n
-    return starts[: p + 1]
-
-
 @nb.njit(cache=True, parallel=True)
 def _logistic_sums_panels(
     src: np.ndarray, xs: np.ndarray, starts: np.ndarray, c: float, m: int
@@ -309,9 +298,7 @@ def _logistic_sums_panels(
     ns = src.size
     out = np.empty(xs.size)
     cmat = cheb_matrix(m)
-    tnodes = np.empty(m)
-    for k in range(m):
-        tnodes[k] = math.cos(math.pi * k / (m - 1))
+    tnodes = cheb_nodes(m)
     for p in nb.prange(n_panels):
         i0 = starts[p]
         i1 = starts[p + 1]
@@ -338,19 +325,9 @@ def _logistic_sums_panels(
             for k in range(m):
                 vals[k] += 1.0 / (1.0 + amul[k] * bj)
         coef = np.empty(m)
-        for k in range(m):
-            s = 0.0
-            for j in range(m):
-                s += cmat[k, j] * vals[j]
-            coef[k] = s
+        cheb_fit(cmat, vals, coef)
         for i in range(i0, i1):
-            t = (xs[i] - x0) / r
-            if t > 1.0:
-                t = 1.0
-            elif t < -1.0:
-                t = -1.0
-            v, _ = clenshaw(coef, t)
-            out[i] = v
+            out[i] = cheb_eval(coef, x0, r, xs[i])
     return out
 
 
@@ -384,7 +361,7 @@ def logistic_sums(src: np.ndarray, x: np.ndarray, c: float, method: int) -> np.n
     xs = np.empty(nx)
     for k in range(nx):
         xs[k] = x[order[k]]
-    starts = _panel_starts(xs, math.pi / c)
+    starts = cover_points(xs, math.pi / c)
     n_panels = starts.size - 1
     if method == METHOD_AUTO:
         # a direct term costs one exp and one division, a panel term one division

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from podium.cli import add_input_args
-from podium.errors import PodiumError
+from podium.cli_common import add_input_args, float_in, int_in
+from podium.errors import PodiumError, UsageError
 
 __all__ = ["add_parsers", "markdown_table"]
 
@@ -47,6 +47,21 @@ TEAM_COLUMNS: tuple[tuple[str, str, int], ...] = (
 )
 
 
+#: The calibration scores (:mod:`podium.evaluation.calibration`), shown at the end of the
+#: table where scored: log-loss, Brier and expected calibration error of P(first), of
+#: the pairwise outcomes and of win/draw/loss (two sides, systems with a draw model).
+CALIBRATION_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("LL first", "first_log_loss", 4),
+    ("Brier first", "first_brier", 4),
+    ("ECE first", "first_ece", 4),
+    ("LL pairs", "pair_log_loss", 4),
+    ("Brier pairs", "pair_brier", 4),
+    ("ECE pairs", "pair_ece", 4),
+    ("LL W/D/L", "three_log_loss", 4),
+    ("Brier W/D/L", "three_brier", 4),
+)
+
+
 def _fmt(v: Any, digits: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -55,10 +70,12 @@ def _fmt(v: Any, digits: int) -> str:
 
 def markdown_table(records: Sequence[dict[str, Any]]) -> str:
     """The evaluation records (``EvalResult.to_dict()``) as a Markdown table; the team
-    metrics (:data:`TEAM_COLUMNS`) come after the first three columns, where scored."""
+    metrics (:data:`TEAM_COLUMNS`) come after the first three columns, the calibration
+    scores (:data:`CALIBRATION_COLUMNS`) last, where scored."""
     team = [c for c in TEAM_COLUMNS if any(r.get(c[1]) is not None for r in records)]
+    calib = [c for c in CALIBRATION_COLUMNS if any(r.get(c[1]) is not None for r in records)]
     cols = [c for c in COLUMNS if any(c[1] in r for r in records)]
-    cols = cols[:3] + team + cols[3:]
+    cols = cols[:3] + team + cols[3:] + calib
     lines = [
         "| system | " + " | ".join(c[0] for c in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -72,11 +89,17 @@ def markdown_table(records: Sequence[dict[str, Any]]) -> str:
 def _history(args: argparse.Namespace) -> list[Any]:
     import logging
 
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.io import check_history, load_contests
+    from podium.io.history import refused_report
 
+    # an evaluation goes on past a handle the rules refuse: it is kept as written and
+    # reported (how many, why, where), as --raw-handles would keep every handle
     hist = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
-                         sort_by_time=args.sort_by_time, **load_options(args))
+                         sort_by_time=args.sort_by_time, keep_refused_handles=True,
+                         **load_options(args))
+    for line in refused_report(hist):
+        print(f"warning: {line}" if not line.startswith("  ") else line, file=sys.stderr)
     for line in hist.changes:
         print(f"changed: {line}", file=sys.stderr)
     for line in hist.warnings:
@@ -93,11 +116,13 @@ def _history(args: argparse.Namespace) -> list[Any]:
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH",
                    help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
-    p.add_argument("-n", type=int, default=None, metavar="N", help="use the first N contests")
-    p.add_argument("--train-frac", type=float, default=0.1, metavar="F",
+    p.add_argument("-n", type=int_in(0), default=None, metavar="N",
+                   help="use the first N contests")
+    p.add_argument("--train-frac", type=float_in(0.0, 1.0, open_hi=True), default=0.1,
+                   metavar="F",
                    help="leading share of contests rated but not scored (default 0.1, "
                    "as the paper)")
-    p.add_argument("--min-history", type=int, default=5, metavar="K",
+    p.add_argument("--min-history", type=int_in(1), default=5, metavar="K",
                    help="earlier contests a player needs to be scored (default 5)")
     p.add_argument("--dedupe", action="store_true", help="drop contests whose url repeats")
     p.add_argument("--sort-by-time", action="store_true", help="stable-sort contests by time")
@@ -106,7 +131,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per system instead of a Markdown table")
     p.add_argument("--plot", metavar="DIR",
-                   help="write figures (metric over time, trajectories, distribution) to DIR")
+                   help="write figures (metric over time, trajectories, distribution, "
+                   "reliability diagram) to DIR")
     p.add_argument("--plot-handles", metavar="H1,H2",
                    help="players whose rating trajectories are drawn (default: top 3)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
@@ -114,16 +140,18 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
-    from podium.cli import _Progress
+    from podium.cli_common import Progress
     from podium.evaluation.runner import evaluate
+    from podium.outcomes import announce_compile
 
     contests = _history(args)
+    announce_compile()  # the calibration scores' kernels
     keep = bool(args.plot)
     results = []
     for name, params in runs:
-        bar = _Progress(len(contests), sys.stderr, not args.no_progress)
+        bar = Progress(len(contests), sys.stderr, not args.no_progress)
 
-        def progress(done: int, _total: int, bar: _Progress = bar) -> None:
+        def progress(done: int, _total: int, bar: Progress = bar) -> None:
             bar.update(done, len(contests[done - 1]))
 
         res = evaluate(
@@ -135,7 +163,8 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
         if not args.json:
             m = res.metrics
             team = "".join(f", {title} {_fmt(m[key], digits)}" for title, key, digits
-                           in TEAM_COLUMNS if key in m and not math.isnan(m[key]))
+                           in TEAM_COLUMNS + CALIBRATION_COLUMNS[::3]
+                           if key in m and not math.isnan(m[key]))
             print(f"{name}: pair inv. {_fmt(m['pair_inv'], 2)}, rank dev. "
                   f"{_fmt(m['rank_dev'], 2)}{team}, {res.seconds:.2f} s", file=sys.stderr)
     records = [r.to_dict() for r in results]
@@ -162,39 +191,39 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
 
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     system = args.system or file_system
     if not system:
-        raise PodiumError("--system is required (or a parameter file naming one)")
+        raise UsageError("--system is required (or a parameter file naming one)")
     if file_system and args.system and file_system != args.system:
         raise PodiumError(f"{args.params} is for system {file_system!r}, not {args.system!r}")
     return _run(args, [(system, params)])
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if not systems:
-        raise PodiumError("--systems needs at least one system name")
+        raise UsageError("--systems needs at least one system name")
     files: dict[str, str] = {}
     for item in args.params or []:
         name, sep, path = item.partition("=")
         if not sep:
-            raise PodiumError(f"--params expects SYSTEM=FILE, got {item!r}")
+            raise UsageError(f"--params expects SYSTEM=FILE, got {item!r}")
         files[name] = path
     unknown = sorted(set(files) - set(systems))
     if unknown:
-        raise PodiumError(f"--params given for {', '.join(unknown)}, not in --systems")
+        raise UsageError(f"--params given for {', '.join(unknown)}, not in --systems")
     runs = []
     for name in systems:
         path = files.get(name)
         if path is None and args.params_dir:
             cand = Path(args.params_dir) / f"{name}.json"
             path = str(cand) if cand.exists() else None
-        file_system, params = _load_params(path, [])
+        file_system, params = load_params(path, [])
         if file_system and file_system != name:
             raise PodiumError(f"{path} is for system {file_system!r}, not {name!r}")
         runs.append((name, params))
@@ -202,10 +231,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params
+    from podium.cli_common import load_params
     from podium.evaluation.tuning import tune, write_params_file
 
-    _, fixed = _load_params(None, args.set or [])
+    _, fixed = load_params(None, args.set or [])
     contests = _history(args)
     storage = args.storage
     out = args.out or f"tuned-{args.system}.json"
@@ -240,7 +269,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _cmd_incentive(args: argparse.Namespace) -> int:
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.evaluation.incentive import plot_incentive, volatility_farming
     from podium.io import load_contests
 
@@ -251,9 +280,9 @@ def _cmd_incentive(args: argparse.Namespace) -> int:
         try:
             window = (int(a), int(b))
         except ValueError:
-            raise PodiumError(f"--window expects START:END, got {args.window!r}") from None
+            raise UsageError(f"--window expects START:END, got {args.window!r}") from None
         if not sep:
-            raise PodiumError(f"--window expects START:END, got {args.window!r}")
+            raise UsageError(f"--window expects START:END, got {args.window!r}")
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     res = volatility_farming(contests, args.handle, systems=systems, decide_by=args.decide_by,
                              threshold=args.threshold, window=window)
@@ -353,7 +382,8 @@ def add_parsers(subparsers: Any) -> None:
     )
     _add_data_args(t)
     t.add_argument("--system", "-s", required=True, help="rating system to tune")
-    t.add_argument("--trials", type=int, required=True, help="trials to run in this process")
+    t.add_argument("--trials", type=int_in(1), required=True,
+                   help="trials to run in this process")
     t.add_argument("--objective", choices=OBJECTIVE_CHOICES, default="pair_inv",
                    help="metric to optimise (default pair_inv; the team_*, log_loss and "
                    "brier objectives need team contests, log_loss and brier two-team ones)")
@@ -363,7 +393,8 @@ def add_parsers(subparsers: Any) -> None:
     t.add_argument("--out", "-o", default=None, metavar="FILE",
                    help="best parameters file (default tuned-SYSTEM.json)")
     t.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
-    t.add_argument("--timeout", type=float, default=None, metavar="S",
+    t.add_argument("--timeout", type=float_in(0.0, 1e9, open_lo=True), default=None,
+                   metavar="S",
                    help="stop starting trials after S seconds")
     t.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="hold a parameter fixed (repeatable)")
@@ -377,7 +408,7 @@ def add_parsers(subparsers: Any) -> None:
     )
     i.add_argument("path", metavar="PATH", help="contest history")
     i.add_argument("--handle", default="tourist", help="the manipulating player (tourist)")
-    i.add_argument("-n", type=int, default=400, metavar="N",
+    i.add_argument("-n", type=int_in(1), default=400, metavar="N",
                    help="first N contests (default 400, as the paper's code)")
     i.add_argument("--systems", default="tcsys,mmr", help="systems compared (tcsys,mmr)")
     i.add_argument("--decide-by", default="tcsys",
@@ -404,27 +435,31 @@ def add_parsers(subparsers: Any) -> None:
     ts.add_argument("out", metavar="DIR", help="directory to write")
     ts.add_argument("--kind", choices=["league", "lobby"], default="league",
                     help="league of persistent rosters (default) or two-team lobbies")
-    ts.add_argument("--players", type=int, default=2000, help="players in the pool (2000)")
-    ts.add_argument("--rounds", type=int, default=3000,
+    ts.add_argument("--players", type=int_in(2), default=2000,
+                    help="players in the pool (2000)")
+    ts.add_argument("--rounds", type=int_in(1), default=3000,
                     help="rounds (league) or matches (lobby) (default 3000)")
     ts.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    ts.add_argument("--teams-per-round", type=int, default=20,
+    ts.add_argument("--teams-per-round", type=int_in(2), default=20,
                     help="league: teams in each round (default 20)")
-    ts.add_argument("--min-size", type=int, default=1, help="league: smallest roster (1)")
-    ts.add_argument("--max-size", type=int, default=5, help="league: largest roster (5)")
-    ts.add_argument("--switch", type=float, default=0.05,
+    ts.add_argument("--min-size", type=int_in(1), default=1,
+                    help="league: smallest roster (1)")
+    ts.add_argument("--max-size", type=int_in(1), default=5, help="league: largest roster (5)")
+    ts.add_argument("--switch", type=float_in(0.0, 1.0), default=0.05,
                     help="league: chance a participant swaps teams after a round (0.05)")
-    ts.add_argument("--team-size", type=int, default=5, help="lobby: players a side (5)")
+    ts.add_argument("--team-size", type=int_in(1), default=5, help="lobby: players a side (5)")
     ts.add_argument("--matchmaking", choices=["random", "skill"], default="random",
                     help="lobby: draw the players at random (default) or by similar skill")
-    ts.add_argument("--partial", type=float, default=0.0, metavar="P",
+    ts.add_argument("--partial", type=float_in(0.0, 1.0), default=0.0, metavar="P",
                     help="chance a member plays only part of a round (a weight in "
                     "[0.25, 1]; default 0)")
-    ts.add_argument("--team-noise", type=float, default=100.0, metavar="SD",
+    ts.add_argument("--team-noise", type=float_in(0.0, 1e6), default=100.0, metavar="SD",
                     help="noise of a team's performance (default 100)")
-    ts.add_argument("--perf-sd", type=float, default=200.0, help="member performance noise (200)")
-    ts.add_argument("--skill-sd", type=float, default=300.0, help="initial skill spread (300)")
-    ts.add_argument("--drift", type=float, default=35.0,
+    ts.add_argument("--perf-sd", type=float_in(0.0, 1e6), default=200.0,
+                    help="member performance noise (200)")
+    ts.add_argument("--skill-sd", type=float_in(0.0, 1e6), default=300.0,
+                    help="initial skill spread (300)")
+    ts.add_argument("--drift", type=float_in(0.0, 1e6), default=35.0,
                     help="skill drift between two rounds of a player (35)")
     ts.add_argument("--csv", action="store_true",
                     help="write one long CSV (contests.csv, with a team column) instead")

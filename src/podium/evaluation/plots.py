@@ -2,7 +2,9 @@
 
 * :func:`plot_metric_over_time`: a metric per contest (rolling mean) for each system;
 * :func:`plot_trajectories`: chosen players' display ratings contest by contest;
-* :func:`plot_rating_distribution`: histogram of the final display ratings.
+* :func:`plot_rating_distribution`: histogram of the final display ratings;
+* :func:`plot_reliability`: the reliability diagram of the outcome probabilities
+  (:mod:`podium.evaluation.calibration`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from podium.rater import Rater
 __all__ = [
     "plot_metric_over_time",
     "plot_rating_distribution",
+    "plot_reliability",
     "plot_trajectories",
     "pyplot",
     "save_figure",
@@ -120,6 +123,41 @@ def plot_rating_distribution(
     return save_figure(fig, path)
 
 
+def plot_reliability(results: Sequence[EvalResult], path: str | Path) -> Path:
+    """Reliability diagram: per bin of predicted probability (10 equal-width bins), the
+    observed frequency against the mean prediction, for P(first) (every side of every
+    contest) and for the pairwise outcomes (each pair's favourite), one line per
+    system; a calibrated system follows the diagonal.  The expected calibration error
+    is in the legend."""
+    from podium.evaluation.calibration import expected_calibration_error, reliability
+
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), squeeze=False)
+    titles = {"first": "P(first): every side of every contest",
+              "pair": "pairwise: P(favourite ahead)"}
+    for ax, what in zip(axes[0], ("first", "pair"), strict=True):
+        ax.plot([0, 1], [0, 1], color="0.6", linewidth=1, linestyle="--")
+        for res in results:
+            if res.calibration is None:
+                continue
+            p, y = res.calibration.predictions(what)
+            if not p.size:
+                continue
+            mean_p, mean_y, count = reliability(p, y)
+            full = count > 0
+            ece = expected_calibration_error(p, y)
+            ax.plot(mean_p[full], mean_y[full], marker="o", markersize=4, linewidth=1.2,
+                    label=f"{res.system} (ECE {ece:.4f}, {p.size:,} predictions)")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("predicted probability (bin mean)")
+        ax.set_ylabel("observed frequency")
+        ax.set_title(titles[what])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
 def write_plots(
     results: Sequence[EvalResult], directory: str | Path, *, handles: Sequence[str] = ()
 ) -> list[Path]:
@@ -137,4 +175,6 @@ def write_plots(
             handles = first.ratings().query("contests >= 5")["handle"].head(3).tolist()
         written.append(plot_trajectories(raters, handles, d / "trajectories.png"))
         written.append(plot_rating_distribution(raters, d / "rating_distribution.png"))
+    if any(r.calibration is not None and r.calibration.records for r in results):
+        written.append(plot_reliability(results, d / "reliability.png"))
     return written

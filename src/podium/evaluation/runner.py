@@ -27,6 +27,7 @@ import pandas as pd
 
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ConvergenceError
+from podium.evaluation.calibration import MAX_SIDES, CalibrationAccumulator
 from podium.evaluation.metrics import MetricAccumulator
 from podium.evaluation.team_metrics import (
     TeamMetricAccumulator,
@@ -66,6 +67,11 @@ class EvalResult:
         history with team contests also :data:`~podium.evaluation.team_metrics.TEAM_KEYS`
         (:mod:`podium.evaluation.team_metrics`): ``team_pair_inv``, ``team_rank_dev``,
         ``log_loss`` and ``brier`` (two-team contests), ``team_rounds``, ``matches``.
+        With ``extended``, the calibration scores
+        :data:`~podium.evaluation.calibration.CALIBRATION_KEYS`
+        (:mod:`podium.evaluation.calibration`: log-loss, Brier and ECE of P(first) and of
+        the pairwise outcomes, and of the three outcomes win/draw/loss where the system
+        has a draw model; all-tied contests included).
     seconds:
         Time spent inside the rating system's updates (the paper's Table 3 run time;
         loading and scoring excluded).
@@ -80,6 +86,9 @@ class EvalResult:
         team metrics on a history with team contests).
     rater:
         The :class:`~podium.rater.Rater` at the end (when ``keep_rater=True``).
+    calibration:
+        The calibration scores' predictions (for the reliability diagram; ``None`` when
+        ``extended=False``).
     """
 
     system: str
@@ -93,6 +102,7 @@ class EvalResult:
     player_rounds: int
     per_round: pd.DataFrame = field(repr=False)
     rater: Rater | None = field(default=None, repr=False)
+    calibration: CalibrationAccumulator | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record: ``system``, every metric, ``seconds`` and the sizes."""
@@ -140,6 +150,7 @@ def evaluate(
     keep_rater: bool = False,
     warmup: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    calibration_max_sides: int = MAX_SIDES,
 ) -> EvalResult:
     """Rate ``contests`` in order and score the ratings' predictions.
 
@@ -170,6 +181,9 @@ def evaluate(
         Numba kernels is not counted in ``seconds``.
     progress:
         Called as ``progress(done, total)`` after each contest.
+    calibration_max_sides:
+        Contests with more scored sides are left out of the calibration scores
+        (:mod:`podium.evaluation.calibration`, computed when ``extended``).
     """
     rater = Rater(system, **(params or {})) if isinstance(system, str) else Rater(system)
     if warmup:
@@ -179,6 +193,7 @@ def evaluate(
     if not 0 <= n_train <= n:
         raise ConfigError(f"train_contests must be in [0, {n}], got {n_train}")
     acc = MetricAccumulator(min_history=min_history, top_k=top_k, extended=extended)
+    cal = CalibrationAccumulator(max_sides=calibration_max_sides) if extended else None
     team_acc = (TeamMetricAccumulator(min_history=min_history)
                 if any(c.teams is not None for c in contests[n_train:]) else None)
     table = rater.players
@@ -187,7 +202,9 @@ def evaluate(
     metric_s = 0.0
     rows = 0
     for t, contest in enumerate(contests):
-        if t >= n_train and not contest.is_outcome_free:  # unrated: scores nothing
+        # an outcome-free round has no order to score, but calibration
+        # still scores its draw probability
+        if t >= n_train and (cal is not None or not contest.is_outcome_free):
             m0 = time.perf_counter()
             idx, _ = table.lookup(contest.handles)
             known = idx >= 0
@@ -203,11 +220,15 @@ def evaluate(
                     f"{contest.label!r} is not finite; these parameters make the system "
                     f"diverge ({sys_obj.params()})"
                 )
-            acc.add_round(mu, contest.lo, contest.hi, n_prev, index=t)
-            if team_acc is not None and contest.teams is not None:
-                sig = np.full(len(contest), sig_new, dtype=np.float64)
-                sig[known] = table.sigma[idx[known]]
-                _score_teams(team_acc, sys_obj, contest, mu, sig, n_prev, t)
+            sig = np.full(len(contest), sig_new, dtype=np.float64)
+            sig[known] = table.sigma[idx[known]]
+            if not contest.is_outcome_free:  # an all-tied round scores only calibration
+                acc.add_round(mu, contest.lo, contest.hi, n_prev, index=t)
+                if team_acc is not None and contest.teams is not None:
+                    _score_teams(team_acc, sys_obj, contest, mu, sig, n_prev, t)
+            if cal is not None:
+                cal.add_contest(sys_obj, contest, mu, sig, n_prev, min_history=min_history,
+                                index=t)
             metric_s += time.perf_counter() - m0
         r0 = time.perf_counter()
         rater.add(contest)
@@ -221,6 +242,11 @@ def evaluate(
         metrics.update(team_acc.summary())
         per_round = per_round.merge(pd.DataFrame.from_records(team_acc.records),
                                     on="index", how="left")
+    if cal is not None:
+        metrics.update(cal.summary())
+        if cal.records:
+            per_round = per_round.merge(pd.DataFrame.from_records(cal.records), on="index",
+                                        how="left")
     return EvalResult(
         system=rater.system_name,
         params=dict(sys_obj.params()),
@@ -233,6 +259,7 @@ def evaluate(
         player_rounds=rows,
         per_round=per_round,
         rater=rater if keep_rater else None,
+        calibration=cal,
     )
 
 

@@ -23,71 +23,20 @@ from podium._files import atomic_write
 from podium.core.contest import Contest
 from podium.errors import ConfigError, ConvergenceError
 from podium.evaluation.runner import evaluate, train_size
-from podium.systems import SYSTEMS
+from podium.systems import SYSTEMS, system_spec
+from podium.systems.base import SearchRange
 
 __all__ = [
     "OBJECTIVES",
-    "SEARCH_SPACES",
-    "Param",
+    "SearchRange",
     "TuneResult",
     "search_space",
+    "search_spaces",
     "storage_url",
     "tune",
     "write_params_file",
 ]
 
-
-@dataclass(frozen=True)
-class Param:
-    """One searched hyper-parameter: a float in ``[low, high]`` (log-uniform if ``log``)."""
-
-    low: float
-    high: float
-    log: bool = False
-
-
-_MMR = {
-    "weight_limit": Param(0.02, 2.0, log=True),
-    "sig_limit": Param(20.0, 200.0, log=True),
-}
-_MMR_RHO = {**_MMR, "rho": Param(0.05, 20.0, log=True)}
-_PAIRWISE_BETA = {
-    "beta": Param(80.0, 800.0, log=True),
-    "sig_drift": Param(2.0, 150.0, log=True),
-}
-
-#: Searched parameters per system (names as in ``podium systems -v``).
-SEARCH_SPACES: dict[str, dict[str, Param]] = {
-    "mmr": _MMR_RHO,
-    "mmr-fast": _MMR_RHO,
-    "mmr-inf": _MMR,
-    "mmr-simple": _MMR_RHO,
-    # Elo-MMR's own three; MMR-plus's ingredients stay at the preset (docs/mmr-plus.md)
-    "mmr-plus": _MMR_RHO,
-    "mmx": _MMR,
-    "mmx-fast": _MMR,
-    "cfsys": {"beta": Param(80.0, 800.0, log=True), "weight": Param(0.05, 5.0, log=True)},
-    "tcsys": {
-        "weight_noob": Param(0.05, 0.99, log=True),  # TopCoder needs weights in (0, 1)
-        "weight_limit": Param(0.01, 0.99, log=True),
-    },
-    "trueskill": {
-        "eps": Param(0.1, 20.0, log=True),
-        "beta": Param(40.0, 400.0, log=True),
-        "sig_drift": Param(2.0, 100.0, log=True),
-    },
-    "glicko": _PAIRWISE_BETA,
-    "bar": _PAIRWISE_BETA,
-    # Elo-R needs sig_star < gamma: the ranges do not overlap
-    "elo-r": {"sig_star": Param(20.0, 200.0, log=True), "gamma": Param(210.0, 1500.0, log=True)},
-    "elosrm": {"k": Param(50.0, 3000.0, log=True)},
-    "srmfix": {"k": Param(50.0, 3000.0, log=True)},
-    # openskill's scale (mu 25): the prior, the performance spread and the dynamics
-    **dict.fromkeys(
-        ("openskill-pl", "openskill-tm", "openskill-bt", "openskill-tmp", "openskill-btp"),
-        {"sigma": Param(1.0, 40.0, log=True), "beta": Param(0.5, 25.0, log=True),
-         "tau": Param(0.005, 2.5, log=True)}),
-}
 
 #: Objectives: metric key and whether larger is better.  The team metrics
 #: (:mod:`podium.evaluation.team_metrics`) need a history of team contests; ``log_loss``
@@ -96,17 +45,30 @@ OBJECTIVES: dict[str, bool] = {"pair_inv": True, "rank_dev": False, "team_pair_i
                                "team_rank_dev": False, "log_loss": False, "brier": False}
 
 
-def search_space(system: str) -> dict[str, Param]:
-    """The searched parameters of ``system`` (a :class:`ConfigError` if it has none)."""
+def search_spaces() -> dict[str, dict[str, SearchRange]]:
+    """Every tunable system's searched parameters, in the order of
+    :data:`~podium.systems.SYSTEMS`, from the ``SPEC`` of each system folder (imports
+    every folder)."""
+    out: dict[str, dict[str, SearchRange]] = {}
+    for name in SYSTEMS:
+        space = system_spec(name).search_spaces.get(name)
+        if space:
+            out[name] = dict(space)
+    return out
+
+
+def search_space(system: str) -> dict[str, SearchRange]:
+    """The searched parameters of ``system``, as its folder's ``SPEC`` declares them
+    (a :class:`ConfigError` if it has none)."""
     if system not in SYSTEMS:
         raise ConfigError(f"unknown rating system {system!r}; available: {', '.join(SYSTEMS)}")
-    try:
-        return SEARCH_SPACES[system]
-    except KeyError:
+    space = system_spec(system).search_spaces.get(system)
+    if not space:
         raise ConfigError(
             f"no search space for system {system!r}; tunable systems: "
-            f"{', '.join(SEARCH_SPACES)}"
-        ) from None
+            f"{', '.join(search_spaces())}"
+        )
+    return dict(space)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,23 @@ The layers, each in its own module:
 * :mod:`podium.io.writers`: writing contests back (JSON, directory, CSV);
 * :mod:`podium.io.results`: writing a rater's results (ratings, histories, contests)
   as CSV or Parquet.
+
+The names below are imported on first use (PEP 562): a module of the package is
+imported with what it needs only (``podium.io.synthetic`` needs NumPy, not the JSON,
+CSV and Arrow libraries of the readers and writers).
 """
 
-from podium.io.csv_long import read_contests_csv
-from podium.io.history import LoadedHistory, check_history, iter_contests, load_contests
-from podium.io.json_contests import contest_from_json_dict, read_contest_json
-from podium.io.synthetic import synthetic_contests
-from podium.io.writers import write_contest_dir, write_contest_json, write_contests_csv
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from podium.io.csv_long import read_contests_csv
+    from podium.io.history import LoadedHistory, check_history, iter_contests, load_contests
+    from podium.io.json_contests import contest_from_json_dict, read_contest_json
+    from podium.io.synthetic import synthetic_contests
+    from podium.io.writers import write_contest_dir, write_contest_json, write_contests_csv
 
 __all__ = [
     "synthetic_contests",
@@ -30,3 +40,31 @@ __all__ = [
     "write_contest_json",
     "write_contests_csv",
 ]
+
+#: Public name -> the module that defines it (imported on first access).
+_LAZY = {
+    "read_contests_csv": "podium.io.csv_long",
+    "LoadedHistory": "podium.io.history",
+    "check_history": "podium.io.history",
+    "iter_contests": "podium.io.history",
+    "load_contests": "podium.io.history",
+    "contest_from_json_dict": "podium.io.json_contests",
+    "read_contest_json": "podium.io.json_contests",
+    "synthetic_contests": "podium.io.synthetic",
+    "write_contest_dir": "podium.io.writers",
+    "write_contest_json": "podium.io.writers",
+    "write_contests_csv": "podium.io.writers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -61,6 +61,8 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 __all__ = ["MAX_FLOAT_CHARS", "MAX_INT_CHARS", "format_double", "format_int", "shortest_digits",
            "CHUNK", "FLOAT", "INT", "TEXT", "gather_floats", "gather_ints", "gather_keys",
            "chunk_capacity", "write_chunks"]

@@ -1,7 +1,7 @@
 """Compiled standings reading for large loads (:mod:`podium.io._scan_kernels`).
 
-A coded handle table (:class:`podium.io._common._Handles`) switches to it once a
-load has read ``SCAN_AFTER_ROWS`` rows (:mod:`podium.io._common`): from then on the
+A coded handle table (:class:`podium.io._handles.HandleTable`) switches to it once a
+load has read ``SCAN_AFTER_ROWS`` rows (:mod:`podium.io._handles`): from then on the
 loader decodes each contest's top-level fields with msgspec, keeps its standings as
 raw JSON bytes, and reads them with :func:`~podium.io._scan_kernels.scan_standings`,
 which numbers the handles through a hash table of their bytes instead of making a

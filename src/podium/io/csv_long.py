@@ -21,19 +21,12 @@ import numpy as np
 from podium.core.contest import Contest
 from podium.core.guards import HandleError
 from podium.errors import ContestError, DataFormatError
-from podium.io._common import (
-    PathArg,
-    _check_limit,
-    _contest_error_at,
-    _duplicate_note,
-    _handle_error,
-    _Handles,
-    _interning,
-    _short,
-    _Times,
-)
+from podium.io._handles import HandleTable, handle_table
+from podium.io._messages import contest_error_at, duplicate_note, handle_error, short
+from podium.io._paths import PathArg, check_limit
+from podium.io._times import TimeCheck
 
-__all__ = ["read_contests_csv"]
+__all__ = ["csv_contests", "read_contests_csv"]
 
 
 _CSV_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -116,11 +109,11 @@ def _csv_number(cell: str, what: str, where: str, *, whole: bool) -> float:
     try:
         value = float(cell)
     except ValueError:
-        raise DataFormatError(f"{where}: non-numeric {what} {_short(cell)}") from None
+        raise DataFormatError(f"{where}: non-numeric {what} {short(cell)}") from None
     if not math.isfinite(value):
-        raise DataFormatError(f"{where}: {what} must be finite, got {_short(cell)}")
+        raise DataFormatError(f"{where}: {what} must be finite, got {short(cell)}")
     if whole and value != int(value):
-        raise DataFormatError(f"{where}: {what} must be a whole number, got {_short(cell)}")
+        raise DataFormatError(f"{where}: {what} must be a whole number, got {short(cell)}")
     return value
 
 
@@ -142,7 +135,7 @@ def _csv_rows(reader: Any, path: Path) -> Iterator[tuple[int, list[str]]]:
 
 
 def _read_csv_groups(
-    path: Path, intern: _Handles
+    path: Path, intern: HandleTable
 ) -> tuple[list[_CsvContest], str, int | None]:
     """The contests' rows by contest (ordered by time, then first appearance), the
     value column (``place`` or ``score``) and the header line when there is no time
@@ -184,7 +177,7 @@ def _read_csv_groups(
             try:
                 handle = intern(raw)
             except HandleError as exc:
-                raise _handle_error(exc, where, key) from None
+                raise handle_error(exc, where, key) from None
             cell = row[c_value].strip()
             pw = f"{where}: contest {key!r}, player {handle!r}"
             value = _csv_number(cell, kind, pw, whole=kind == "place")
@@ -212,7 +205,7 @@ def _read_csv_groups(
                         mval = float(mcell)
                     except ValueError:
                         raise DataFormatError(
-                            f"{where}: contest {key!r}: non-numeric {role} {_short(mcell)}"
+                            f"{where}: contest {key!r}: non-numeric {role} {short(mcell)}"
                         ) from None
                 else:
                     mval = mcell
@@ -224,8 +217,8 @@ def _read_csv_groups(
                     group.meta_lines[what] = line
                 elif old != val:
                     raise DataFormatError(
-                        f"{where}: inconsistent {what} within contest {key!r}: {_short(val)} "
-                        f"here but {_short(old)} on line {group.meta_lines[what]}"
+                        f"{where}: inconsistent {what} within contest {key!r}: {short(val)} "
+                        f"here but {short(old)} on line {group.meta_lines[what]}"
                     )
             if c_team is not None:
                 team = row[c_team].strip()
@@ -236,7 +229,7 @@ def _read_csv_groups(
                 try:
                     team = intern(team)
                 except HandleError as exc:
-                    raise _handle_error(exc, where, key, team=True) from None
+                    raise handle_error(exc, where, key, team=True) from None
                 group.teams.append(team)
                 mw = 1.0
                 if c_mweight is not None:
@@ -260,7 +253,7 @@ def _read_csv_groups(
 
 
 def _csv_group_contest(
-    group: _CsvContest, kind: str, path: Path, intern: _Handles
+    group: _CsvContest, kind: str, path: Path, intern: HandleTable
 ) -> Contest:
     meta: dict[str, Any] = {
         "name": group.meta.get("name", group.key),
@@ -282,8 +275,8 @@ def _csv_group_contest(
         return Contest.from_scores(group.handles, values, **meta)
     except ContestError as exc:
         if group.raw:
-            exc = _duplicate_note(exc, [group.raw.get(i, h) for i, h in enumerate(group.handles)],
-                                  intern)
+            exc = duplicate_note(exc, [group.raw.get(i, h) for i, h in enumerate(group.handles)],
+                                 intern)
         lines = [group.lines[i] for i, h in enumerate(group.handles) if h == exc.player]
         if not lines and exc.team is not None and group.teams:
             lines = [group.lines[i] for i, t in enumerate(group.teams) if t == exc.team]
@@ -291,7 +284,7 @@ def _csv_group_contest(
             lines = [group.first_line]
         label = "line" if len(lines) == 1 else "lines"
         numbers = ", ".join(map(str, lines[:-1])) + (" and " if len(lines) > 1 else "")
-        raise _contest_error_at(exc, f"{path}, {label} {numbers}{lines[-1]}") from exc
+        raise contest_error_at(exc, f"{path}, {label} {numbers}{lines[-1]}") from exc
 
 
 def read_contests_csv(
@@ -302,6 +295,7 @@ def read_contests_csv(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
 ) -> list[Contest]:
     """Read a CSV long table (one row per player and contest).
 
@@ -347,6 +341,8 @@ def read_contests_csv(
     require_times : bool, default True
         Refuse a file without a time column.  With ``False`` such a file is read
         with every contest at time 0, in the order of first appearance.
+    any_weight : bool, default False
+        Accept any positive contest weight (else outside [0.001, 100] is refused).
 
     Returns
     -------
@@ -364,14 +360,41 @@ def read_contests_csv(
         or in the future, or the contest model rejects a contest (a player listed
         twice, a non-positive weight); the message names the file and line(s).
     """
-    return _read_csv(Path(path), limit, _interning(interner, raw_handles), _Times(allow_future),
-                     require_times)
+    return csv_contests(Path(path), limit, handle_table(interner, raw_handles),
+                        TimeCheck(allow_future, any_weight=any_weight), require_times)
 
 
-def _read_csv(path: Path, limit: int | None, intern: _Handles, times: _Times | None,
-              require_times: bool, note: Callable[[str], None] | None = None) -> list[Contest]:
-    """:func:`read_contests_csv`; ``note`` is told once when the file has no times."""
-    _check_limit(limit)
+def csv_contests(path: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None,
+                 require_times: bool, note: Callable[[str], None] | None = None
+                 ) -> list[Contest]:
+    """The contests of the CSV file ``path``, as :func:`read_contests_csv` reads them,
+    with a load's handle table and time check.
+
+    Parameters
+    ----------
+    path : Path
+        The CSV file.
+    limit : int, optional
+        Keep only the first ``limit`` contests (after ordering).
+    intern : HandleTable
+        The load's handle table (:mod:`podium.io._handles`).
+    times : TimeCheck, optional
+        The load's time check (:mod:`podium.io._times`); ``None``: times unchecked.
+    require_times : bool
+        Refuse a file without a time column.
+    note : callable, optional
+        Told once (one line) when a file without a time column is read.
+
+    Returns
+    -------
+    list of Contest
+
+    Raises
+    ------
+    DataFormatError, ContestError
+        As :func:`read_contests_csv`.
+    """
+    check_limit(limit)
     groups, kind, no_times_line = _read_csv_groups(path, intern)
     if limit is not None:
         groups = groups[:limit]

@@ -10,7 +10,7 @@ Handle strings are interned across all contests of one load, so that a history
 of millions of player-rounds stores each distinct handle once; each distinct handle
 is checked and normalised once (:mod:`podium.core.guards`; ``raw_handles=True``
 keeps them as given).  Every contest's time is checked
-(:func:`podium.core.guards.check_contest_time`: 1970..2200 and not in the future
+(:func:`podium.core.guards.check_contest_time`: 1800..2200 and not in the future
 unless ``allow_future=True``).
 """
 
@@ -27,12 +27,15 @@ from pathlib import Path
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._common import PathArg, _check_limit, _Handles, _Times
-from podium.io.csv_long import _read_csv
-from podium.io.json_contests import _EmptyContest, read_contest_json
-from podium.io.sources import TAR_SUFFIXES, _iter_dir, _iter_tar
+from podium.io._handles import HandleTable
+from podium.io._paths import PathArg, check_limit
+from podium.io._times import TimeCheck
+from podium.io.csv_long import csv_contests
+from podium.io.json_contests import EmptyContest, read_contest_json
+from podium.io.sources import TAR_SUFFIXES, iter_dir, iter_tar
 
-__all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests"]
+__all__ = ["LoadedHistory", "check_history", "iter_contests", "load_contests",
+           "refused_report"]
 
 #: At most this many warnings of one kind are listed by :func:`check_history`.
 _MAX_WARNINGS_PER_KIND = 10
@@ -61,12 +64,16 @@ class LoadedHistory:
         What the loader skipped and the user may not expect: archive members that
         are not regular files (links, devices), ``N.json`` directory entries that are
         not files; at most 10 lines and a count.
+    refused_handles : dict of str to str
+        With ``keep_refused_handles``: each handle (or team name) the handle rules
+        refused and that was kept as written, with the reason.
     """
 
     contests: list[Contest]
     source: str
     changes: list[str] = field(default_factory=list)
     indices: list[int] = field(default_factory=list)
+    refused_handles: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -126,12 +133,17 @@ def _kind(path: Path) -> str:
 class _Options:
     """What one load checks and where it reports (shared by the sources)."""
 
-    __slots__ = ("raw_handles", "times", "require_times", "warn", "note")
+    __slots__ = ("raw_handles", "times", "require_times", "warn", "note", "keep_refused",
+                 "refused")
 
     def __init__(self, raw_handles: bool, allow_future: bool, require_times: bool,
-                 warn: Callable[[str], None], note: Callable[[str], None]) -> None:
+                 warn: Callable[[str], None], note: Callable[[str], None],
+                 any_weight: bool = False, keep_refused: bool = False) -> None:
         self.raw_handles = raw_handles
-        self.times = _Times(allow_future)
+        self.keep_refused = keep_refused
+        #: what the handle table kept as written (``keep_refused``): handle -> reason
+        self.refused: dict[str, str] = {}
+        self.times = TimeCheck(allow_future, any_weight=any_weight)
         self.require_times = require_times
         self.warn = warn
         self.note = note
@@ -139,25 +151,28 @@ class _Options:
 
 def _iter_indexed(
     path: PathArg, limit: int | None, opts: _Options
-) -> Iterator[tuple[int, Contest | _EmptyContest]]:
+) -> Iterator[tuple[int, Contest | EmptyContest]]:
     """``(file index, contest)`` in index order."""
-    _check_limit(limit)
+    check_limit(limit)
     p = Path(path)
     kind = _kind(p)
     if limit == 0:
         return
     # numbered handles: a Rater finds the players of a batch with one gather
-    intern = _Handles(raw=opts.raw_handles, coded=kind in ("dir", "tar"))
+    intern = HandleTable(raw=opts.raw_handles, coded=kind in ("dir", "tar"),
+                         keep_refused=opts.keep_refused)
+    opts.refused = intern.refused
     if kind == "dir":
-        yield from _iter_dir(p, limit, intern, opts.times, opts.warn)
+        yield from iter_dir(p, limit, intern, opts.times, opts.warn)
     elif kind == "tar":
-        yield from _iter_tar(p, limit, intern, opts.times, opts.warn)
+        yield from iter_tar(p, limit, intern, opts.times, opts.warn)
     elif kind == "json":
         yield 0, read_contest_json(p, interner=intern.table, raw_handles=opts.raw_handles,
-                                   allow_future=opts.times.allow_future)
+                                   allow_future=opts.times.allow_future,
+                                   any_weight=opts.times.any_weight)
     else:
-        yield from enumerate(_read_csv(p, limit, intern, opts.times, opts.require_times,
-                                       opts.note))
+        yield from enumerate(csv_contests(p, limit, intern, opts.times, opts.require_times,
+                                          opts.note))
 
 
 def iter_contests(
@@ -167,6 +182,7 @@ def iter_contests(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
 ) -> Iterator[Contest]:
     """Iterate over the contests stored at ``path`` in index order.
 
@@ -187,11 +203,15 @@ def iter_contests(
         not Unicode (a lone surrogate) is refused either way.
     allow_future : bool, default False
         Accept contests dated more than a day after this machine's clock (simulated
-        or scheduled contests).  Times before 1970 or after 2200 are refused
-        either way (a time in milliseconds is recognised and named).
+        or scheduled contests).  Times before 1800 (negative before 1970) or after
+        2200 are refused either way (a time in milliseconds is recognised and named).
     require_times : bool, default True
         Refuse a CSV file without a time column; with ``False`` its contests are
         read in file order at time 0.
+    any_weight : bool, default False
+        Accept any positive contest weight; by default a weight outside
+        [0.001, 100] is refused (:func:`podium.core.guards.contest_weight_problem`:
+        the range every rating system was checked in, the store's).
 
     Yields
     ------
@@ -215,7 +235,8 @@ def iter_contests(
     What :func:`load_contests` reports in ``warnings`` and ``changes`` is logged
     here (logger ``podium.io``, levels WARNING and INFO).
     """
-    opts = _Options(raw_handles, allow_future, require_times, log.warning, log.info)
+    opts = _Options(raw_handles, allow_future, require_times, log.warning, log.info,
+                    any_weight)
     for _, contest in _iter_indexed(path, limit, opts):
         if isinstance(contest, Contest):
             yield contest
@@ -250,6 +271,8 @@ def load_contests(
     raw_handles: bool = False,
     allow_future: bool = False,
     require_times: bool = True,
+    any_weight: bool = False,
+    keep_refused_handles: bool = False,
 ) -> LoadedHistory:
     """Load a contest history into memory.
 
@@ -265,8 +288,13 @@ def load_contests(
         (the first occurrence is kept; contests without url are never duplicates).
     sort_by_time : bool, default False
         Stable-sort the contests by ``time_seconds``.
-    raw_handles, allow_future, require_times : bool
+    raw_handles, allow_future, require_times, any_weight : bool
         As :func:`iter_contests`.
+    keep_refused_handles : bool, default False
+        Keep a handle or team name that breaks the handle rules as written (as
+        ``raw_handles`` would) instead of refusing the file, and list it in
+        ``refused_handles`` (what ``podium eval`` and ``compare`` do: an evaluation
+        needs each player told apart, not a displayable handle).
 
     Returns
     -------
@@ -295,13 +323,14 @@ def load_contests(
         if skipped <= _MAX_WARNINGS_PER_KIND:
             warnings.append(line)
 
-    opts = _Options(raw_handles, allow_future, require_times, warn, changes.append)
+    opts = _Options(raw_handles, allow_future, require_times, warn, changes.append,
+                    any_weight, keep_refused_handles)
     with _gc_paused():
         loaded = list(_iter_indexed(path, limit, opts))
     if skipped > _MAX_WARNINGS_PER_KIND:
         warnings.append(f"... {skipped} entries of {path} skipped in all")
     for idx, contest in loaded:
-        if isinstance(contest, _EmptyContest):
+        if isinstance(contest, EmptyContest):
             changes.append(f"skipped contest #{idx} {contest.name!r} ({contest.source}): "
                            "its standings are empty")
             continue
@@ -354,7 +383,35 @@ def load_contests(
             indices = [indices[k] for k in order]
             contests = [contests[k] for k in order]
     return LoadedHistory(contests=contests, source=str(path), changes=changes, indices=indices,
-                         warnings=warnings)
+                         warnings=warnings, refused_handles=dict(opts.refused))
+
+
+def refused_report(history: LoadedHistory, *, limit: int = 10) -> list[str]:
+    """Lines saying which handles of ``history`` the handle rules refused and the load
+    kept as written (``keep_refused_handles``): how many, then for each (at most
+    ``limit``) why and the first contest (and file) it appears in.  Empty when none."""
+    refused = history.refused_handles
+    if not refused:
+        return []
+    first: dict[str, str] = {}
+    for idx, contest in zip(history.indices, history.contests, strict=True):
+        names = set(contest.handles)
+        if contest.teams is not None:
+            names.update(contest.teams.names)
+        for h in names.intersection(refused).difference(first):
+            first[h] = f"contest {contest.label!r} (file {idx})"
+        if len(first) == len(refused):
+            break
+    n = len(refused)
+    lines = [f"{n} handle{'s' if n != 1 else ''} broke the handle rules and "
+             f"{'were' if n != 1 else 'was'} kept as written (an evaluation only needs players "
+             "told apart; --raw-handles keeps every handle as written):"]
+    for h, why in list(refused.items())[:limit]:
+        lines.append(f"  {ascii(h) if not h.isprintable() else repr(h)}: {why}; first in "
+                     f"{first.get(h, 'a contest left out')}")
+    if n > limit:
+        lines.append(f"  ... and {n - limit} more")
+    return lines
 
 
 def check_history(

@@ -47,20 +47,17 @@ import numpy.typing as npt
 from podium.core.contest import Contest
 from podium.core.guards import HandleError
 from podium.errors import ContestError, DataFormatError
-from podium.io._common import (
-    PathArg,
-    _check_texts,
-    _contest_error_at,
-    _duplicate_note,
-    _handle_error,
-    _Handles,
-    _interning,
-    _json_type,
-    _read_bytes,
-    _short,
-    _short_int,
-    _Times,
+from podium.io._handles import HandleTable, handle_table
+from podium.io._messages import (
+    contest_error_at,
+    duplicate_note,
+    handle_error,
+    short,
+    short_int,
+    show,
 )
+from podium.io._paths import PathArg, read_bytes
+from podium.io._times import TimeCheck
 
 _orjson: Any
 try:  # optional, faster JSON parser
@@ -68,7 +65,7 @@ try:  # optional, faster JSON parser
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
-__all__ = ["contest_from_json_dict", "read_contest_json"]
+__all__ = ["EmptyContest", "contest_from_json_dict", "decode_contest", "read_contest_json"]
 
 
 class _ContestDoc(msgspec.Struct):
@@ -109,7 +106,7 @@ def _plain_fields(doc: _ContestDoc | _ContestRawDoc) -> bool:
                for v in (doc.time_seconds, doc.weight, doc.perf_ceiling))
 
 
-def _decode_scanned(data: bytes, source: str, intern: _Handles) -> Contest | None:
+def _decode_scanned(data: bytes, source: str, intern: HandleTable) -> Contest | None:
     """The contest of well-formed JSON text through the compiled standings reader
     (:mod:`podium.io._scan`); ``None`` when the reader does not take it (the handle
     table is then as it was and :func:`_decode_fast` reads it)."""
@@ -127,7 +124,7 @@ def _decode_scanned(data: bytes, source: str, intern: _Handles) -> Contest | Non
     intern.scanned(scan)
     try:
         _check_texts(doc.name, doc.url, source)
-        return Contest._from_codes(
+        return Contest.from_codes(
             pool, scan.codes, scan.lo, scan.hi, name=doc.name, time_seconds=doc.time_seconds,
             weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
     except (ContestError, DataFormatError):  # the general path names the problem
@@ -136,8 +133,8 @@ def _decode_scanned(data: bytes, source: str, intern: _Handles) -> Contest | Non
 
 
 def _decode_fast(
-    data: bytes, source: str, intern: _Handles, *, allow_empty: bool
-) -> Contest | _EmptyContest | None:
+    data: bytes, source: str, intern: HandleTable, *, allow_empty: bool
+) -> Contest | EmptyContest | None:
     """The contest of well-formed JSON text, decoded straight into typed values.
 
     Returns ``None`` when the text is not a well-typed contest object (bad syntax, a
@@ -156,7 +153,7 @@ def _decode_fast(
     standings = doc.standings
     n = len(standings)
     if n == 0:
-        return _EmptyContest(doc.name, source) if allow_empty else None
+        return EmptyContest(doc.name, source) if allow_empty else None
     if not _plain_fields(doc):
         return None
     raw, los, his = zip(*standings, strict=True)
@@ -173,25 +170,50 @@ def _decode_fast(
         else:  # numbered: the Contest spells its handles out only if they are read
             codes = intern.coded(raw)
     except HandleError as exc:
-        raise _handle_error(exc, source, doc.name or "<unnamed>") from None
+        raise handle_error(exc, source, doc.name or "<unnamed>") from None
     try:
         if pool is None:
             return Contest.from_arrays(
                 handles, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
                 weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
-        return Contest._from_codes(
+        return Contest.from_codes(
             pool, codes, lo, hi, name=doc.name, time_seconds=doc.time_seconds,
             weight=doc.weight, perf_ceiling=doc.perf_ceiling, url=doc.url)
     except ContestError as exc:
-        raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
+        raise contest_error_at(duplicate_note(exc, raw, intern), source) from exc
 
 
-def _decode_contest(
-    data: bytes, source: str, intern: _Handles, *, allow_empty: bool,
-    times: _Times | None,
-) -> Contest | _EmptyContest:
+def decode_contest(
+    data: bytes, source: str, intern: HandleTable, *, allow_empty: bool,
+    times: TimeCheck | None,
+) -> Contest | EmptyContest:
     """A contest from JSON text: the typed fast path, else the checking path; then the
-    time check (``times``, when given)."""
+    time check (``times``, when given).
+
+    Parameters
+    ----------
+    data : bytes
+        The JSON text of one contest object.
+    source : str
+        Where it came from (file, archive member); starts every message.
+    intern : HandleTable
+        The load's handle table (:mod:`podium.io._handles`).
+    allow_empty : bool
+        Return an :class:`EmptyContest` for a contest with empty standings (a history
+        member) instead of refusing it.
+    times : TimeCheck, optional
+        The load's time check (:mod:`podium.io._times`); ``None``: the time is not
+        checked.
+
+    Returns
+    -------
+    Contest or EmptyContest
+
+    Raises
+    ------
+    DataFormatError, ContestError
+        As :func:`read_contest_json`.
+    """
     found = _decode_fast(data, source, intern, allow_empty=allow_empty)
     if found is None:
         d = _parse_json_bytes(data, source)
@@ -253,6 +275,37 @@ def _long_number_at(data: bytes) -> str:
     return f" at line {line}, column {column}"
 
 
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _check_texts(name: str, url: str | None, source: str) -> None:
+    """Refuse a contest name or url holding a lone surrogate (not Unicode text)."""
+    for key, value in (("name", name), ("url", url)):
+        if value is None or value.isascii():
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = source if key == "name" else f"{source}: contest {show(name)}"
+            raise DataFormatError(
+                f"{where}: {key!r} {show(value)} is not Unicode text: character "
+                f"{exc.start + 1} (U+{ord(value[exc.start]):04X}) is a lone surrogate") from None
+
+
 def _split_standings(
     standings: list[Any], where: str
 ) -> tuple[Sequence[Any], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -272,13 +325,13 @@ def _split_standings(
             if not isinstance(row, list) or len(row) != 3:
                 raise DataFormatError(
                     f"{where}: standings[{pos}] must be a [handle, lo, hi] array, got "
-                    f"{_short(row)}"
+                    f"{short(row)}"
                 )
     if set(map(type, handles)) != {str}:
         pos = next(i for i, h in enumerate(handles) if not isinstance(h, str))
         raise DataFormatError(
             f"{where}: standings[{pos}]: handle must be a string, got {_json_type(handles[pos])} "
-            f"{_short(handles[pos])}"
+            f"{short(handles[pos])}"
         )
     arrays = []
     for what, values in (("lo", los), ("hi", his)):
@@ -292,12 +345,12 @@ def _split_standings(
                 if type(v) is not int:
                     raise DataFormatError(
                         f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} must be "
-                        f"an integer, got {_json_type(v)} {_short(v)}"
+                        f"an integer, got {_json_type(v)} {short(v)}"
                     )
                 if abs(v) >= 2**63:
                     raise DataFormatError(
                         f"{where}: standings[{pos}] (player {handles[pos]!r}): {what} = "
-                        f"{_short_int(v)} is out of range"
+                        f"{short_int(v)} is out of range"
                     )
             arr = arr.astype(np.int64)
         arrays.append(arr)
@@ -305,7 +358,7 @@ def _split_standings(
 
 
 def _team_rows(
-    standings: list[Any], where: str, intern: _Handles, source: str, label: str
+    standings: list[Any], where: str, intern: HandleTable, source: str, label: str
 ) -> list[tuple[str, int, int, list[Any]]]:
     """The rows of a team contest (``[team, lo, hi, members]`` or ``[handle, lo, hi]``),
     with every JSON type checked and every name through ``intern``; the message names
@@ -315,22 +368,22 @@ def _team_rows(
         if type(row) is not list or len(row) not in (3, 4):
             raise DataFormatError(
                 f"{where}: standings[{pos}] must be a [team, lo, hi, [member, ...]] array "
-                f"(or [handle, lo, hi]), got {_short(row)}")
+                f"(or [handle, lo, hi]), got {short(row)}")
         name = row[0]
         if not isinstance(name, str):
             raise DataFormatError(
                 f"{where}: standings[{pos}]: the team name must be a string, got "
-                f"{_json_type(name)} {_short(name)}")
+                f"{_json_type(name)} {short(name)}")
         for what, v in (("lo", row[1]), ("hi", row[2])):
             if type(v) is not int or abs(v) >= 2**63:
-                shown = _short_int(v) if type(v) is int else _short(v)
+                shown = short_int(v) if type(v) is int else short(v)
                 raise DataFormatError(
                     f"{where}: standings[{pos}] (team {name!r}): {what} must be an "
                     f"integer, got {_json_type(v)} {shown}")
         try:
             name = intern(name)
         except HandleError as exc:
-            raise _handle_error(exc, source, label, team=len(row) == 4) from None
+            raise handle_error(exc, source, label, team=len(row) == 4) from None
         if len(row) == 3:
             out.append((name, row[1], row[2], [name]))
             continue
@@ -339,7 +392,7 @@ def _team_rows(
             raise DataFormatError(
                 f"{where}: standings[{pos}] (team {name!r}): members must be an array of "
                 f"handles or [handle, weight] pairs, got {_json_type(members_in)} "
-                f"{_short(members_in)}")
+                f"{short(members_in)}")
         members: list[Any] = []
         for k, m in enumerate(members_in):
             try:
@@ -351,9 +404,9 @@ def _team_rows(
                 else:
                     raise DataFormatError(
                         f"{where}: standings[{pos}] (team {name!r}): member #{k} must be a "
-                        f"handle or a [handle, weight] pair, got {_short(m)}")
+                        f"handle or a [handle, weight] pair, got {short(m)}")
             except HandleError as exc:
-                raise _handle_error(exc, source, label) from None
+                raise handle_error(exc, source, label) from None
         out.append((name, row[1], row[2], members))
     return out
 
@@ -400,10 +453,10 @@ def contest_from_json_dict(
     The contest time is not checked here (the file loaders do, see
     :func:`read_contest_json`).
     """
-    return _contest_of_doc(d, source, _interning(interner, raw_handles))
+    return _contest_of_doc(d, source, handle_table(interner, raw_handles))
 
 
-def _contest_of_doc(d: Any, source: str, intern: _Handles) -> Contest:
+def _contest_of_doc(d: Any, source: str, intern: HandleTable) -> Contest:
     """:func:`contest_from_json_dict` with the handle table as a function."""
     if not isinstance(d, dict):
         raise DataFormatError(
@@ -424,11 +477,11 @@ def _contest_of_doc(d: Any, source: str, intern: _Handles) -> Contest:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise DataFormatError(
                 f"{where}: {key!r} must be a number{' or null' if nullable else ''}, "
-                f"got {_json_type(value)} {_short(value)}"
+                f"got {_json_type(value)} {short(value)}"
             )
         if type(value) is int and not -(2**63) <= value < 2**63:
             raise DataFormatError(
-                f"{where}: {key!r} = {_short_int(value)} is out of range (beyond 64 bits)")
+                f"{where}: {key!r} = {short_int(value)} is out of range (beyond 64 bits)")
         return value
 
     time_seconds = number("time_seconds", d["time_seconds"], nullable=False)
@@ -453,24 +506,24 @@ def _contest_of_doc(d: Any, source: str, intern: _Handles) -> Contest:
                 perf_ceiling=perf_ceiling, url=url,
             )
         except ContestError as exc:
-            raise _contest_error_at(exc, source) from exc
+            raise contest_error_at(exc, source) from exc
     raw, lo, hi = _split_standings(standings, where)
     try:
         handles = intern.all(raw)
     except HandleError as exc:
-        raise _handle_error(exc, source, label) from None
+        raise handle_error(exc, source, label) from None
     try:
         return Contest.from_arrays(
             handles, lo, hi, name=name, time_seconds=time_seconds, weight=weight,
             perf_ceiling=perf_ceiling, url=url,
         )
     except ContestError as exc:
-        raise _contest_error_at(_duplicate_note(exc, raw, intern), source) from exc
+        raise contest_error_at(duplicate_note(exc, raw, intern), source) from exc
 
 
 def read_contest_json(
     path: PathArg, *, interner: dict[str, str] | None = None, raw_handles: bool = False,
-    allow_future: bool = False,
+    allow_future: bool = False, any_weight: bool = False,
 ) -> Contest:
     """Read one Elo-MMR contest JSON file.
 
@@ -485,7 +538,9 @@ def read_contest_json(
         Keep handles as given instead of normalising them (see the module notes).
     allow_future : bool, default False
         Accept a contest dated more than a day after this machine's clock (simulated
-        or scheduled contests); times outside 1970..2200 are refused either way.
+        or scheduled contests); times outside 1800..2200 are refused either way.
+    any_weight : bool, default False
+        Accept any positive weight (else outside [0.001, 100] is refused).
 
     Returns
     -------
@@ -502,15 +557,16 @@ def read_contest_json(
         the contest; the message names the file, the contest and the player.
     """
     p = Path(path)
-    found = _decode_contest(_read_bytes(p), str(p), _interning(interner, raw_handles),
-                            allow_empty=False, times=_Times(allow_future))
+    found = decode_contest(read_bytes(p), str(p), handle_table(interner, raw_handles),
+                           allow_empty=False,
+                           times=TimeCheck(allow_future, any_weight=any_weight))
     if not isinstance(found, Contest):  # pragma: no cover - allow_empty=False never skips
         raise DataFormatError(f"{p}: standings are empty")
     return found
 
 
 @dataclass(frozen=True)
-class _EmptyContest:
+class EmptyContest:
     """A contest file of a history with no standings (Reddit's dataset has one):
     skipped and reported by :func:`load_contests`, like the reference skips it."""
 
@@ -519,8 +575,8 @@ class _EmptyContest:
 
 
 def _history_member(
-    d: Any, source: str, intern: _Handles
-) -> Contest | _EmptyContest:
+    d: Any, source: str, intern: HandleTable
+) -> Contest | EmptyContest:
     if isinstance(d, dict) and d.get("standings") == [] and isinstance(d.get("name"), str):
-        return _EmptyContest(d["name"], source)
+        return EmptyContest(d["name"], source)
     return _contest_of_doc(d, source, intern)

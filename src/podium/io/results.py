@@ -336,8 +336,9 @@ def contests_table(rater: Rater) -> pa.Table:
     -------
     pyarrow.Table
         ``players`` counts the contest's standings; ``skipped`` is true for a
-        contest in which everybody tied (it carries no information and changed
-        nothing).
+        contest the system left unrated (it changed nothing): one side only, or
+        everybody tied with ``all_tied="skip"``
+        (:meth:`~podium.systems.RatingSystem.skips_round`).
     """
     recs = rater.contests
     return pa.table(
@@ -550,7 +551,8 @@ def write_table(table: pa.Table, path: str | os.PathLike[str], fmt: str = "csv")
 
 
 def write_results(
-    rater: Rater, out: str | os.PathLike[str], *, fmt: str = "csv", histories: bool = True
+    rater: Rater, out: str | os.PathLike[str], *, fmt: str = "csv", histories: bool = True,
+    csv_safe: bool = False,
 ) -> list[Path]:
     """Write ``ratings``, ``contests`` and (optionally) ``histories`` into a directory.
 
@@ -565,6 +567,10 @@ def write_results(
     histories : bool, default True
         Also write the histories table (one row per player and contest; the
         largest of the three).
+    csv_safe : bool, default False
+        Neutralise the CSV text cells that a spreadsheet would run as formulas
+        (:func:`podium.io.spreadsheet.neutralize`: ``=1+1`` is written ``'=1+1``).  By
+        default every cell is the value as it is (research output, read by programs).
 
     Returns
     -------
@@ -590,9 +596,17 @@ def write_results(
         tables.append(("histories", lambda: _histories_table(rater, names)))
     written = [directory / f"{name}.{fmt}" for name, _ in tables]
 
+    if csv_safe and fmt == "csv":
+        from podium.io.spreadsheet import neutralize_table
+
+        def safe(build: Callable[[], pa.Table]) -> Callable[[], pa.Table]:
+            return lambda: neutralize_table(build())
+
+        tables = [(name, safe(build)) for name, build in tables]
+
     def write(k: int) -> None:
         name, build = tables[k]
-        if name == "histories" and fmt == "csv":
+        if name == "histories" and fmt == "csv" and not csv_safe:
             atomic_write(written[k], lambda fh: _write_histories_csv(rater, names, fh),
                          binary=True)
         else:

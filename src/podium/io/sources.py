@@ -36,8 +36,12 @@ from typing import IO
 
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
-from podium.io._common import INDEX_RE, _Handles, _read_bytes, _Times
-from podium.io.json_contests import _decode_contest, _EmptyContest
+from podium.io._handles import HandleTable
+from podium.io._paths import INDEX_RE, read_bytes
+from podium.io._times import TimeCheck
+from podium.io.json_contests import EmptyContest, decode_contest
+
+__all__ = ["TAR_SUFFIXES", "Warn", "iter_dir", "iter_tar"]
 
 #: Where a loader reports what it skipped (one line each), or ``None``.
 Warn = Callable[[str], None] | None
@@ -85,16 +89,19 @@ def _dir_entries(directory: Path, warn: Warn = None) -> list[tuple[int, Path]]:
     return sorted(found.items())
 
 
-def _iter_dir(
-    directory: Path, limit: int | None, intern: _Handles, times: _Times | None,
+def iter_dir(
+    directory: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None,
     warn: Warn = None,
-) -> Iterator[tuple[int, Contest | _EmptyContest]]:
+) -> Iterator[tuple[int, Contest | EmptyContest]]:
+    """Contests of a directory of ``<n>.json`` files in index order (the first ``limit``
+    files by index), each read with :func:`podium.io.json_contests.decode_contest`;
+    ``warn`` is told of the ``<n>.json`` entries skipped (not regular files)."""
     entries = _dir_entries(directory, warn)
     if limit is not None:
         entries = entries[:limit]
     for idx, p in entries:
-        yield idx, _decode_contest(_read_bytes(p), str(p), intern, allow_empty=True,
-                                   times=times)
+        yield idx, decode_contest(read_bytes(p), str(p), intern, allow_empty=True,
+                                  times=times)
 
 
 def _not_regular(member: tarfile.TarInfo) -> str:
@@ -272,22 +279,24 @@ def _scan_tar(
         raise DataFormatError(f"{path}: no contest files (0.json, 1.json, ...) in archive")
 
 
-def _iter_tar(
-    path: Path, limit: int | None, intern: _Handles, times: _Times | None,
+def iter_tar(
+    path: Path, limit: int | None, intern: HandleTable, times: TimeCheck | None,
     warn: Warn = None,
-) -> Iterator[tuple[int, Contest | _EmptyContest]]:
-    """Contests of an archive in index order, parsing one member at a time.
+) -> Iterator[tuple[int, Contest | EmptyContest]]:
+    """Contests of an archive in index order, parsing one member at a time
+    (:func:`podium.io.json_contests.decode_contest`); ``warn`` is told of the members
+    skipped (not regular files).
 
     With ``limit=N`` only members with index < N are parsed; when the numbering
     has gaps so that fewer than N such members exist, a second streaming pass
     parses the next smallest indices.
     """
 
-    def parse(member: str, data: bytes) -> Contest | _EmptyContest:
+    def parse(member: str, data: bytes) -> Contest | EmptyContest:
         where = f"{path}, member {member}"
-        return _decode_contest(data, where, intern, allow_empty=True, times=times)
+        return decode_contest(data, where, intern, allow_empty=True, times=times)
 
-    pending: dict[int, Contest | _EmptyContest] = {}
+    pending: dict[int, Contest | EmptyContest] = {}
     all_indices: list[int] = []
     next_idx = 0
     emitted = 0

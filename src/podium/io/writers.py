@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
-from podium.io._common import INDEX_RE, PathArg
+from podium.io._paths import INDEX_RE, PathArg
 
 __all__ = ["write_contest_dir", "write_contest_json", "write_contests_csv"]
 

@@ -7,7 +7,8 @@ can register its command without FastAPI installed (the ``service`` extra).
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_PREDICT_BYTES", "DEFAULT_MAX_PREDICT_PLAYERS",
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_EXPLAINS", "DEFAULT_MAX_EXPORTS",
+           "DEFAULT_MAX_PREDICT_BYTES", "DEFAULT_MAX_PREDICT_PLAYERS", "DEFAULT_SEND_TIMEOUT_S",
            "MAX_PREDICT_PLAYERS_LIMIT"]
 
 #: Default limit on the body of a write (``POST /api/contests``, authenticated first):
@@ -21,3 +22,9 @@ DEFAULT_MAX_PREDICT_BYTES = 256 * 1024
 DEFAULT_MAX_PREDICT_PLAYERS = 200
 #: The highest cap a server may set (the answer holds an n x n matrix of probabilities).
 MAX_PREDICT_PLAYERS_LIMIT = 1000
+#: Exports one worker process streams at a time (``--max-exports``; one more: 429).
+DEFAULT_MAX_EXPORTS = 2
+#: Explanations one worker process computes at a time (``--max-explains``; one more: 429).
+DEFAULT_MAX_EXPLAINS = 2
+#: Seconds a client may take to accept one block of an export (``--send-timeout``).
+DEFAULT_SEND_TIMEOUT_S = 30.0

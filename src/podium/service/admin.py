@@ -6,11 +6,19 @@
 * ``GET /api/export/history?format=parquet|csv`` -- every rating event with its contest
   and handle (default Parquet).
 
-The exports are streamed (:meth:`podium.store.export.StoreExport.export`): read in
-chunks inside one read transaction, so the file is one consistent state and the server
-holds one chunk at a time, with ``Content-Disposition: attachment;
-filename="podium-ratings.csv"`` (or ``...-history.parquet``).  They need a token only
-on a private server (role ``read``), like every other read.
+A CSV export neutralises the text cells that a spreadsheet would run as formulas (a
+``'`` in front of a cell beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return: :mod:`podium.io.spreadsheet`); ``raw=true`` writes every cell as stored.
+
+The exports are read in chunks inside one read transaction
+(:meth:`podium.store.export.Exporter.export`), so the file is one consistent state,
+spooled to a temporary file and streamed from it
+(:func:`podium.service.limits.spooled_export`: no database connection waits on a slow
+client, a client that takes no block for ``send_timeout_s`` is dropped), with
+``Content-Disposition: attachment; filename="podium-ratings.csv"`` (or
+``...-history.parquet``).  At most ``max_exports`` run at a time per server process;
+one more is answered 429 with ``Retry-After``.  They need a token only on a private
+server (role ``read``), like every other read.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from podium.service.api import get_store
+from podium.service.api_common import get_store
+from podium.service.limits import Gate, spooled_export
 
 __all__ = ["AuditEntryOut", "AuditPageOut", "build_router"]
 
@@ -53,18 +62,37 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     403: {"description": "the token's role is too weak"},
     422: {"description": "invalid parameter"},
 }
+#: ``raw`` of the export routes (module level: FastAPI resolves the string annotations
+#: in this module's namespace).
+raw_q = Query(description="CSV cells exactly as stored, for programs; by default a text "
+              "cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a "
+              "' in front (Parquet is never changed)")
+_BUSY: dict[int | str, dict[str, Any]] = {
+    429: {"description": "too many exports at once in this server process (Retry-After)"}}
 
 
-def _export_response(request: Request, what: str, fmt: str) -> StreamingResponse:
+async def _export_response(request: Request, what: str, fmt: str,
+                           raw: bool) -> StreamingResponse:
+    """The export ``what`` in ``fmt``, spooled (:func:`podium.service.limits.spooled_export`)
+    under the app's export gate (429 when it is full)."""
     from podium.store.export import EXPORT_CHUNK_ROWS, export_media_type
 
-    store = get_store(request)
-    chunk = getattr(request.app.state, "export_chunk_rows", None) or EXPORT_CHUNK_ROWS
-    body = store.export(what, fmt, chunk_rows=chunk)
+    state = request.app.state
+    gate: Gate = state.export_gate
+    if not gate.enter():
+        raise gate.busy()
+    try:
+        store = get_store(request)
+        body = store.export(what, fmt, chunk_rows=state.export_chunk_rows or EXPORT_CHUNK_ROWS,
+                            csv_safe=not raw)
+    except BaseException:
+        gate.leave()
+        raise
     name = f"podium-{what}.{fmt}"
-    return StreamingResponse(body, media_type=export_media_type(fmt), headers={
-        "Content-Disposition": f'attachment; filename="{name}"',
-        "Cache-Control": "no-store"})
+    return await spooled_export(body, gate, send_timeout_s=state.send_timeout_s,
+                                media_type=export_media_type(fmt), headers={
+                                    "Content-Disposition": f'attachment; filename="{name}"',
+                                    "Cache-Control": "no-store"})
 
 
 def build_router() -> APIRouter:
@@ -100,29 +128,31 @@ def build_router() -> APIRouter:
         "content": {"text/csv": {}, "application/vnd.apache.parquet": {}},
         "description": "the file, streamed"}}
 
-    @router.get("/export/ratings", responses={**_ERRORS, **stream}, response_class=
+    @router.get("/export/ratings", responses={**_ERRORS, **_BUSY, **stream}, response_class=
                 StreamingResponse, summary="Every rated player, as CSV or Parquet")
-    def export_ratings(
+    async def export_ratings(
         request: Request,
         format: Annotated[Literal["csv", "parquet"], Query(  # noqa: A002 - the API's name
             description="file format (default csv)")] = "csv",
+        raw: Annotated[bool, raw_q] = False,
     ) -> StreamingResponse:
         """Every rated player, best first: ``rank``, ``handle``, ``display_rating``,
         ``mu``, ``sigma``, ``contests``, ``last_contest_time``, ``max_display_rating``,
         ``last_change`` -- one consistent state, streamed."""
-        return _export_response(request, "ratings", format)
+        return await _export_response(request, "ratings", format, raw)
 
-    @router.get("/export/history", responses={**_ERRORS, **stream}, response_class=
+    @router.get("/export/history", responses={**_ERRORS, **_BUSY, **stream}, response_class=
                 StreamingResponse, summary="Every rating event, as Parquet or CSV")
-    def export_history(
+    async def export_history(
         request: Request,
         format: Annotated[Literal["parquet", "csv"], Query(  # noqa: A002 - the API's name
             description="file format (default parquet)")] = "parquet",
+        raw: Annotated[bool, raw_q] = False,
     ) -> StreamingResponse:
         """Every rating event, contest by contest in time order: ``contest_index``,
         ``contest_id``, ``contest_name``, ``time_seconds``, ``handle``, ``place``,
         ``perf``, ``mu``, ``sigma``, ``display_rating``, ``prev_display``, ``change``,
         ``debut``, ``team`` -- one consistent state, streamed."""
-        return _export_response(request, "history", format)
+        return await _export_response(request, "history", format, raw)
 
     return router

@@ -9,7 +9,6 @@ Reads need nothing; ``POST /api/contests`` (and the corrections ``DELETE`` and
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -21,10 +20,18 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from podium.core.guards import DEFAULT_FUTURE_MARGIN_S, HandleError, normalize_handle
-from podium.errors import ContestError, DataFormatError
+from podium.core.guards import HandleError, normalize_handle
+from podium.errors import ContestError
+from podium.service.api_common import (
+    check_token,
+    contest_of,
+    get_store,
+    json_answer,
+    parse_json_body,
+    shown,
+)
+from podium.service.api_corrections import add_correction_routes
 from podium.service.explain_api import add_explain_routes
-from podium.service.guard import identity_problem
 from podium.service.models import (
     CountOut,
     ErrorOut,
@@ -34,7 +41,6 @@ from podium.service.models import (
     SearchOut,
     StatsOut,
     model_from_dataclass,
-    to_jsonable,
 )
 
 __all__ = ["build_router", "active_since_for", "DAY_SECONDS", "MAX_LIMIT",
@@ -89,10 +95,6 @@ def api_models() -> dict[str, type[BaseModel]]:
     return models
 
 
-def get_store(request: Request) -> Any:
-    return request.app.state.store
-
-
 def _stats(store: Any) -> dict[str, Any]:
     return dict(store.stats())
 
@@ -126,11 +128,6 @@ def latest_contest_time(store: Any) -> int | None:
     return None if t is None else int(t)
 
 
-def _json(value: Any, status_code: int = 200) -> JSONResponse:
-    """The answer as JSON (the route's ``response_model`` documents it)."""
-    return JSONResponse(to_jsonable(value), status_code=status_code)
-
-
 def _not_found(what: str) -> HTTPException:
     return HTTPException(status_code=404, detail=what)
 
@@ -139,81 +136,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "not found"},
     422: {"model": ErrorOut, "description": "invalid parameter"},
 }
-
-
-def _check_token(request: Request, role: str = "write") -> None:
-    """401 or 403 unless the guard found a token of at least ``role`` (the app's
-    :class:`~podium.service.guard.RequestGuard` already refused such a request before
-    reading its body, by the role its table names; this keeps the route safe without
-    it)."""
-    problem = identity_problem(request.scope, role)
-    if problem is not None:
-        status, detail = problem
-        raise HTTPException(status_code=status, detail=detail,
-                            headers={"WWW-Authenticate": 'Bearer realm="podium"'}
-                            if status == 401 else None)
-
-
-def _parse_json_body(raw: bytes) -> Any:
-    if not raw.strip():
-        raise HTTPException(status_code=400, detail="request body is empty: send a JSON object")
-    try:
-        return json.loads(raw.decode("utf-8"))  # JSON over HTTP is UTF-8 (RFC 8259)
-    except UnicodeDecodeError as exc:
-        raise HTTPException(
-            status_code=400, detail=f"request body is not UTF-8 text ({exc.reason} at byte "
-            f"{exc.start})",
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise HTTPException(
-            status_code=400, detail=f"request body is not valid JSON: {exc.msg} at line "
-            f"{exc.lineno}, column {exc.colno}",
-        ) from None
-    except RecursionError:
-        raise HTTPException(status_code=400, detail="request body is nested too deeply") from None
-    except ValueError as exc:  # Python's limit on the digits of an integer
-        raise HTTPException(
-            status_code=400, detail=f"request body holds a number with too many digits "
-            f"({str(exc).split(';')[0]})",
-        ) from None
-
-
-def _contest_of(doc: Any, where: str, contest_id: str | None, store: Any,
-                allow_future: bool) -> Any:
-    """The :class:`~podium.core.contest.Contest` of one posted contest, under the store's
-    rules (:func:`podium.store.checks.check_contest`; 422 naming ``where`` when it is
-    invalid)."""
-    from podium.io.json_contests import contest_from_json_dict
-    from podium.store.checks import check_case_insensitive, check_contest
-
-    try:
-        c = contest_from_json_dict(doc, source=where)
-    except (DataFormatError, ContestError) as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from None
-    except (ValueError, TypeError, OverflowError, UnicodeError) as exc:  # defensive
-        raise HTTPException(status_code=422, detail=f"{where}: not a valid contest "
-                            f"({type(exc).__name__}: {ascii(str(exc))[1:-1][:200]})") from None
-    # Checks of the request itself (422); what the store refuses after this is a
-    # conflict with its contents (409).
-    if contest_id is None and not (c.url or c.name):
-        raise HTTPException(
-            status_code=422, detail=f"{where}: the contest at time {c.time_seconds} "
-            "has neither 'url' nor 'name' to identify it; give one or ?contest_id=",
-        )
-    if not -(2**63) <= c.time_seconds < 2**63:
-        raise HTTPException(
-            status_code=422, detail=f"{where}: contest {c.label!r}: time_seconds "
-            f"{c.time_seconds} does not fit a 64-bit integer",
-        )
-    margin = getattr(store, "future_margin_s", None)
-    try:
-        c = check_contest(c, allow_future=allow_future, future_margin_s=float(margin)
-                          if isinstance(margin, int | float) else DEFAULT_FUTURE_MARGIN_S)
-        if getattr(store, "case_insensitive_handles", False) is True:
-            check_case_insensitive(c)
-    except ContestError as exc:
-        raise HTTPException(status_code=422, detail=f"{where}: {exc}") from None
-    return c
 
 
 def _speller(store: Any, handles: Sequence[str]) -> Any:
@@ -228,12 +150,6 @@ def _speller(store: Any, handles: Sequence[str]) -> Any:
     return lambda h: known.get(handle_key(h), h)
 
 
-def _shown(text: str) -> str:
-    """``text`` quoted for a message, cut short, invisible characters escaped."""
-    short = text if len(text) <= 80 else text[:80] + "..."
-    return ascii(short) if not short.isprintable() else repr(short)
-
-
 def _player_answer(store: Any, handle: str) -> JSONResponse:
     """The player's view, or 404 naming the handle (and the rule it breaks, if any)."""
     view = store.player(handle)
@@ -243,8 +159,8 @@ def _player_answer(store: Any, handle: str) -> JSONResponse:
             normalize_handle(handle)
         except HandleError as exc:
             why = f" (no handle can be: {exc.reason})"
-        raise _not_found(f"player {_shown(handle)} not found{why}")
-    return _json(view)
+        raise _not_found(f"player {shown(handle)} not found{why}")
+    return json_answer(view)
 
 
 def _predict(store: Any, body: PredictRequest) -> JSONResponse:
@@ -276,9 +192,11 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
                 pred.handles, pred.known.tolist(), pred.mu.tolist(), pred.sigma.tolist(),
                 pred.expected_place.tolist(), strict=True)
         ]
-        return _json({
+        return json_answer({
             "players": players, "win_probability": pred.win_probability.tolist(),
             "teams": None, "team_win_probability": None, "match_quality": pred.match_quality,
+            "p_first": pred.p_first.tolist(), "p_draw": pred.p_draw,
+            "place_probability": pred.place_probability.tolist(),
             "model": {"system": store.system_name, "kind": pred.model.kind,
                       "description": pred.model.description},
         })
@@ -298,10 +216,11 @@ def _predict(store: Any, body: PredictRequest) -> JSONResponse:
         for t, (nm, m, v, e) in enumerate(zip(tp.names, tp.team_mu.tolist(),
                                               tp.team_variance.tolist(), places, strict=True))
     ]
-    return _json({
+    return json_answer({
         "players": players, "win_probability": None, "teams": out_teams,
         "team_win_probability": tp.win_probability.tolist(),
-        "match_quality": tp.match_quality,
+        "match_quality": tp.match_quality, "p_first": tp.p_first.tolist(),
+        "p_draw": tp.p_draw, "place_probability": tp.place_probability.tolist(),
         "model": {"system": store.system_name, "kind": tp.model.kind,
                   "description": tp.model.description},
     })
@@ -366,7 +285,7 @@ def build_router() -> APIRouter:
         database cannot be reached)."""
         store = get_store(request)
         latest = store.latest_contest()
-        return _json({
+        return json_answer({
             "status": "ok",
             "system": store.system_name,
             "contests": 0 if latest is None else int(latest.index) + 1,
@@ -380,8 +299,8 @@ def build_router() -> APIRouter:
         """Players, contests, rating events, the rating system and its parameters (counts
         every player: tens of milliseconds on a store of 360 000 players)."""
         st = _stats(get_store(request))
-        return _json({k: st.get(k, StatsOut.model_fields[k].default)
-                      for k in StatsOut.model_fields})
+        return json_answer({k: st.get(k, StatsOut.model_fields[k].default)
+                            for k in StatsOut.model_fields})
 
     @router.get("/leaderboard", response_model=M["LeaderboardPage"], responses=_ERRORS,
                 summary="Players ranked by display rating")
@@ -402,7 +321,7 @@ def build_router() -> APIRouter:
         rows = store.leaderboard(offset=offset, limit=limit, active_since=since,
                                  min_contests=min_contests)
         total = store.count_players(active_since=since) if min_contests == 1 else None
-        return _json({
+        return json_answer({
             "offset": offset, "limit": limit, "active_days": active_days,
             "active_since": since, "min_contests": min_contests, "total": total, "rows": rows,
         })
@@ -428,7 +347,7 @@ def build_router() -> APIRouter:
         since = active_since_for(store, active_days)
         n = store.count_players(min_rating=min_rating, max_rating=max_rating,
                                 active_since=since)
-        return _json({"count": n, "min_rating": min_rating, "max_rating": max_rating,
+        return json_answer({"count": n, "min_rating": min_rating, "max_rating": max_rating,
                             "active_days": active_days, "active_since": since})
 
     @router.get("/search", response_model=SearchOut, responses=_ERRORS,
@@ -441,7 +360,7 @@ def build_router() -> APIRouter:
     ) -> Any:
         """Up to ``limit`` handles starting with ``prefix``, best rated first."""
         handles = get_store(request).search_handles(prefix, limit=limit)
-        return _json({"prefix": prefix, "handles": list(handles)})
+        return json_answer({"prefix": prefix, "handles": list(handles)})
 
     @router.get("/players/{handle:path}", response_model=M["PlayerView"], responses=_ERRORS,
                 summary="A player's rating and full history")
@@ -475,7 +394,7 @@ def build_router() -> APIRouter:
         rows = store.contests(offset=offset, limit=limit)
         latest = store.latest_contest()  # one indexed row; stats() counts every event
         total = 0 if latest is None else latest.index + 1
-        return _json({"offset": offset, "limit": limit, "total": total,
+        return json_answer({"offset": offset, "limit": limit, "total": total,
                             "contests": rows})
 
     # before the next route: its path converter would take ".../explain" as an id
@@ -500,8 +419,8 @@ def build_router() -> APIRouter:
         total``."""
         view = get_store(request).contest(contest_id, offset=offset, limit=limit)
         if view is None:
-            raise _not_found(f"contest {_shown(contest_id)} not found")
-        return _json(view)
+            raise _not_found(f"contest {shown(contest_id)} not found")
+        return json_answer(view)
 
     contest_schema: dict[str, Any] = {
         "type": "object", "required": ["name", "time_seconds", "standings"],
@@ -589,8 +508,8 @@ def build_router() -> APIRouter:
         ``IngestResult`` in the given order (``duplicate`` for one already stored or
         repeated in the list); 201 when any was applied, else 200.
         """
-        _check_token(request)
-        doc = _parse_json_body(await request.body())
+        check_token(request)
+        doc = parse_json_body(await request.body())
         batch = isinstance(doc, list)
         if batch and (contest_id is not None or recompute_from):
             raise HTTPException(
@@ -602,7 +521,7 @@ def build_router() -> APIRouter:
         docs = doc if batch else [doc]
         store = get_store(request)
         future = bool(request.app.state.allow_future)
-        contests = [_contest_of(d, f"request body, contest #{k}" if batch else "request body",
+        contests = [contest_of(d, f"request body, contest #{k}" if batch else "request body",
                                 contest_id, store, future)
                     for k, d in enumerate(docs)]
         try:
@@ -622,7 +541,7 @@ def build_router() -> APIRouter:
                            "/api/contests?recompute_from=true")
             raise HTTPException(status_code=409, detail=detail) from None
         code = 200 if all(r.status == "duplicate" for r in results) else 201
-        return _json(results if batch else results[0], status_code=code)
+        return json_answer(results if batch else results[0], status_code=code)
 
     @router.post(
         "/predict", response_model=PredictOut,
@@ -653,8 +572,10 @@ def build_router() -> APIRouter:
         names follow the handle rules (NFC, trimmed; no control or invisible
         characters); the weight lies in [0.001, 100].  No token needed; the body may
         hold at most 256 KiB by default (``--max-predict-bytes``).  The body is read as
-        JSON whatever its Content-Type."""
-        doc = _parse_json_body(await request.body())
+        JSON whatever its Content-Type.  Both answers also give each side's (team's,
+        else player's) probability of finishing first, of each place, and of a draw
+        where the system has a draw model."""
+        doc = parse_json_body(await request.body())
         try:
             body = PredictRequest.model_validate(
                 doc, context={"max_players": request.app.state.max_predict_players})
@@ -666,7 +587,5 @@ def build_router() -> APIRouter:
         return await run_in_threadpool(_predict, store, body)
 
     # DELETE and PUT /api/contests/{id}: corrections (bearer token)
-    from podium.service.api_corrections import add_correction_routes
-
     add_correction_routes(router, contest_schema)
     return router

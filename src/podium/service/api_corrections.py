@@ -2,9 +2,11 @@
 ``PUT /api/contests/{id}`` (added to the ``/api`` router by
 :func:`podium.service.api.build_router`).
 
-Both need the write bearer token (the :class:`~podium.service.guard.RequestGuard`
-refuses a request without it before reading its body, and the routes check it again)
-and answer the store's :class:`~podium.store.models.CorrectionResult` as JSON.  The
+Both need a bearer token of role ``admin`` (the server's own ``--token``, or a named
+token created with ``--role admin``; :data:`podium.service.guard.ROUTE_ROLES`): the
+:class:`~podium.service.guard.RequestGuard` answers 401 without a valid token and 403
+with a weaker one (``write`` or ``read``) before reading the body, and the routes check
+again.  They answer the store's :class:`~podium.store.models.CorrectionResult` as JSON.  The
 contest id is the rest of the path, slashes included (a contest URL; percent-encoded
 or not): ``DELETE /api/contests/https%3A%2F%2Fcodeforces.com%2Fcontest%2F1``.
 
@@ -21,6 +23,14 @@ from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.concurrency import run_in_threadpool
 
 from podium.errors import ContestError
+from podium.service.api_common import (
+    check_token,
+    contest_of,
+    get_store,
+    json_answer,
+    parse_json_body,
+    shown,
+)
 from podium.service.models import ErrorOut, model_from_dataclass
 
 __all__ = ["add_correction_routes"]
@@ -30,20 +40,13 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
     """Add ``DELETE`` and ``PUT /contests/{contest_id}`` to ``router`` (the ``/api``
     router); ``contest_schema`` is the JSON schema of one posted contest."""
     from podium import store as store_module
-    from podium.service.api import (
-        _check_token,
-        _contest_of,
-        _json,
-        _parse_json_body,
-        _shown,
-        get_store,
-    )
 
     StoreError = store_module.StoreError
     Unknown = store_module.UnknownContestError
     result = model_from_dataclass(store_module.CorrectionResult)
     errors: dict[int | str, dict[str, Any]] = {
         401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+        403: {"model": ErrorOut, "description": "the token's role is not admin"},
         404: {"model": ErrorOut, "description": "no contest has this id"},
         409: {"model": ErrorOut, "description": "the store refused the correction"},
     }
@@ -51,7 +54,7 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
     def _answer_error(exc: Exception, contest_id: str) -> HTTPException:
         if isinstance(exc, Unknown):
             return HTTPException(status_code=404,
-                                 detail=f"contest {_shown(contest_id)} not found; nothing "
+                                 detail=f"contest {shown(contest_id)} not found; nothing "
                                  "was changed")
         if isinstance(exc, ContestError):
             return HTTPException(status_code=422, detail=f"request body: {exc}")
@@ -59,20 +62,20 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
 
     @router.delete(
         "/contests/{contest_id:path}", response_model=result, responses=errors,
-        summary="Delete a contest and re-rate every later one (bearer token)")
+        summary="Delete a contest and re-rate every later one (admin token)")
     async def delete_contest(request: Request,
                              contest_id: Annotated[str, Path(min_length=1)]) -> Any:
         """Delete the contest and re-rate every later contest in one transaction:
         readers see the old state until it commits, a failure leaves it.  Players who
         appear in no remaining contest are removed.  The answer says what was re-rated
         (``rerated``, ``players_removed``, ...)."""
-        _check_token(request)
+        check_token(request, "admin")
         store = get_store(request)
         try:
             res = await run_in_threadpool(store.delete, contest_id)
         except (StoreError, ContestError) as exc:
             raise _answer_error(exc, contest_id) from None
-        return _json(res)
+        return json_answer(res)
 
     @router.put(
         "/contests/{contest_id:path}", response_model=result,
@@ -80,7 +83,7 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
                    400: {"model": ErrorOut, "description": "body is not JSON"},
                    413: {"model": ErrorOut, "description": "body over the size limit"},
                    422: {"model": ErrorOut, "description": "invalid contest"}},
-        summary="Replace a contest's standings and re-rate every later one (bearer token)",
+        summary="Replace a contest's standings and re-rate every later one (admin token)",
         openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
             "schema": contest_schema,
             "example": {"name": "Round 1", "url": "https://example.org/round/1",
@@ -96,17 +99,17 @@ def add_correction_routes(router: APIRouter, contest_schema: dict[str, Any]) -> 
         whatever the body's ``url`` and ``name``; a new ``time_seconds`` moves it.
         ``status`` is ``replaced``, or ``unchanged`` when the body equals the stored
         contest (nothing is written)."""
-        _check_token(request)
-        doc = _parse_json_body(await request.body())
+        check_token(request, "admin")
+        doc = parse_json_body(await request.body())
         if not isinstance(doc, dict):
             raise HTTPException(status_code=422, detail="request body: one contest (a JSON "
                                 "object) replaces a stored contest")
         store = get_store(request)
         future = bool(request.app.state.allow_future)
-        contest = _contest_of(doc, "request body", contest_id, store, future)
+        contest = contest_of(doc, "request body", contest_id, store, future)
         try:
             res = await run_in_threadpool(store.replace, contest, contest_id=contest_id,
                                           allow_future=future)
         except (StoreError, ContestError) as exc:
             raise _answer_error(exc, contest_id) from None
-        return _json(res)
+        return json_answer(res)

@@ -7,7 +7,8 @@ with any ASGI server; for several worker processes use the factory
 :func:`create_app_from_env` (``uvicorn --factory podium.service.app:create_app_from_env``
 with ``PODIUM_DB``, ``PODIUM_TOKEN``, ``PODIUM_MAX_BODY_BYTES`` and optionally
 ``PODIUM_MAX_PREDICT_BYTES``, ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_ALLOW_FUTURE``,
-``PODIUM_POOL_SIZE`` and ``PODIUM_MAX_OVERFLOW`` in the environment).
+``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW``, ``PODIUM_MAX_EXPORTS``,
+``PODIUM_MAX_EXPLAINS`` and ``PODIUM_SEND_TIMEOUT`` in the environment).
 
 Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewhere):
 
@@ -23,7 +24,10 @@ Errors are JSON ``{"detail": "..."}`` under ``/api/`` (and an HTML page elsewher
 * 422 -- a parameter or a contest that fails validation, the store's input rules
   included (:mod:`podium.store.checks`: handles, time, weight, ceiling; the message
   names the field, the contest and the player);
-* 503 -- the database could not be reached or stayed locked (retry).
+* 429 -- too many exports or explanations at once in this server process
+  (``max_exports``, ``max_explains``; ``Retry-After`` says when to retry);
+* 503 -- the database could not be reached, stayed locked or had no free connection
+  (``Retry-After: 1``); logged as one line.
 
 Every answer carries the security headers of :class:`podium.service.guard.SecurityHeaders`
 (a Content-Security-Policy on pages, ``nosniff``, no framing).
@@ -54,8 +58,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from podium.errors import PodiumError
 from podium.service import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_EXPLAINS,
+    DEFAULT_MAX_EXPORTS,
     DEFAULT_MAX_PREDICT_BYTES,
     DEFAULT_MAX_PREDICT_PLAYERS,
+    DEFAULT_SEND_TIMEOUT_S,
     MAX_PREDICT_PLAYERS_LIMIT,
 )
 from podium.service.api import format_validation_errors
@@ -66,6 +73,7 @@ from podium.service.guard import (
     csp_hash,
     install_log_redaction,
 )
+from podium.service.limits import Gate
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_PREDICT_BYTES", "DEFAULT_MAX_PREDICT_PLAYERS",
            "DOCS_ASSETS_URL", "create_app", "create_app_from_env", "swagger_ui_dir"]
@@ -171,6 +179,11 @@ def create_app(
     cors_origins: Sequence[str] | None = None,
     token_cache_s: float = 5.0,
     export_chunk_rows: int | None = None,
+    max_exports: int = DEFAULT_MAX_EXPORTS,
+    max_explains: int = DEFAULT_MAX_EXPLAINS,
+    send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S,
+    keep_snapshots: int | None = None,
+    explain_cache_s: float | None = None,
 ) -> FastAPI:
     """Build the app on the store at ``store_url``.
 
@@ -223,6 +236,16 @@ def create_app(
     export_chunk_rows:
         Rows per chunk of the export routes (default
         :data:`podium.store.export.EXPORT_CHUNK_ROWS`; tests make it small).
+    max_exports, max_explains:
+        Exports and explanations computed at a time by this worker process; one more is
+        answered 429 with ``Retry-After`` (:class:`~podium.service.limits.Gate`).
+    send_timeout_s:
+        Seconds a client may take to accept one block of an export before it is
+        dropped (:func:`~podium.service.limits.spooled_export`).
+    keep_snapshots, explain_cache_s:
+        Snapshots the store keeps when this server writes, and seconds a Rater built
+        for explanations is kept after its last use (``None``: the store's defaults, 2
+        and 60); see :class:`podium.store.common.StoreOptions`.
 
     Returns
     -------
@@ -244,10 +267,19 @@ def create_app(
     origins = check_cors_origins(cors_origins or ())
     if not (isinstance(token_cache_s, int | float) and 0 <= token_cache_s <= 3600):
         raise PodiumError(f"token_cache_s must be in 0..3600 seconds, got {token_cache_s!r}")
+    for name, value in (("max_exports", max_exports), ("max_explains", max_explains)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+            raise PodiumError(f"{name} must be an integer in 1..1000, got {value!r}")
+    if not (isinstance(send_timeout_s, int | float) and 0.1 <= send_timeout_s <= 3600):
+        raise PodiumError(f"send_timeout_s must be in 0.1..3600 seconds, got {send_timeout_s!r}")
     owned = store is None
     if store is None:
         options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow,
                                    "allow_future": allow_future}
+        if keep_snapshots is not None:
+            options["keep_snapshots"] = keep_snapshots
+        if explain_cache_s is not None:
+            options["explain_cache_s"] = explain_cache_s
         if case_insensitive_handles is not None:
             options["case_insensitive_handles"] = case_insensitive_handles
         store = _open_store(store_url, system, params, options)
@@ -261,8 +293,8 @@ def create_app(
             if owned:
                 store.close()
 
-    from podium import __version__ as version
-    from podium.service import admin, api, web
+    from podium._version import __version__ as version
+    from podium.service import admin, api, api_lobby, web
 
     assets = swagger_ui_dir()
     if assets is None:
@@ -291,6 +323,9 @@ def create_app(
     app.state.auth = Authenticator(store, token or None, cache_s=token_cache_s)
     app.state.private = bool(private)
     app.state.export_chunk_rows = export_chunk_rows
+    app.state.export_gate = Gate("exports", max_exports, retry_after_s=10)
+    app.state.explain_gate = Gate("explanations", max_explains, retry_after_s=2)
+    app.state.send_timeout_s = float(send_timeout_s)
     app.state.max_body_bytes = max_body_bytes
     app.state.max_predict_bytes = max_predict_bytes
     app.state.max_predict_players = max_predict_players
@@ -317,23 +352,30 @@ def create_app(
     async def podium_error(request: Request, exc: PodiumError) -> Response:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    def database_unavailable(request: Request, exc: Exception) -> Response:
+        # one line, no traceback: the database is down or every pooled connection is busy
+        name = type(exc).__name__
+        log.warning("503 on %s %s: database unavailable or busy (%s: %s)", request.method,
+                    request.url.path, name, str(exc).splitlines()[0][:300] if str(exc) else "")
+        return JSONResponse(
+            {"detail": f"database unavailable or busy ({name}); retry later"},
+            status_code=503, headers={"Retry-After": "1"},
+        )
+
+    # Registered by class, these are answered inside the app (Starlette re-raises what a
+    # handler of Exception answered, and the server then logs its traceback).
+    for kind in _database_errors():
+        app.add_exception_handler(kind, database_unavailable)
+
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         name = type(exc).__name__
-        module = type(exc).__module__ or ""
-        if module.startswith("sqlalchemy") and name in ("OperationalError", "TimeoutError",
-                                                        "DisconnectionError"):
-            log.warning("database unavailable on %s %s: %s", request.method,
-                        request.url.path, exc)
-            return JSONResponse(
-                {"detail": f"database unavailable or busy ({name}); retry later"},
-                status_code=503, headers={"Retry-After": "1"},
-            )
         log.exception("internal error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": f"internal error ({name}); see the server log"},
                             status_code=500)
 
     app.include_router(api.build_router())
+    app.include_router(api_lobby.build_router())
     app.include_router(admin.build_router())
     app.include_router(web.build_router())
     app.mount("/static", StaticFiles(directory=str(web.STATIC_DIR)), name="static")
@@ -353,6 +395,15 @@ def create_app(
             expose_headers=["Content-Disposition", "WWW-Authenticate", "Retry-After"],
             max_age=600)
     return app
+
+
+def _database_errors() -> tuple[type[Exception], ...]:
+    """The SQLAlchemy errors that mean "the database cannot answer now" (503): it is
+    unreachable or locked (``OperationalError``, ``DisconnectionError``) or every
+    connection of the pool stayed busy (``TimeoutError``)."""
+    from sqlalchemy import exc
+
+    return (exc.OperationalError, exc.TimeoutError, exc.DisconnectionError)
 
 
 _ORIGIN_RE = re.compile(r"https?://[^/\s?#@]+")
@@ -385,8 +436,10 @@ def create_app_from_env() -> FastAPI:
     without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_MAX_PREDICT_BYTES``,
     ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW`` and
     ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional),
-    ``PODIUM_PRIVATE`` (the same: every route needs a token) and ``PODIUM_CORS_ORIGINS``
-    (comma-separated origins).
+    ``PODIUM_PRIVATE`` (the same: every route needs a token), ``PODIUM_CORS_ORIGINS``
+    (comma-separated origins), ``PODIUM_MAX_EXPORTS``, ``PODIUM_MAX_EXPLAINS``,
+    ``PODIUM_SEND_TIMEOUT`` (seconds), ``PODIUM_KEEP_SNAPSHOTS`` and
+    ``PODIUM_EXPLAIN_CACHE_S``.
     """
     url = os.environ.get("PODIUM_DB")
     if not url:
@@ -404,6 +457,12 @@ def create_app_from_env() -> FastAPI:
                                            if predict_players is None else predict_players),
                       allow_future=_env_bool("PODIUM_ALLOW_FUTURE"),
                       private=_env_bool("PODIUM_PRIVATE"),
+                      max_exports=_env_int("PODIUM_MAX_EXPORTS") or DEFAULT_MAX_EXPORTS,
+                      max_explains=_env_int("PODIUM_MAX_EXPLAINS") or DEFAULT_MAX_EXPLAINS,
+                      send_timeout_s=_env_float("PODIUM_SEND_TIMEOUT")
+                      or DEFAULT_SEND_TIMEOUT_S,
+                      keep_snapshots=_env_int("PODIUM_KEEP_SNAPSHOTS"),
+                      explain_cache_s=_env_float("PODIUM_EXPLAIN_CACHE_S"),
                       cors_origins=check_cors_origins(os.environ.get("PODIUM_CORS_ORIGINS",
                                                                      "")))
 
@@ -416,6 +475,17 @@ def _env_bool(name: str) -> bool:
     if raw in ("1", "true", "yes", "on"):
         return True
     raise PodiumError(f"{name} must be 1/true/yes or 0/false/no, got {raw!r}")
+
+
+def _env_float(name: str) -> float | None:
+    """The number in environment variable ``name`` (``None`` when unset or empty)."""
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise PodiumError(f"{name} must be a number, got {raw!r}") from None
 
 
 def _env_int(name: str) -> int | None:

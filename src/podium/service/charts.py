@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
-__all__ = ["ChartPoint", "nice_ticks", "rating_chart_svg", "time_ticks"]
+__all__ = ["CHART_STYLE", "ChartPoint", "nice_ticks", "rating_chart_svg", "time_ticks"]
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,9 @@ def time_ticks(t0: int, t1: int, max_ticks: int = 7) -> list[tuple[int, str]]:
     return out
 
 
-#: Default look, inside the SVG so that it is self-contained (a page may override it).
-_STYLE = (
+#: Default look, inside the SVG so that it is self-contained (a page may override it);
+#: the pages' Content-Security-Policy allows it by its hash (:mod:`podium.service.guard`).
+CHART_STYLE = (
     ".rating-chart text{fill:#5d6b7a;font:11px system-ui,sans-serif}"
     ".rating-chart .plot-area{fill:#fff;stroke:#d9dee5}"
     ".rating-chart .grid{stroke:#e8ebf0}"
@@ -237,7 +238,7 @@ def rating_chart_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="rating-chart" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-label="{escape(title)}">'
-        f"<title>{escape(title, quote=False)}</title><style>{_STYLE}</style>"
+        f"<title>{escape(title, quote=False)}</title><style>{CHART_STYLE}</style>"
     )
     pts = sorted(
         (p for p in points if math.isfinite(p.rating)), key=lambda p: p.time_seconds

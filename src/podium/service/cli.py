@@ -14,11 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.cli_common import float_in, int_in
+from podium.errors import PodiumError, UsageError
 from podium.service import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_EXPLAINS,
+    DEFAULT_MAX_EXPORTS,
     DEFAULT_MAX_PREDICT_BYTES,
     DEFAULT_MAX_PREDICT_PLAYERS,
+    DEFAULT_SEND_TIMEOUT_S,
     MAX_PREDICT_PLAYERS_LIMIT,
 )
 
@@ -57,20 +61,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         args.db = DEFAULT_DB
 
     if not 0 <= args.port <= 65535:
-        raise PodiumError(f"--port must be in 0..65535, got {args.port}")
+        raise UsageError(f"--port must be in 0..65535, got {args.port}")
     if args.workers < 1:
-        raise PodiumError(f"--workers must be >= 1, got {args.workers}")
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.max_body_bytes < 1:
-        raise PodiumError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
+        raise UsageError(f"--max-body-bytes must be >= 1, got {args.max_body_bytes}")
     if args.max_predict_bytes < 1:
-        raise PodiumError(f"--max-predict-bytes must be >= 1, got {args.max_predict_bytes}")
+        raise UsageError(f"--max-predict-bytes must be >= 1, got {args.max_predict_bytes}")
     if not 1 <= args.max_predict_players <= MAX_PREDICT_PLAYERS_LIMIT:
-        raise PodiumError(f"--max-predict-players must be in 1..{MAX_PREDICT_PLAYERS_LIMIT}, "
+        raise UsageError(f"--max-predict-players must be in 1..{MAX_PREDICT_PLAYERS_LIMIT}, "
                           f"got {args.max_predict_players}")
     if args.pool_size is not None and args.pool_size < 1:
-        raise PodiumError(f"--pool-size must be >= 1, got {args.pool_size}")
+        raise UsageError(f"--pool-size must be >= 1, got {args.pool_size}")
     if args.max_overflow is not None and args.max_overflow < 0:
-        raise PodiumError(f"--max-overflow must be >= 0, got {args.max_overflow}")
+        raise UsageError(f"--max-overflow must be >= 0, got {args.max_overflow}")
     token = _read_token(args)
     from podium.service.app import check_cors_origins
 
@@ -78,9 +82,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     params: dict[str, Any] | None = None
     system = args.system
     if args.params:
-        from podium.cli import _load_params
+        from podium.cli_common import load_params
 
-        file_system, params = _load_params(args.params, [])
+        file_system, params = load_params(args.params, [])
         if system is None:
             system = file_system
     # Open the store once here: a bad URL or a missing store is reported before
@@ -91,7 +95,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                      max_predict_players=args.max_predict_players,
                      allow_future=args.allow_future,
                      case_insensitive_handles=True if args.case_insensitive_handles else None,
-                     private=args.private, cors_origins=origins)
+                     private=args.private, cors_origins=origins,
+                     max_exports=args.max_exports, max_explains=args.max_explains,
+                     send_timeout_s=args.send_timeout, keep_snapshots=args.keep_snapshots,
+                     explain_cache_s=args.explain_cache_s)
     store = app.state.store
     st = store.stats()
     named = store.count_tokens()
@@ -127,6 +134,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PODIUM_TOKEN"] = token
     else:
         os.environ.pop("PODIUM_TOKEN", None)
+    os.environ["PODIUM_MAX_EXPORTS"] = str(args.max_exports)
+    os.environ["PODIUM_MAX_EXPLAINS"] = str(args.max_explains)
+    os.environ["PODIUM_SEND_TIMEOUT"] = repr(float(args.send_timeout))
+    for name, value in (("PODIUM_KEEP_SNAPSHOTS", args.keep_snapshots),
+                        ("PODIUM_EXPLAIN_CACHE_S", args.explain_cache_s)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
     for name, value in (("PODIUM_POOL_SIZE", args.pool_size),
                         ("PODIUM_MAX_OVERFLOW", args.max_overflow)):
         if value is None:
@@ -193,9 +209,27 @@ def add_parsers(subparsers: Any) -> None:
                    metavar="N", help="most players (handles and team members) in one "
                    f"prediction, at most {MAX_PREDICT_PLAYERS_LIMIT} (default "
                    f"{DEFAULT_MAX_PREDICT_PLAYERS})")
+    s.add_argument("--max-exports", type=int_in(1, 1000), default=DEFAULT_MAX_EXPORTS,
+                   metavar="N",
+                   help="exports each worker streams at a time, else 429 with Retry-After "
+                   f"(default {DEFAULT_MAX_EXPORTS})")
+    s.add_argument("--max-explains", type=int_in(1, 1000), default=DEFAULT_MAX_EXPLAINS,
+                   metavar="N",
+                   help="explanations each worker computes at a time, else 429 with "
+                   f"Retry-After (default {DEFAULT_MAX_EXPLAINS})")
+    s.add_argument("--keep-snapshots", type=int_in(1), default=None, metavar="N",
+                   help="snapshots the store keeps when this server writes (default 2); "
+                   "keep them all (a large N) to bound every explanation (docs/explain.md)")
+    s.add_argument("--explain-cache-s", type=float_in(0.0, 86_400.0), default=None,
+                   metavar="S", help="seconds a Rater built for explanations is kept after "
+                   "its last use (default 60); then its memory is given back")
+    s.add_argument("--send-timeout", type=float_in(0.1, 3600.0), default=DEFAULT_SEND_TIMEOUT_S,
+                   metavar="S",
+                   help="seconds a client may take to accept one 256 KiB block of an "
+                   f"export before it is dropped (default {DEFAULT_SEND_TIMEOUT_S:g})")
     s.add_argument("--allow-future", action="store_true",
                    help="accept contests dated more than a day after this machine's clock "
-                   "(simulations, scheduled contests); times must still lie in 1970..2200")
+                   "(simulations, scheduled contests); times must still lie in 1800..2200")
     s.add_argument("--case-insensitive-handles", action="store_true",
                    help="with --system, create the store so that handles differing only by "
                    "case are one player (fixed at creation; an existing store must have "

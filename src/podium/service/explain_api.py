@@ -11,7 +11,9 @@ contest id).
   handle of dots only, or one containing ``/players/``).
 
 The answer is :meth:`podium.core.explain.Explanation.to_dict` (``ExplainOut``);
-404 for an unknown contest, an unrated one or a player not in it.
+404 for an unknown contest, an unrated one or a player not in it; 429 (with
+``Retry-After``) when ``max_explains`` explanations are already being computed in this
+server process (:class:`podium.service.limits.Gate`).
 """
 
 from __future__ import annotations
@@ -95,15 +97,22 @@ def _answer(request: Request, contest_id: str, handle: str, top: int,
     from podium.store.explain import ExplainNotFound
 
     store = request.app.state.store
+    gate = request.app.state.explain_gate
+    if not gate.enter():
+        raise gate.busy()
     try:
         out = store.explain(contest_id, handle)
     except ExplainNotFound as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
+    finally:
+        gate.leave()
     return JSONResponse(out.to_dict(top=None if every else top))
 
 
 def add_explain_routes(router: APIRouter, errors: dict[int | str, dict[str, Any]]) -> None:
     """Add the explain routes to ``router`` (see the module docstring)."""
+    errors = {**errors, 429: {"description": "too many explanations at once in this server "
+                                             "process (Retry-After)"}}
 
     @router.get("/contests/{contest_id:path}/players/{handle:path}/explain",
                 response_model=ExplainOut, responses=errors,

@@ -34,6 +34,7 @@ import logging
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,8 @@ import anyio.to_thread
 from fastapi.responses import JSONResponse
 
 from podium.store.actor import acting_as
+
+log = logging.getLogger("podium.service")
 
 __all__ = [
     "Authenticator",
@@ -55,6 +58,7 @@ __all__ = [
     "SecurityHeaders",
     "WRITE_ROUTES",
     "csp_hash",
+    "database_error",
     "identity_problem",
     "install_log_redaction",
     "redact",
@@ -104,9 +108,9 @@ def csp_hash(text: str) -> str:
 
 
 def _chart_style_hash() -> str:
-    from podium.service.charts import _STYLE
+    from podium.service.charts import CHART_STYLE
 
-    return csp_hash(_STYLE)
+    return csp_hash(CHART_STYLE)
 
 
 #: The Content-Security-Policy of the HTML pages: everything from the service itself,
@@ -123,14 +127,17 @@ _COMMON = ((b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"
 
 
 def _matches(pattern: str, path: str) -> bool:
+    """Whether ``path`` (as sent) is matched by ``pattern``: a wildcard pattern by the
+    path as it is (``/api/contests//`` is the contest ``/`` of ``/api/contests/*``), an
+    exact one by the path without its trailing slashes."""
     if pattern.endswith("/*"):
         return path.startswith(pattern[:-1]) and len(path) > len(pattern) - 1
-    return path == pattern
+    return (path.rstrip("/") or "/") == pattern
 
 
 def required_role(method: str, path: str, *, private: bool = False) -> str | None:
-    """The role a request needs (``None``: none), from :data:`ROUTE_ROLES`; ``path``
-    without a trailing slash.  On a private server every route not in
+    """The role a request needs (``None``: none), from :data:`ROUTE_ROLES`; ``path`` as
+    sent (see :func:`_matches`).  On a private server every route not in
     :data:`PUBLIC_ROUTES` needs at least ``read``.  ``HEAD`` needs what ``GET`` needs."""
     if method == "HEAD":
         method = "GET"
@@ -351,24 +358,38 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         method = str(scope.get("method"))
-        path = route_path(scope).rstrip("/") or "/"
-        needed = required_role(method, path, private=self.private(scope))
+        bad_url = _invalid_utf8(scope)
+        if bad_url is not None:
+            await _answer(scope, send, 400, bad_url)
+            return
+        full = route_path(scope)
+        path = full.rstrip("/") or "/"
+        needed = required_role(method, full, private=self.private(scope))
         ident: Identity | None = None
         if needed is not None:
             auth = self.auth(scope)
             raw = _header(scope, b"authorization")
             header = None if raw is None else raw.decode("latin-1")
-            if auth is None:
-                ident, why = None, ""
-            elif header and header.partition(" ")[2].strip().startswith("podium_"):
-                # a named token: the store may be asked, off the event loop
-                ident, why = await anyio.to_thread.run_sync(auth.resolve, header)
-            else:
-                ident, why = auth.resolve(header)
-            if ident is None:
+            try:
+                if auth is None:
+                    ident, why = None, ""
+                elif header and header.partition(" ")[2].strip().startswith("podium_"):
+                    # a named token: the store may be asked, off the event loop
+                    ident, why = await anyio.to_thread.run_sync(auth.resolve, header)
+                else:
+                    ident, why = auth.resolve(header)
                 writers = needed != "read"
-                disabled = auth is None or not await anyio.to_thread.run_sync(
-                    functools.partial(auth.has_tokens, writers=writers))
+                disabled = ident is None and (auth is None or not await anyio.to_thread.run_sync(
+                    functools.partial(auth.has_tokens, writers=writers)))
+            except Exception as exc:
+                if not database_error(exc):
+                    raise
+                log.warning("503 on %s %s: database unavailable or busy while checking the "
+                            "token (%s)", method, path, type(exc).__name__)
+                await _answer(scope, send, 503, f"database unavailable or busy "
+                              f"({type(exc).__name__}); retry later", {"Retry-After": "1"})
+                return
+            if ident is None:
                 if disabled:
                     why = ("writes are disabled: this server was started without --token and "
                            "its store holds no valid write or admin token (podium token "
@@ -435,6 +456,37 @@ class RequestGuard:
             return
         with acting_as(ident.actor):
             await self.app(scope, receive, send)
+
+
+def database_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the database cannot answer now (unreachable, locked, or
+    no free connection in the pool): SQLAlchemy's ``OperationalError``, ``TimeoutError``
+    and ``DisconnectionError`` (told by name: this module does not import SQLAlchemy)."""
+    kind = type(exc)
+    return (kind.__module__ or "").startswith("sqlalchemy") and kind.__name__ in (
+        "OperationalError", "TimeoutError", "DisconnectionError")
+
+
+def _percent_decoded(raw: bytes) -> bytes:
+    """``raw`` with its ``%XX`` escapes decoded (``+`` kept), as bytes."""
+    return urllib.parse.unquote_to_bytes(raw)
+
+
+def _invalid_utf8(scope: Scope) -> str | None:
+    """Why the request's path or query string is not UTF-8 once percent-decoded (``None``
+    when both are): servers decode such bytes to U+FFFD, which would then be taken as
+    the text sent (``/api/contests/%ED%A0%80`` is no contest id)."""
+    raw_path = scope.get("raw_path")
+    for what, raw in (("path", raw_path if isinstance(raw_path, bytes) else None),
+                      ("query string", scope.get("query_string"))):
+        if not raw:
+            continue
+        try:
+            _percent_decoded(bytes(raw)).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (f"the URL's {what} is not UTF-8 once percent-decoded (byte {exc.start + 1} "
+                    "of it): send text as UTF-8, e.g. %C3%A9 for \u00e9")
+    return None
 
 
 def _app_auth(scope: Scope) -> Authenticator | None:

@@ -34,6 +34,7 @@ from podium.service import DEFAULT_MAX_PREDICT_PLAYERS, MAX_PREDICT_PLAYERS_LIMI
 from podium.store.checks import MAX_CONTEST_WEIGHT, MIN_CONTEST_WEIGHT
 
 __all__ = [
+    "Handle",
     "MAX_PREDICT_HANDLES",
     "MAX_PREDICT_TEAMS",
     "model_from_dataclass",
@@ -174,6 +175,8 @@ def _normal_handle(value: str) -> str:
 
 
 _Handle = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_normal_handle)]
+#: A handle field of a request body (NFC, trimmed, under the handle rules).
+Handle = _Handle
 
 
 class PredictMemberIn(BaseModel):
@@ -300,6 +303,14 @@ class PredictOut(BaseModel):
         None, description="how balanced the lobby is (teams, else players): 1 - mean over "
         "pairs of |2 P - 1|; 1 = every pair an even match, -> 0 = a foregone conclusion; "
         "null for a single player")
+    p_first: list[float] = Field(
+        description="each side's (team's, else player's) probability of finishing first; "
+        "they sum to 1")
+    p_draw: float | None = Field(
+        description="probability of a draw (for more than two sides the mean over pairs); "
+        "null where the system has no draw model")
+    place_probability: list[list[float]] = Field(
+        description="place_probability[t][r]: P(side t finishes at place r + 1)")
     model: PredictModelOut
 
 

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 from podium.store.models import DEFAULT_DB
 
 __all__ = ["add_parsers"]
@@ -82,6 +82,11 @@ def add_parsers(subparsers: Any) -> None:
     e.add_argument("--format", choices=["csv", "parquet"], default=None,
                    help="file format (default: from the suffix of -o, else csv)")
     e.add_argument("-o", "--out", required=True, metavar="FILE", help="the file to write")
+    e.add_argument("--raw", action="store_true",
+                   help="CSV cells exactly as stored, for programs; by default a text cell "
+                   "that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) "
+                   "is written with a ' in front ('-101-: docs/service.md, \"CSV and "
+                   "spreadsheets\")")
     e.set_defaults(func=_cmd_export)
 
 
@@ -135,9 +140,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from podium.store.common import fmt_time
 
     if not 0 <= args.n <= 1000:
-        raise PodiumError(f"-n must be in 0..1000, got {args.n}")
+        raise UsageError(f"-n must be in 0..1000, got {args.n}")
     if args.offset < 0:
-        raise PodiumError(f"--offset must be >= 0, got {args.offset}")
+        raise UsageError(f"--offset must be >= 0, got {args.offset}")
     with _open(args.db) as store:
         page = store.audit(offset=args.offset, limit=args.n, action=args.action,
                            contest_id=args.contest)
@@ -166,7 +171,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     part = out.with_name(out.name + ".part")
     size = 0
     with _open(args.db) as store:
-        pieces = store.export(args.what, fmt)
+        pieces = store.export(args.what, fmt, csv_safe=not args.raw)
         try:
             with open(part, "wb") as fh:
                 for piece in pieces:

@@ -21,11 +21,11 @@ action             written by
 
 The row is inserted by the same connection, inside the same transaction, as the write:
 both are committed or neither (a crash at any point leaves neither).  A write path
-adds its row with :meth:`StoreAudit._record_audit` (one row) or
-:meth:`StoreAudit._record_audits` (one per contest of a batch).
+adds its row with :meth:`AuditLog.record` (one row) or :meth:`AuditLog.record_many`
+(one per contest of a batch).
 
-:meth:`StoreAudit.audit` reads the log newest first, paged and filtered by action or
-contest.
+:meth:`AuditLog.read` (``Store.audit``) reads the log newest first, paged and filtered
+by action or contest.
 """
 
 from __future__ import annotations
@@ -39,19 +39,19 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select
 
 import podium.store.schema as S
-from podium.store.actor import check_actor, current_actor
-from podium.store.common import StoreBase
+from podium.core.guards import storable_text
+from podium.store.actor import current_actor
+from podium.store.common import StoreContext
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
-from podium.store.queries import _unstorable
 
-__all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditPage", "StoreAudit"]
+__all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditLog", "AuditPage"]
 
 #: The actions a store records (a later version may add more).
 AUDIT_ACTIONS = ("ingest", "recompute", "delete", "replace", "token-create",
                  "token-revoke")
 
-#: Most rows one :meth:`StoreAudit.audit` call returns.
+#: Most rows one :meth:`AuditLog.read` call returns.
 MAX_AUDIT_LIMIT = 1000
 
 
@@ -99,22 +99,22 @@ class AuditPage:
     entries: list[AuditEntry]
 
 
-class StoreAudit(StoreBase):
-    """Recording and reading the audit log; see :class:`~podium.store.Store`.
+class AuditLog:
+    """Recording and reading the audit log of a store context; see the module notes.
 
-    ``actor`` (a store option): the actor of this store object's writes outside an
-    :func:`~podium.store.actor.acting_as` block (default: the process's, see
-    :mod:`podium.store.actor`).
+    The actor of a write is resolved when it is recorded (:func:`current_actor`), from
+    the store's ``actor`` option (:attr:`StoreOptions.actor
+    <podium.store.common.StoreOptions>`) outside an :func:`~podium.store.actor.acting_as`
+    block.
     """
 
-    def __init__(self, *args: Any, actor: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.actor = None if actor is None else check_actor(actor)
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
 
     # ------------------------------------------------------------------ writing
-    def _record_audit(self, conn: Connection, action: str, *, revision: int | None,
-                      contest_id: str | None = None, content_hash: str | None = None,
-                      detail: dict[str, Any] | None = None) -> None:
+    def record(self, conn: Connection, action: str, *, revision: int | None,
+               contest_id: str | None = None, content_hash: str | None = None,
+               detail: dict[str, Any] | None = None) -> None:
         """Add one audit row inside the write transaction of ``conn``.
 
         Parameters
@@ -130,18 +130,17 @@ class StoreAudit(StoreBase):
         detail:
             JSON-serialisable facts about the write.
         """
-        self._record_audits(conn, action, [(contest_id, content_hash, detail)],
-                            revision=revision)
+        self.record_many(conn, action, [(contest_id, content_hash, detail)],
+                         revision=revision)
 
-    def _record_audits(self, conn: Connection, action: str,
-                       entries: Sequence[tuple[str | None, str | None,
-                                               dict[str, Any] | None]],
-                       *, revision: int | None) -> None:
+    def record_many(self, conn: Connection, action: str,
+                    entries: Sequence[tuple[str | None, str | None, dict[str, Any] | None]],
+                    *, revision: int | None) -> None:
         """One audit row per ``(contest_id, content_hash, detail)`` of ``entries``, all
         with the same actor, time, action and revision (one statement)."""
         if not entries:
             return
-        actor = current_actor(self.actor)
+        actor = current_actor(self.ctx.options.actor)
         now = time.time()
         conn.execute(insert(S.audit), [
             {"time": now, "actor": actor, "action": action, "contest_id": cid,
@@ -152,8 +151,8 @@ class StoreAudit(StoreBase):
         ])
 
     # ------------------------------------------------------------------ reading
-    def audit(self, *, offset: int = 0, limit: int = 50, action: str | None = None,
-              contest_id: str | None = None) -> AuditPage:
+    def read(self, *, offset: int = 0, limit: int = 50, action: str | None = None,
+             contest_id: str | None = None) -> AuditPage:
         """The audit log, newest first.
 
         Parameters
@@ -183,10 +182,10 @@ class StoreAudit(StoreBase):
             if not contest_id:
                 raise StoreError("contest filter must not be empty")
             conds.append(a.c.contest_id == contest_id)
-        if any(f is not None and _unstorable(f) for f in (action, contest_id)):
+        if any(f is not None and not storable_text(f) for f in (action, contest_id)):
             return AuditPage(offset, limit, 0, [])  # no stored text equals it
         q = select(a).where(*conds).order_by(a.c.pk.desc()).offset(offset).limit(limit)
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             total = int(conn.execute(select(func.count()).select_from(a).where(*conds))
                         .scalar_one())
             rows = conn.execute(q).all()

@@ -11,7 +11,8 @@ that one set of rules holds whatever the way in (docs/service.md, "Input rules")
 * the time: :func:`podium.core.guards.check_contest_time` (1970..2200, at most a
   margin -- one day by default -- after the clock unless ``allow_future``; a value
   that looks like milliseconds is named as such);
-* ``weight`` in [:data:`MIN_CONTEST_WEIGHT`, :data:`MAX_CONTEST_WEIGHT`];
+* ``weight`` in [:data:`MIN_CONTEST_WEIGHT`, :data:`MAX_CONTEST_WEIGHT`]
+  (:func:`podium.core.guards.contest_weight_problem`, as the loaders);
 * ``perf_ceiling`` ``None`` (or ``+inf``: no ceiling), else within the bracket of the
   rating solver, [:data:`PERF_CEILING_MIN`, :data:`PERF_CEILING_MAX`];
 * ``name`` and ``url``: Unicode text without control characters, at most
@@ -31,13 +32,17 @@ from typing import Any
 from podium.core.contest import Contest
 from podium.core.guards import (
     DEFAULT_FUTURE_MARGIN_S,
+    MAX_CONTEST_WEIGHT,
     MAX_HANDLE_LENGTH,
+    MIN_CONTEST_WEIGHT,
     TimeError,
     check_contest_time,
+    contest_weight_problem,
     handle_key,
+    identifier_problem,
     normalize_contest,
 )
-from podium.core.numerics.newton import HI_BOUND, LO_BOUND
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND
 from podium.errors import ContestError
 
 __all__ = [
@@ -59,11 +64,6 @@ __all__ = [
     "with_handles",
 ]
 
-#: The smallest contest weight a store accepts (the rating systems divide by it).
-MIN_CONTEST_WEIGHT = 1e-3
-#: The largest contest weight a store accepts (Elo-MMR's performance equations already
-#: leave the solver's bracket near it).
-MAX_CONTEST_WEIGHT = 100.0
 #: The bracket of the rating solver (:mod:`podium.core.numerics.newton`): a
 #: performance ceiling must lie in it.
 PERF_CEILING_MIN = LO_BOUND
@@ -99,8 +99,20 @@ def text_problem(value: str, limit: int | None = None) -> str | None:
 
 
 def check_contest_id(cid: str) -> str | None:
-    """What is wrong with ``cid`` as a contest id (``None`` when nothing is)."""
-    problem = text_problem(cid)
+    """What is wrong with ``cid`` as a contest id (``None`` when nothing is).
+
+    A contest id is kept exactly as given (it is a key: the source's url or name), and
+    refused when it is empty or holds nothing but whitespace and ``/`` (no URL path
+    names it: ``/api/contests//`` is read as another path by clients and proxies), when
+    it breaks the character rule of handles
+    (:func:`podium.core.guards.identifier_problem`) or when it is longer than
+    :data:`MAX_ID_BYTES` bytes of UTF-8.  (An id such as ``..`` is kept: it is reached
+    percent-encoded, ``/api/contests/%2E%2E``, or in a query, ``/contest?id=..``.)
+    """
+    if all(ch.isspace() or ch == "/" for ch in cid):
+        return ("empty or only whitespace and '/' (a contest id must name the contest: "
+                "its url or name)")
+    problem = identifier_problem(cid)
     if problem is not None:
         return problem
     size = len(cid.encode("utf-8"))
@@ -153,11 +165,9 @@ def check_contest(
                            allow_future=allow_future)
     except TimeError as exc:
         raise ContestError(str(exc), contest=label) from None
-    w = contest.weight
-    if not MIN_CONTEST_WEIGHT <= w <= MAX_CONTEST_WEIGHT:
-        raise ContestError(f"weight={w!r} is outside [{MIN_CONTEST_WEIGHT:g}, "
-                           f"{MAX_CONTEST_WEIGHT:g}], the range a store accepts",
-                           contest=label)
+    problem = contest_weight_problem(contest.weight)
+    if problem is not None:
+        raise ContestError(problem, contest=label)
     ceil = contest.perf_ceiling
     if ceil is not None and ceil != math.inf and not PERF_CEILING_MIN <= ceil <= PERF_CEILING_MAX:
         raise ContestError(f"perf_ceiling={ceil!r} is outside [{PERF_CEILING_MIN:g}, "

@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, UsageError
 from podium.store.models import DEFAULT_DB, CorrectionResult, IngestResult, StoreError
 
 __all__ = ["add_parsers", "batches", "BATCH_ROUNDS"]
@@ -51,7 +51,7 @@ def batches(sizes: list[int], most: int, rounds: int = BATCH_ROUNDS) -> list[tup
 
 def add_parsers(subparsers: Any) -> None:
     """Register ``ingest``, ``db-info`` and ``db-upgrade`` on the ``podium`` command line."""
-    from podium.cli import add_input_args
+    from podium.cli_common import add_input_args, int_in
 
     p = subparsers.add_parser(
         "ingest", help="rate contests into a persistent store (SQLite file or PostgreSQL)",
@@ -90,6 +90,10 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--batch", type=int, default=200, metavar="N",
                    help="contests per transaction (default 200; a batch also ends after "
                    f"{BATCH_ROUNDS:,} player-rounds); 1: one transaction per contest")
+    p.add_argument("--keep-snapshots", type=int_in(1), default=2, metavar="N",
+                   help="snapshots of the rating state to keep, the newest (default 2); a "
+                   "store that serves explanations keeps them all (a large N): then no "
+                   "explanation replays more than one snapshot interval (docs/explain.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no line per contest (only the summary)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -113,7 +117,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def _add_store_parsers(subparsers: Any) -> None:
     """``podium store delete`` and ``podium store replace``."""
-    from podium.cli import add_input_args
+    from podium.cli_common import add_input_args
 
     s = subparsers.add_parser(
         "store", help="correct a store: delete or replace a stored contest",
@@ -293,7 +297,7 @@ def _line(res: IngestResult) -> str:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from podium.cli import _load_params, _Progress, load_options
+    from podium.cli_common import Progress, load_options, load_params
     from podium.io import check_history, load_contests
 
     _need_sqlalchemy()
@@ -302,16 +306,16 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from podium.store.store import resolve_system as _resolve
 
     err = sys.stderr
-    file_system, params = _load_params(args.params, args.set or [])
+    file_system, params = load_params(args.params, args.set or [])
     system = args.system or file_system
     given_params = params if (args.params or args.set) else None
     sysobj = None
     if system is not None:
         sysobj, _ = _resolve(system, given_params)  # unknown system/parameter: stop here
     if args.n is not None and args.n < 0:
-        raise PodiumError(f"-n must be >= 0, got {args.n}")
+        raise UsageError(f"-n must be >= 0, got {args.n}")
     if args.batch < 1:
-        raise PodiumError(f"--batch must be >= 1, got {args.batch}")
+        raise UsageError(f"--batch must be >= 1, got {args.batch}")
 
     t0 = time.perf_counter()
     history = load_contests(args.path, limit=args.n, dedupe_urls=args.dedupe,
@@ -331,14 +335,15 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     with Store.open_or_create(args.db, system, given_params,
                               case_insensitive_handles=True if args.case_insensitive_handles
-                              else None, allow_future=args.allow_future) as store:
+                              else None, allow_future=args.allow_future,
+                              keep_snapshots=args.keep_snapshots) as store:
         if store.case_insensitive_handles:
             contests, ids, hashes = _preflight_spellings(store, contests, indices, ids,
                                                          args.path)
         _preflight_store(store, contests, indices, ids, hashes, args.path, args.recompute_from)
         quiet = args.quiet
-        progress = _Progress(len(contests), err,
-                             not args.no_progress and (quiet or not sys.stdout.isatty()))
+        progress = Progress(len(contests), err,
+                            not args.no_progress and (quiet or not sys.stdout.isatty()))
         counts = {"applied": 0, "duplicate": 0, "recomputed": 0}
         rerated = 0
         t1 = time.perf_counter()
@@ -454,7 +459,7 @@ def _cmd_store_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_store_replace(args: argparse.Namespace) -> int:
-    from podium.cli import load_options
+    from podium.cli_common import load_options
     from podium.io import load_contests
 
     _need_sqlalchemy()

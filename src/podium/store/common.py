@@ -1,10 +1,13 @@
-"""What the store's layers share: contest ids and hashes, parameter checks, and the
-state every :class:`~podium.store.Store` holds (:class:`StoreBase`).
+"""What the store's services share: contest ids and hashes, parameter checks, and the
+context every service of a :class:`~podium.store.Store` is built over
+(:class:`StoreContext`).
 
-The :class:`~podium.store.Store` is composed of three layers, one module each:
-:mod:`podium.store.lifecycle` (creating, opening, migrating, closing),
-:mod:`podium.store.writes` (ingestion, recomputation, snapshots) and
-:mod:`podium.store.queries` (reads).  They all derive from :class:`StoreBase`.
+A :class:`~podium.store.Store` is a facade over one service object per concern (see
+:mod:`podium.store.store` for the list and which state each one owns).  The services
+share only the :class:`StoreContext`: the database (engine and URL), the rating system
+and its parameters, the options (:class:`StoreOptions`), the test hooks and the write
+lock.  What a service keeps in memory (the Rater cache, the handle keys, the explain
+cache) is its own, reached by the others through its public methods only.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from sqlalchemy import Column, Connection, Engine, Index, MetaData, Table, selec
 import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
+from podium.store.actor import check_actor
 from podium.store.engine import display_url
 from podium.store.models import StoreError
 from podium.systems import RatingSystem, get_system
 
-__all__ = ["StoreBase", "StoreHooks", "default_contest_id", "content_hash",
+__all__ = ["StoreContext", "StoreOptions", "StoreHooks", "STORE_OPTIONS", "Meta", "meta_map",
+           "check_hooks", "chunks", "default_contest_id", "content_hash", "json_params",
            "prefix_upper_bound", "fmt_time", "resolve_system", "same_params",
            "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX"]
 
@@ -40,6 +45,11 @@ __all__ = ["StoreBase", "StoreHooks", "default_contest_id", "content_hash",
 StoreHooks = Callable[[str], None]
 
 _META_Q = select(S.meta.c.key, S.meta.c.value)
+
+#: The keyword options of a store object (:class:`StoreOptions`, plus ``hooks``).
+STORE_OPTIONS = ("snapshot_every", "snapshot_events", "keep_snapshots", "cache", "hooks",
+                 "allow_future", "future_margin_s", "actor", "explain_cache_s",
+                 "max_explain_replay")
 
 #: ``meta.handle_policy`` of a store whose handles are compared exactly (the default,
 #: and every store created before the policy existed).
@@ -133,6 +143,11 @@ def chunks(seq: Sequence[Any], n: int = IN_CHUNK) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
+def meta_map(conn: Connection) -> dict[str, str]:
+    """Every ``meta`` row of the store, ``key -> value``."""
+    return {k: v for k, v in conn.execute(_META_Q).all()}
+
+
 @dataclass
 class Meta:
     """The ``meta`` rows a write transaction needs."""
@@ -142,17 +157,12 @@ class Meta:
     revision: int
 
 
-class StoreBase:
-    """The state of a store object, shared by its layers.
+@dataclass
+class StoreOptions:
+    """The keyword options of a store object (checked when it is made).
 
     Parameters
     ----------
-    engine, url:
-        The store's engine (:func:`podium.store.engine.make_engine`) and its URL.
-    system_name, params:
-        The rating system and its full parameters, as recorded in the store.
-    schema_version:
-        The store's schema version.
     snapshot_every:
         Write a snapshot of the rating state once this many contests were applied
         since the newest one (default 100).
@@ -163,65 +173,120 @@ class StoreBase:
     cache:
         Keep the Rater of the latest state in memory between ingestions (default
         True).  Without it every ingestion starts from the newest snapshot.
-    hooks:
-        A test hook called with the name of each stage of a write transaction
-        (:data:`StoreHooks`); default none.
-    case_insensitive_handles:
-        The store's handle policy, as recorded in its metadata (``meta.handle_policy``).
     allow_future:
         Accept contests dated more than ``future_margin_s`` after the clock
         (simulations, scheduled contests); default False.  The range 1970..2200
         always holds (:func:`podium.store.checks.check_contest`).
     future_margin_s:
         How far after the clock a contest may be dated (default one day).
+    actor:
+        Who the store object's writes are recorded as in the audit log outside an
+        :func:`~podium.store.actor.acting_as` block (default ``None``: the process's).
+    explain_cache_s:
+        Seconds a Rater built for an explanation is kept after its last use (default
+        60); then it is dropped and its memory given back to the system.
+    max_explain_replay:
+        The most player-rounds one explanation may replay after the nearest snapshot
+        (default 1,000,000, twice ``snapshot_events``); an explanation that would
+        replay more is refused (:class:`~podium.store.explain.ExplainTooCostly`).  A
+        store that keeps every snapshot (``keep_snapshots``) serves every contest
+        within ``snapshot_events`` player-rounds.
+    """
+
+    snapshot_every: int = 100
+    snapshot_events: int = 500_000
+    keep_snapshots: int = 2
+    cache: bool = True
+    allow_future: bool = False
+    future_margin_s: float = DEFAULT_FUTURE_MARGIN_S
+    actor: str | None = None
+    explain_cache_s: float = 60.0
+    max_explain_replay: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.snapshot_every < 1 or self.snapshot_events < 1 or self.keep_snapshots < 1:
+            raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
+        if not (isinstance(self.explain_cache_s, int | float)
+                and 0 <= self.explain_cache_s <= 86_400):
+            raise ValueError(f"explain_cache_s must be in 0..86400 seconds, got "
+                             f"{self.explain_cache_s!r}")
+        if isinstance(self.max_explain_replay, bool) or not isinstance(
+                self.max_explain_replay, int) or self.max_explain_replay < 0:
+            raise ValueError(f"max_explain_replay must be an integer >= 0, got "
+                             f"{self.max_explain_replay!r}")
+        margin = self.future_margin_s
+        if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
+            raise ValueError(f"future_margin_s must be a finite number >= 0, got {margin!r}")
+        self.allow_future = bool(self.allow_future)
+        self.future_margin_s = float(margin)
+        if self.actor is not None:
+            self.actor = check_actor(self.actor)
+
+
+def check_hooks(hooks: object) -> StoreHooks | None:
+    """``hooks`` if it is ``None`` or callable, else :class:`TypeError`."""
+    if hooks is not None and not callable(hooks):
+        raise TypeError(f"hooks must be a callable taking a stage name, got {hooks!r}")
+    return hooks  # type: ignore[return-value]
+
+
+class StoreContext:
+    """What every service of a store object shares: one store, one rating system.
+
+    The services of a :class:`~podium.store.Store` (:mod:`podium.store.store`) are built
+    over one context and keep their own state; they read the database, the system and
+    the options from here, call :meth:`hook` at the stages of a write and hold
+    :attr:`write_lock` while they write.
+
+    Parameters
+    ----------
+    engine, url:
+        The store's engine (:func:`podium.store.engine.make_engine`) and its URL.
+    system_name, params:
+        The rating system and its full parameters, as recorded in the store.
+    schema_version:
+        The store's schema version.
+    case_insensitive_handles:
+        The store's handle policy, as recorded in its metadata (``meta.handle_policy``).
+    options:
+        The store object's options (:class:`StoreOptions`).
+    hooks:
+        A test hook called with the name of each stage of a write transaction
+        (:data:`StoreHooks`); default none.
+
+    Notes
+    -----
+    Everything that belongs to one leaderboard is here or in a service built over a
+    context: the system and its parameters, the write lock (writes to one leaderboard
+    are serialised), and the Rater cache, handle keys and explain cache of the services.
+    Several leaderboards in one database (issue 28's ladders) are then one context each
+    -- sharing the engine, URL, options and hooks -- with one set of services over each.
     """
 
     def __init__(self, engine: Engine, url: str, *, system_name: str, params: dict[str, Any],
-                 schema_version: int, snapshot_every: int = 100,
-                 snapshot_events: int = 500_000, keep_snapshots: int = 2,
-                 cache: bool = True, hooks: StoreHooks | None = None,
-                 case_insensitive_handles: bool = False, allow_future: bool = False,
-                 future_margin_s: float = DEFAULT_FUTURE_MARGIN_S) -> None:
-        if snapshot_every < 1 or snapshot_events < 1 or keep_snapshots < 1:
-            raise ValueError("snapshot_every, snapshot_events and keep_snapshots must be >= 1")
-        if hooks is not None and not callable(hooks):
-            raise TypeError(f"hooks must be a callable taking a stage name, got {hooks!r}")
-        if not (isinstance(future_margin_s, int | float) and math.isfinite(future_margin_s)
-                and future_margin_s >= 0):
-            raise ValueError(f"future_margin_s must be a finite number >= 0, got "
-                             f"{future_margin_s!r}")
+                 schema_version: int, case_insensitive_handles: bool = False,
+                 options: StoreOptions | None = None, hooks: StoreHooks | None = None) -> None:
         self.engine = engine
         self.url = url
         self.system_name = system_name
         self.params: dict[str, Any] = params
         self.system: RatingSystem = get_system(system_name, **params)
         self.schema_version = schema_version
-        self.snapshot_every = snapshot_every
-        self.snapshot_events = snapshot_events
-        self.keep_snapshots = keep_snapshots
-        self.use_cache = cache
-        self.hooks = hooks
         self.case_insensitive_handles = bool(case_insensitive_handles)
-        self.allow_future = bool(allow_future)
-        self.future_margin_s = float(future_margin_s)
-        self._lock = threading.RLock()
+        self.options = StoreOptions() if options is None else options
+        self.hooks = check_hooks(hooks)
+        #: Held by every write transaction of this context (re-entrant).
+        self.write_lock = threading.RLock()
 
-    def _release(self) -> None:
-        """Drop what the layers keep in memory (called by ``close``)."""
-
-    def _hook(self, stage: str) -> None:
+    def hook(self, stage: str) -> None:
         """Call the test hook (if any) with ``stage``."""
         if self.hooks is not None:
             self.hooks(stage)
 
-    @staticmethod
-    def _meta_map(conn: Connection) -> dict[str, str]:
-        return {k: v for k, v in conn.execute(_META_Q).all()}
-
-    def _read_meta(self, conn: Connection) -> Meta:
+    def read_meta(self, conn: Connection) -> Meta:
         """The store's id, epoch and revision; checks that the store is still the one
-        this object opened (schema version and system)."""
-        stored = self._meta_map(conn)
+        this context was opened on (schema version, system and handle policy)."""
+        stored = meta_map(conn)
         try:
             version = int(stored.get("schema_version", "0"))
             m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]))

@@ -1,9 +1,9 @@
-"""Correcting the past: deleting or replacing a stored contest (the corrections layer
+"""Correcting the past: deleting or replacing a stored contest (the corrections service
 of :class:`~podium.store.Store`).
 
-:meth:`StoreCorrections.delete` removes a contest; :meth:`StoreCorrections.replace`
-puts other standings (or name, url, time, weight, ceiling) in its place under the same
-id.  Either is **one** write transaction (see :mod:`podium.store.engine`) holding the
+:meth:`Corrections.delete` removes a contest; :meth:`Corrections.replace` puts other
+standings (or name, url, time, weight, ceiling) in its place under the same id.  Either
+is **one** write transaction (:meth:`podium.store.writes.Writes.run_write`) holding the
 store's write lock, in which every later contest is rated again:
 
 1. read ``meta`` (store id, epoch) and the stored contest (an unknown id raises
@@ -27,7 +27,7 @@ store's write lock, in which every later contest is rated again:
 6. players: those new to the store (a replacement) are inserted; those who appear in
    no remaining contest are deleted; every other player of the run or of the old
    standings gets the Rater's current values (one bulk update; a player left only in
-   contests in which everybody tied has no rating again);
+   unrated contests has no rating again);
 7. bump ``meta.revision`` and ``meta.epoch`` (so that every process drops its cached
    Rater and handle keys), write a snapshot when the policy asks for one (always after
    a correction that dropped every snapshot after the point), commit.
@@ -46,36 +46,38 @@ The test hooks (:data:`podium.store.common.StoreHooks`) of a correction are
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 import podium.store.schema as S
 from podium.core.contest import Contest
+from podium.core.guards import storable_text
+from podium.rater import Rater
 from podium.store.bulk import update_rows
 from podium.store.common import chunks
 from podium.store.engine import display_url
 from podium.store.migrations import set_meta
 from podium.store.models import CorrectionResult, StoreError, UnknownContestError
+from podium.store.raters import CachedRater
 from podium.store.rating import PLAYER_COLS, RatedRun, rate_run, rated_indices, replay
-from podium.store.rows import Item
-from podium.store.writes import StoreWrites, _Cache
+from podium.store.rows import (
+    Item,
+    contest_from_rows,
+    insert_events,
+    insert_new_players,
+    insert_standings,
+    update_players,
+)
+from podium.store.writes import Writes, check_item, first_spellings
 
-__all__ = ["StoreCorrections"]
+__all__ = ["Corrections"]
 
 _C, _ST, _P = S.contests, S.standings, S.players
 
 
-def _unstorable(text: str) -> bool:
-    """Whether ``text`` cannot be sent to a database (a lone surrogate is not Unicode)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 _TARGET_Q = select(_C.c.pk, _C.c.seq, _C.c.cid, _C.c.name, _C.c.url, _C.c.time_seconds,
                    _C.c.players, _C.c.content_hash).where(_C.c.cid == bindparam("cid"))
 _COUNT_Q = select(func.count()).select_from(_C)
@@ -119,21 +121,17 @@ class _Target:
     content_hash: str
 
 
-def _build_contest(meta: dict[str, Any], handles: list[str], lo: np.ndarray, hi: np.ndarray,
-                   team: Sequence[str | None], weight: Sequence[float | None]) -> Contest:
-    """A stored contest from its standings rows (as :meth:`StoreRows._stored_contest`
-    rebuilds it: a team contest with its teams, member weights and team places)."""
-    if not handles or team[0] is None:
-        return Contest.from_arrays(handles, lo, hi, **meta)
-    starts = [0, *(i for i in range(1, len(team)) if team[i] != team[i - 1])]
-    offsets = np.array([*starts, len(team)], dtype=np.int64)
-    w = np.asarray(weight, dtype=np.float64)
-    return Contest.from_team_arrays(handles, offsets, [cast(str, team[i]) for i in starts],
-                                    lo[starts], hi[starts], w, **meta)
+class Corrections:
+    """Deleting and replacing stored contests; see the module notes.
 
+    A correction is a write of ``writes`` (:meth:`~podium.store.writes.Writes.run_write`):
+    it uses that service's Rater cache, player keys and audit log through their public
+    methods and keeps no state of its own.
+    """
 
-class StoreCorrections(StoreWrites):
-    """Deleting and replacing stored contests; see :mod:`podium.store.corrections`."""
+    def __init__(self, writes: Writes) -> None:
+        self.writes = writes
+        self.ctx = writes.ctx
 
     # ------------------------------------------------------------------ public
     def delete(self, contest_id: str) -> CorrectionResult:
@@ -157,10 +155,10 @@ class StoreCorrections(StoreWrites):
         if not isinstance(contest_id, str) or not contest_id:
             raise UnknownContestError(f"no contest with id {contest_id!r}: a contest id is a "
                                       "non-empty string", str(contest_id))
-        if "\x00" in contest_id or not contest_id.isprintable() and _unstorable(contest_id):
+        if not storable_text(contest_id):
             raise UnknownContestError(f"no contest with id {ascii(contest_id)}: no stored id "
                                       "holds a NUL or a lone surrogate", contest_id)
-        return self._run_write(
+        return self.writes.run_write(
             f"cannot delete contest {contest_id!r}",
             lambda conn: self._correct_locked(conn, contest_id, None))
 
@@ -200,8 +198,8 @@ class StoreCorrections(StoreWrites):
         ContestError
             When the replacement breaks an input rule.  Nothing is changed.
         """
-        item = self._item(contest, contest_id, "", allow_future)
-        return self._run_write(
+        item = check_item(self.ctx, contest, contest_id, "", allow_future)
+        return self.writes.run_write(
             f"cannot replace contest {item.cid!r}",
             lambda conn: self._correct_locked(conn, item.cid, item))
 
@@ -210,17 +208,17 @@ class StoreCorrections(StoreWrites):
                         item: Item | None) -> CorrectionResult:
         """The whole correction (delete when ``item`` is None, else replace by it),
         inside the write transaction."""
-        m = self._read_meta(conn)
-        self._hook("locked")
+        m = self.ctx.read_meta(conn)
+        self.ctx.hook("locked")
         row = conn.execute(_TARGET_Q, {"cid": cid}).first()
         if row is None:
             raise UnknownContestError(
-                f"no contest with id {cid!r} in {display_url(self.url)}; nothing was changed",
+                f"no contest with id {cid!r} in {display_url(self.ctx.url)}; nothing was changed",
                 cid)
         target = _Target(int(row.pk), int(row.seq), row.cid, row.name, int(row.players),
                          row.content_hash)
-        if item is not None and self.case_insensitive_handles:
-            item = self._first_spellings(conn, [item])[0]
+        if item is not None and self.ctx.case_insensitive_handles:
+            item = first_spellings(conn, [item])[0]
         if item is not None and item.chash == target.content_hash:
             return CorrectionResult("unchanged", cid, item.contest.name, target.seq,
                                     target.seq, len(item.contest), target.players, 0, 0, 0,
@@ -229,15 +227,16 @@ class StoreCorrections(StoreWrites):
         p = target.seq
         q = p if item is None else self._new_position(conn, target, item.contest)
         start = min(p, q)
-        self._refresh_handles(conn, m)
-        self._cache = None  # the state is about to change; re-cached only after a commit
-        rater, snap = self._rater_from_snapshot(conn, start)
+        handles, raters = self.writes.handles, self.writes.raters
+        handles.refresh(conn, m)
+        raters.invalidate()  # the state is about to change; re-cached only after a commit
+        rater, snap = raters.from_snapshot(conn, start)
         stored = self._read_stored(conn, snap)
         replay(rater, [s.contest for s in stored[:start - snap]])
         if len(rater.contests) != start:  # pragma: no cover - defensive
             raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
                              f"expected {start}")
-        self._hook("replayed")
+        self.ctx.hook("replayed")
         old = next(s for s in stored if s.pk == target.pk)
         run_list: list[_Stored | None] = [s for s in stored[start - snap:] if s.pk != target.pk]
         if item is not None:
@@ -258,7 +257,7 @@ class StoreCorrections(StoreWrites):
             conn.execute(update(_C).where(_C.c.seq > p, _C.c.seq <= q)
                          .values(seq=_C.c.seq - 1))
         conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > start))
-        self._hook("correction-cleared")
+        self.ctx.hook("correction-cleared")
 
         contests = [s.contest if s is not None else cast(Item, item).contest
                     for s in run_list]
@@ -269,12 +268,12 @@ class StoreCorrections(StoreWrites):
         except Exception as exc:
             raise StoreError(f"re-rating the {len(contests)} contest(s) from position "
                              f"{start} on failed: {type(exc).__name__}: {exc}") from exc
-        self._hook("rated")
+        self.ctx.hook("rated")
         new_handles: dict[str, int] = {}
-        pks = [self._player_pks(item.contest.handles, new_handles) if s is None and
+        pks = [handles.keys_of(item.contest.handles, new_handles) if s is None and
                item is not None else cast(_Stored, s).player_pks for s in run_list]
         cpks = [target.pk if s is None else s.pk for s in run_list]
-        self._insert_new_players(conn, rater, new_handles)
+        insert_new_players(conn, rater, new_handles)
         warnings: tuple[str, ...] = ()
         if item is not None:
             k = q - start
@@ -285,15 +284,15 @@ class StoreCorrections(StoreWrites):
                 seq=q, name=c.name, url=c.url, time_seconds=c.time_seconds, weight=c.weight,
                 perf_ceiling=c.perf_ceiling, players=len(c), new_players=rep.new_players,
                 rated=not rep.skipped, content_hash=item.chash, ingested_at=int(time.time())))
-            self._insert_standings(conn, [target.pk], [c], [pks[k]])
-            self._hook("standings")
+            insert_standings(conn, [target.pk], [c], [pks[k]])
+            self.ctx.hook("standings")
         self._write_events(conn, run, cpks, pks, None if item is None else q - start)
-        self._hook("events")
+        self.ctx.hook("events")
         changed = [(s.pk, rep.new_players) for s, rep in zip(run_list, run.reports, strict=True)
                    if s is not None and rep.new_players != s.new_players]
         update_rows(conn, _C, "pk", ("new_players",), changed)
         removed = self._settle_players(conn, rater, run, old, item, new_handles, target.pk)
-        self._hook("players")
+        self.ctx.hook("players")
 
         new_head = head if item is not None else head - 1
         epoch = m.epoch + 1
@@ -305,14 +304,14 @@ class StoreCorrections(StoreWrites):
         if item is not None:
             detail.update(new_index=q, players=len(item.contest),
                           players_added=len(new_handles))
-        self._record_audit(conn, "delete" if item is None else "replace",
+        self.writes.audit.record(conn, "delete" if item is None else "replace",
                            revision=m.revision + 1, contest_id=cid,
                            content_hash=target.content_hash if item is None else item.chash,
                            detail=detail)
-        self._maybe_snapshot(conn, rater, new_head, epoch)
-        self._hook("commit")
-        self._keep_handles(new_handles)
-        self._keep(_Cache(rater, new_head, m.store_id, epoch))
+        raters.maybe_snapshot(conn, rater, new_head, epoch)
+        self.ctx.hook("commit")
+        handles.stage(new_handles)
+        raters.stage(CachedRater(rater, new_head, m.store_id, epoch))
         rerated = len(run_list) - (item is not None)
         if item is None:
             return CorrectionResult("deleted", cid, target.name, p, None, target.players,
@@ -337,7 +336,7 @@ class StoreCorrections(StoreWrites):
         keep = np.ones(len(ev_cpk), dtype=bool)
         if new is not None:
             keep[int(run.offsets[new]):int(run.offsets[new + 1])] = False
-            self._insert_events(conn, run, [new], cpks, pks)
+            insert_events(conn, run, [new], cpks, pks)
         sel = np.flatnonzero(keep) if new is not None else slice(None)
         # a stored contest's event keeps its place and team (its standings are unchanged)
         rows = list(zip(ev_cpk[sel].tolist(), ev_ppk[sel].tolist(), run.mu[sel].tolist(),
@@ -386,10 +385,7 @@ class StoreCorrections(StoreWrites):
         arr = np.array(st, dtype=np.int64).reshape(-1, 4)
         del st
         cpk, ppk, lo, hi = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
-        names = np.empty(self._max_player_pk + 1, dtype=object)
-        for h, pk in self._handles.items():
-            names[pk] = h
-        handles = names[ppk]
+        handles = self.writes.handles.names_by_key()[ppk]
         cut = np.flatnonzero(np.diff(cpk)) + 1
         starts = np.concatenate(([0], cut)).astype(np.int64)
         bounds = dict(zip(cpk[starts].tolist(), zip(
@@ -408,13 +404,13 @@ class StoreCorrections(StoreWrites):
                     "perf_ceiling": None if r.perf_ceiling is None else float(r.perf_ceiling),
                     "url": r.url}
             team, weight = teams.get(int(r.pk), ([None], [None]))
-            contest = _build_contest(meta, handles[a:b].tolist(), lo[a:b], hi[a:b], team,
+            contest = contest_from_rows(meta, handles[a:b].tolist(), lo[a:b], hi[a:b], team,
                                      weight)
             out.append(_Stored(int(r.pk), int(r.seq), r.cid, contest, ppk[a:b].tolist(),
                                int(r.new_players)))
         return out
 
-    def _settle_players(self, conn: Connection, rater: Any, run: RatedRun, old: _Stored,
+    def _settle_players(self, conn: Connection, rater: Rater, run: RatedRun, old: _Stored,
                         item: Item | None, new_handles: dict[str, int],
                         target_pk: int) -> int:
         """Write the Rater's values of the players of the run and of the old standings;
@@ -422,14 +418,14 @@ class StoreCorrections(StoreWrites):
 
         A player of the old standings whom the Rater does not know was rated in no
         remaining contest: if the player still appears somewhere (in the replacement, or
-        in a stored contest in which everybody tied) the row stays, without a rating;
+        in a stored unrated contest) the row stays, without a rating;
         else it is deleted."""
         keep = set() if item is None else set(item.contest.handles)
         olds = list(zip(old.contest.handles, old.player_pks, strict=True))
         idx = (rated_indices(rater, [h for h, _ in olds]) if olds
                else np.zeros(0, dtype=np.int64))
         touched = np.concatenate((run.player, idx[idx >= 0])).astype(np.int64)
-        self._update_players(conn, rater, touched, new_handles)
+        update_players(conn, rater, touched, self.writes.handles, new_handles)
         unrated = [(h, pk) for (h, pk), i in zip(olds, idx.tolist(), strict=True) if i < 0]
         kept = {pk for h, pk in unrated if h in keep}
         ask = [pk for h, pk in unrated if h not in keep]

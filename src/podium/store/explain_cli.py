@@ -49,7 +49,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from podium.core.explain import format_explanation
     from podium.store.store import Store
 
-    with Store.open(args.db) as store:
+    # one explanation at the command line: no limit on its replay (a server's limit,
+    # max_explain_replay, keeps one request from holding a worker for minutes)
+    with Store.open(args.db, max_explain_replay=2**62) as store:
         out = store.explain(args.contest, args.player)
     if args.json:
         print(json.dumps(out.to_dict(top=args.top or None), allow_nan=False))

@@ -1,6 +1,6 @@
 """Exports of a whole store, streamed: every rated player's rating, or every rating event.
 
-:meth:`StoreExport.export` yields the bytes of a CSV or Parquet file piece by piece,
+:meth:`Exporter.export` yields the bytes of a CSV or Parquet file piece by piece,
 never holding more than one chunk of rows (``chunk_rows``, default
 :data:`EXPORT_CHUNK_ROWS`) in memory.  All chunks are read inside **one read
 transaction** (:func:`podium.store.engine.read_txn`: a deferred ``BEGIN`` in WAL mode on
@@ -11,7 +11,7 @@ chunk costs what the first one does.
 
 ``ratings`` (:data:`RATING_COLUMNS`)
     Every rated player, best first (display rating descending, ties by handle), as
-    :meth:`Store.leaderboard <podium.store.queries.StoreQueries.leaderboard>` orders
+    :meth:`Store.leaderboard <podium.store.queries.Queries.leaderboard>` orders
     them: ``rank``, ``handle``, ``display_rating``, ``mu``, ``sigma``, ``contests``,
     ``last_contest_time``, ``max_display_rating``, ``last_change``.
 ``history`` (:data:`HISTORY_COLUMNS`)
@@ -23,8 +23,10 @@ chunk costs what the first one does.
 
 CSV: a header row, then one row per record; floats are written with :func:`repr`
 (the shortest text that reads back as the same double: exact), an empty field for a
-missing value.  Parquet: one row group per chunk, written by pyarrow (a dependency of
-Podium) into a buffer that is emptied after each row group.
+missing value; with ``csv_safe`` a text cell that a spreadsheet would run as a formula
+is written with a ``'`` in front (:mod:`podium.io.spreadsheet`).  Parquet: one row
+group per chunk, written by pyarrow (a dependency of Podium) into a buffer that is
+emptied after each row group.
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ import pyarrow.parquet as pq
 from sqlalchemy import Connection, and_, or_, select
 
 import podium.store.schema as S
-from podium.store.common import StoreBase
+from podium.io.spreadsheet import neutralize
+from podium.store.common import StoreContext
 from podium.store.engine import read_txn
 from podium.store.models import StoreError
 
 __all__ = ["EXPORT_CHUNK_ROWS", "EXPORT_FORMATS", "EXPORT_KINDS", "HISTORY_COLUMNS",
-           "RATING_COLUMNS", "StoreExport", "export_media_type"]
+           "RATING_COLUMNS", "Exporter", "export_media_type"]
 
 #: Rows read (and written as one Parquet row group) at a time.
 EXPORT_CHUNK_ROWS = 50_000
@@ -135,11 +138,16 @@ _READERS: dict[str, Callable[[Connection, int], Iterator[list[tuple[Any, ...]]]]
 _COLUMNS = {"ratings": RATING_COLUMNS, "history": HISTORY_COLUMNS}
 
 
-def _csv_text(rows: list[tuple[Any, ...]]) -> bytes:
+def _csv_text(rows: list[tuple[Any, ...]], safe: bool = False) -> bytes:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float) else v
-                      for v in r) for r in rows)
+    if safe:  # text cells only: numbers (a negative change) are never touched
+        w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float)
+                          else neutralize(v) if isinstance(v, str) else v for v in r)
+                    for r in rows)
+    else:
+        w.writerows(tuple("" if v is None else repr(v) if isinstance(v, float) else v
+                          for v in r) for r in rows)
     return out.getvalue().encode("utf-8")
 
 
@@ -169,13 +177,22 @@ class _Sink(io.RawIOBase):
         return out
 
 
-class StoreExport(StoreBase):
-    """Streamed exports; see :class:`~podium.store.Store` and the module notes."""
+class Exporter:
+    """Streamed exports of a store context (a service of :class:`~podium.store.Store`;
+    see the module notes)."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
 
     def export(self, what: str, fmt: str = "csv", *,
-               chunk_rows: int = EXPORT_CHUNK_ROWS) -> Iterator[bytes]:
+               chunk_rows: int = EXPORT_CHUNK_ROWS, csv_safe: bool = False) -> Iterator[bytes]:
         """The bytes of the export ``what`` (``ratings`` or ``history``) in ``fmt``
         (``csv`` or ``parquet``), piece by piece, from one consistent state.
+
+        With ``csv_safe``, a CSV text cell that a spreadsheet would run as a formula
+        gets a ``'`` in front (:func:`podium.io.spreadsheet.neutralize`; the service and
+        ``podium export`` ask for it by default); by default every cell is the value
+        as stored (Parquet is never changed).
 
         The read transaction stays open until the iterator is exhausted or closed.
 
@@ -192,18 +209,18 @@ class StoreExport(StoreBase):
                              f"{' or '.join(EXPORT_FORMATS)}")
         if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise StoreError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
-        return self._export(what, fmt, chunk_rows)
+        return self._export(what, fmt, chunk_rows, bool(csv_safe))
 
-    def _export(self, what: str, fmt: str, chunk_rows: int) -> Iterator[bytes]:
+    def _export(self, what: str, fmt: str, chunk_rows: int, safe: bool) -> Iterator[bytes]:
         columns = _COLUMNS[what]
         names = [n for n, _t in columns]
         schema = pa.schema(list(columns))
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             chunks = _READERS[what](conn, chunk_rows)
             if fmt == "csv":
                 yield _csv_text([tuple(names)])
                 for rows in chunks:
-                    yield _csv_text(rows)
+                    yield _csv_text(rows, safe)
                 return
             sink = _Sink()
             with pq.ParquetWriter(sink, schema) as writer:

@@ -65,7 +65,7 @@ class IngestResult:
     recomputed:
         Number of later contests re-rated.
     warnings:
-        Messages of the rating system (e.g. "everybody tied; nothing changed").
+        Messages of the rating system (e.g. "one side only; nothing changed").
     name:
         The contest's name.
     """
@@ -114,7 +114,7 @@ class CorrectionResult:
     previous_hash:
         SHA-256 of the stored contest before the correction.
     warnings:
-        Messages of the rating system about the replacement (e.g. "everybody tied").
+        Messages of the rating system about the replacement (e.g. "one side only").
     """
 
     status: Literal["deleted", "replaced", "unchanged"]
@@ -232,8 +232,10 @@ class ContestTeam:
 class ContestView:
     """One contest with every player's rating change, in standings order.
 
-    ``rated`` is False for a contest in which everybody tied: it changed nothing
-    and ``changes`` is empty.  ``teams`` lists the teams of a team contest, best
+    ``rated`` is False for a contest the rating system left unrated (one side only,
+    or everybody tied with ``all_tied="skip"``:
+    :meth:`~podium.systems.RatingSystem.skips_round`): it changed nothing and
+    ``changes`` is empty.  ``teams`` lists the teams of a team contest, best
     first (``None`` for an individual contest).
 
     A page of a contest (``Store.contest(id, offset=, limit=)``) holds the changes of

@@ -1,4 +1,4 @@
-"""Reading a store (the query layer of :class:`~podium.store.Store`).
+"""Reading a store (the query service of :class:`~podium.store.Store`).
 
 Every method runs in one read transaction (:func:`podium.store.engine.read_txn`),
 so it sees one committed state and never half of a contest, and returns the
@@ -18,8 +18,14 @@ import pandas as pd
 from sqlalchemy import ColumnElement, Connection, and_, func, select
 
 import podium.store.schema as S
-from podium.core.guards import HandleError, handle_key, normalize_handle
-from podium.store.common import POLICY_EXACT, StoreBase, chunks, prefix_upper_bound
+from podium.core.guards import HandleError, handle_key, normalize_handle, storable_text
+from podium.store.common import (
+    POLICY_EXACT,
+    StoreContext,
+    chunks,
+    meta_map,
+    prefix_upper_bound,
+)
 from podium.store.engine import display_url, read_txn
 from podium.store.models import (
     ContestChange,
@@ -33,25 +39,13 @@ from podium.store.models import (
     TeamMember,
 )
 
-__all__ = ["StoreQueries", "SEARCH_RANGE_ROWS", "stored_spellings"]
+__all__ = ["Queries", "SEARCH_RANGE_ROWS", "stored_spellings"]
 
 #: Prefix search: with at most this many handles in the prefix's range of ``handle_key``
 #: they are read through its index and sorted by rating; with more, the players are
 #: walked in rating order until ``limit`` of them match (see
-#: :meth:`StoreQueries.search_handles`).
+#: :meth:`Queries.search_handles`).
 SEARCH_RANGE_ROWS = 2000
-
-
-def _unstorable(text: str) -> bool:
-    """Whether ``text`` cannot be sent to a database (a NUL, or a lone surrogate, which
-    is not Unicode): no stored handle or id equals it."""
-    if "\x00" in text:
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def stored_spellings(conn: Connection, handles: Iterable[str]) -> dict[str, str]:
@@ -68,8 +62,12 @@ def stored_spellings(conn: Connection, handles: Iterable[str]) -> dict[str, str]
     return out
 
 
-class StoreQueries(StoreBase):
-    """The reads; see :class:`~podium.store.Store`."""
+class Queries:
+    """The reads of a store context (a service of :class:`~podium.store.Store`; see the
+    module notes).  It keeps no state of its own."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
 
     # ------------------------------------------------------------------ reading
     def _rated_filter(self, *, min_contests: int = 1, active_since: int | None = None,
@@ -113,7 +111,7 @@ class StoreQueries(StoreBase):
             .order_by(p.c.display_rating.desc(), p.c.handle.asc())
             .offset(offset).limit(limit)
         )
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             rows = conn.execute(q).all()
         return [
             LeaderboardRow(offset + k + 1, r.handle, float(r.display_rating), float(r.mu),
@@ -128,7 +126,7 @@ class StoreQueries(StoreBase):
         p = S.players
         q = select(func.count()).select_from(p).where(*self._rated_filter(
             active_since=active_since, min_rating=min_rating, max_rating=max_rating))
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             return int(conn.execute(q).scalar_one())
 
     def _lookups(self, handle: str) -> list[tuple[Any, str]]:
@@ -140,13 +138,13 @@ class StoreQueries(StoreBase):
         Nothing for text that no database can hold (a lone surrogate, a NUL).
         """
         p = S.players
-        if not isinstance(handle, str) or _unstorable(handle):
+        if not isinstance(handle, str) or not storable_text(handle):
             return []
         try:
             norm: str | None = normalize_handle(handle)
         except HandleError:
             norm = None
-        if self.case_insensitive_handles:
+        if self.ctx.case_insensitive_handles:
             return [] if norm is None else [(p.c.handle_key, handle_key(norm))]
         out: list[tuple[Any, str]] = [] if norm is None else [(p.c.handle, norm)]
         if norm != handle:
@@ -160,7 +158,7 @@ class StoreQueries(StoreBase):
         case-insensitive handles, whatever its case), then as given.
         """
         p, e, c = S.players, S.events, S.contests
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             r = None
             for col, value in self._lookups(handle):
                 r = conn.execute(select(p).where(col == value, p.c.contests >= 1)).first()
@@ -209,10 +207,10 @@ class StoreQueries(StoreBase):
         """
         self._check_page(0, limit)
         p = S.players
-        if _unstorable(prefix):
+        if not storable_text(prefix):
             return []
         key = unicodedata.normalize("NFC", prefix.lstrip()).casefold()
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             match: list[Any] = []
             if key:
                 upper = prefix_upper_bound(key)
@@ -238,14 +236,14 @@ class StoreQueries(StoreBase):
 
         ``offset`` and ``limit`` select the standings rows ``offset .. offset + limit -
         1`` (0-based positions; ``limit`` ``None``: to the end): ``changes`` holds the
-        changes of those rows (a row of a contest in which everybody tied has none) and
+        changes of those rows (a row of an unrated contest has none) and
         ``total`` (equal to ``players``) the number of rows in all.
         """
         self._check_page(offset, 0 if limit is None else limit)
         c, st, p, e = S.contests, S.standings, S.players, S.events
-        if _unstorable(contest_id):
+        if not storable_text(contest_id):
             return None
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             row = conn.execute(select(c).where(c.c.cid == contest_id)).first()
             if row is None:
                 return None
@@ -272,7 +270,7 @@ class StoreQueries(StoreBase):
                     .select_from(st.join(p, p.c.pk == st.c.player_pk))
                     .where(st.c.contest_pk == row.pk).order_by(st.c.pos)
                 ).all()
-        # a contest in which everybody tied has no events: no changes, but its teams
+        # an unrated contest (RatingSystem.skips_round) has no events: no changes, but its teams
         changes = [
             ContestChange(r.handle, int(r.lo), int(r.hi),
                           None if r.debut else float(r.prev_display), float(r.display_rating),
@@ -298,7 +296,7 @@ class StoreQueries(StoreBase):
         c = S.contests
         q = (select(c.c.cid, c.c.name, c.c.url, c.c.time_seconds, c.c.seq, c.c.players)
              .order_by(c.c.seq.desc()).offset(offset).limit(limit))
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             rows = conn.execute(q).all()
         return [ContestSummary(r.cid, r.name, r.url, int(r.time_seconds), int(r.seq),
                                int(r.players)) for r in rows]
@@ -306,8 +304,8 @@ class StoreQueries(StoreBase):
     def handle_spellings(self, handles: Iterable[str]) -> dict[str, str]:
         """``handle_key -> stored handle`` for the stored players whose case-insensitive
         key (:func:`~podium.core.guards.handle_key`) is that of one of ``handles``."""
-        with read_txn(self.engine) as conn:
-            return stored_spellings(conn, [h for h in handles if not _unstorable(h)])
+        with read_txn(self.ctx.engine) as conn:
+            return stored_spellings(conn, [h for h in handles if storable_text(h)])
 
     def current_ratings(self, handles: Sequence[str]) -> dict[str, tuple[float, float, int]]:
         """``handle -> (mu, sigma, contests)`` of the rated players among ``handles``.
@@ -324,7 +322,7 @@ class StoreQueries(StoreBase):
         for h in wanted:
             for k, (col, value) in enumerate(self._lookups(h)):
                 passes[k].setdefault(col, {}).setdefault(value, []).append(h)
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             for by_col in passes:
                 for col, asked in by_col.items():
                     for chunk in chunks(list(asked)):
@@ -342,7 +340,7 @@ class StoreQueries(StoreBase):
         system, params, schema_version, plus handles, rated_contests, snapshots, epoch,
         revision, database and handle_policy (``exact`` or ``case-insensitive``)."""
         p, c, sn = S.players, S.contests, S.snapshots
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             n_players = conn.execute(
                 select(func.count()).select_from(p).where(p.c.contests >= 1)).scalar_one()
             n_handles = conn.execute(select(func.count()).select_from(p)).scalar_one()
@@ -353,21 +351,21 @@ class StoreQueries(StoreBase):
             ).one()
             snaps = conn.execute(
                 select(sn.c.head_count, sn.c.size).order_by(sn.c.head_count)).all()
-            stored = self._meta_map(conn)
+            stored = meta_map(conn)
         return {
             "players": int(n_players),
             "contests": int(agg[0]),
             "events": int(agg[2]),
             "last_contest_time": None if agg[1] is None else int(agg[1]),
-            "system": self.system_name,
-            "params": dict(self.params),
+            "system": self.ctx.system_name,
+            "params": dict(self.ctx.params),
             "schema_version": int(stored.get("schema_version", 0)),
             "handles": int(n_handles),
             "rated_contests": int(agg[3]),
             "snapshots": [{"head_count": int(h), "bytes": int(s)} for h, s in snaps],
             "epoch": int(stored.get("epoch", 0)),
             "revision": int(stored.get("revision", 0)),
-            "database": display_url(self.url),
+            "database": display_url(self.ctx.url),
             "handle_policy": stored.get("handle_policy", POLICY_EXACT),
         }
 
@@ -378,7 +376,7 @@ class StoreQueries(StoreBase):
                     p.c.last_contest_time, p.c.max_display_rating, p.c.last_change)
              .where(p.c.contests >= 1)
              .order_by(p.c.display_rating.desc(), p.c.handle.asc()))
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             rows = conn.execute(q).all()
         cols = ["handle", "mu", "sigma", "display_rating", "contests", "last_contest_time",
                 "max_display_rating", "last_change"]
@@ -391,8 +389,8 @@ class StoreQueries(StoreBase):
         """``id -> (content_hash, index, name)`` of the stored contests among ``contest_ids``."""
         c = S.contests
         out: dict[str, tuple[str, int, str]] = {}
-        wanted = [cid for cid in dict.fromkeys(contest_ids) if not _unstorable(cid)]
-        with read_txn(self.engine) as conn:
+        wanted = [cid for cid in dict.fromkeys(contest_ids) if storable_text(cid)]
+        with read_txn(self.ctx.engine) as conn:
             for chunk in chunks(wanted):
                 for r in conn.execute(
                     select(c.c.cid, c.c.content_hash, c.c.seq, c.c.name)
@@ -409,5 +407,5 @@ class StoreQueries(StoreBase):
     def contest_ids(self) -> list[str]:
         """Every stored contest id in chronological order."""
         c = S.contests
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             return [r[0] for r in conn.execute(select(c.c.cid).order_by(c.c.seq)).all()]

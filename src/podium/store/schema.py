@@ -10,7 +10,7 @@ The tables, one code path for SQLite and PostgreSQL:
 ``players``
     Every handle that appears in a stored standing.  The rating columns are
     ``NULL`` and ``contests`` is 0 until the player's first *rated* contest (a
-    contest in which everybody tied rates nobody); afterwards they hold the
+    contest the system leaves unrated rates nobody); afterwards they hold the
     player's current values, equal to the :class:`~podium.rater.Rater`'s table
     (so ``display_rating IS NOT NULL`` exactly when ``contests >= 1``: the
     queries of rated players use it, with the rating index).  ``handle_key``

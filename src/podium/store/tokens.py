@@ -3,7 +3,7 @@
 A token is a random secret, ``podium_`` followed by 43 URL-safe characters (32 random
 bytes, :func:`secrets.token_urlsafe`): the prefix makes a leaked token easy to spot
 (secret scanners, logs).  The store keeps only its SHA-256 (``secret_hash``, unique):
-the secret is shown once, by :meth:`StoreTokens.create_token`, and cannot be read back.
+the secret is shown once, by :meth:`TokenRegistry.create_token`, and cannot be read back.
 As the secret carries 256 random bits, a plain (unsalted) hash is as strong as a
 password hash would be, and lets a request's token be found with one index lookup.
 
@@ -18,7 +18,7 @@ Roles, each including the ones before it:
     Also corrections (``DELETE``/``PUT /api/contests/{id}``), the audit log
     (``GET /api/audit``) and everything else.
 
-:meth:`StoreTokens.check_token` answers who a secret belongs to: it hashes the secret,
+:meth:`TokenRegistry.check_token` answers who a secret belongs to: it hashes the secret,
 looks the hash up, and compares the stored hash with :func:`hmac.compare_digest`.
 Creating and revoking a token are audited (``token-create``, ``token-revoke``).
 """
@@ -36,11 +36,12 @@ from sqlalchemy import Connection, func, select, update
 
 import podium.store.schema as S
 from podium.store.actor import current_actor
-from podium.store.audit import StoreAudit
+from podium.store.audit import AuditLog
+from podium.store.common import StoreContext
 from podium.store.engine import db_errors, read_txn, write_txn
 from podium.store.models import StoreError
 
-__all__ = ["ROLES", "TOKEN_PREFIX", "StoreTokens", "TokenIdentity", "TokenInfo",
+__all__ = ["ROLES", "TOKEN_PREFIX", "TokenRegistry", "TokenIdentity", "TokenInfo",
            "hash_secret", "role_allows"]
 
 #: The roles, weakest first: each allows what the ones before it allow.
@@ -70,7 +71,7 @@ class TokenIdentity:
 
 @dataclass(frozen=True)
 class TokenInfo:
-    """A token as :meth:`StoreTokens.tokens` lists it (never its secret).
+    """A token as :meth:`TokenRegistry.tokens` lists it (never its secret).
 
     ``created_at`` and ``revoked_at`` are unix times (``revoked_at`` ``None`` while the
     token is valid); ``created_by`` the actor who created it.
@@ -106,8 +107,13 @@ def _revision(conn: Connection) -> int | None:
     return None if raw is None else int(raw)
 
 
-class StoreTokens(StoreAudit):
-    """Token management; see :class:`~podium.store.Store` and the module notes."""
+class TokenRegistry:
+    """The tokens of a store (a service of :class:`~podium.store.Store`; see the module
+    notes): creating and revoking them is audited through ``audit``."""
+
+    def __init__(self, ctx: StoreContext, audit: AuditLog) -> None:
+        self.ctx = ctx
+        self.audit = audit
 
     def create_token(self, name: str, role: str) -> str:
         """Create a token and return its secret (shown only now: the store keeps its hash).
@@ -132,20 +138,20 @@ class StoreTokens(StoreAudit):
                                  "names are never reused: choose another name")
             conn.execute(t.insert().values(
                 name=name, role=role, secret_hash=hash_secret(secret),
-                created_at=int(time.time()), created_by=current_actor(self.actor),
+                created_at=int(time.time()), created_by=current_actor(self.ctx.options.actor),
                 revoked_at=None))
-            self._record_audit(conn, "token-create", revision=_revision(conn),
-                               detail={"name": name, "role": role})
+            self.audit.record(conn, "token-create", revision=_revision(conn),
+                              detail={"name": name, "role": role})
 
-        with db_errors(self.url, f"cannot create token {name!r}"), \
-                write_txn(self.engine) as conn:
+        with db_errors(self.ctx.url, f"cannot create token {name!r}"), \
+                write_txn(self.ctx.engine) as conn:
             body(conn)
         return secret
 
     def tokens(self) -> list[TokenInfo]:
         """Every token (revoked ones too), oldest first; never their secrets."""
         t = S.tokens
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             rows = conn.execute(select(t.c.name, t.c.role, t.c.created_at, t.c.created_by,
                                        t.c.revoked_at).order_by(t.c.pk)).all()
         return [TokenInfo(r.name, r.role, int(r.created_at), r.created_by,
@@ -171,14 +177,14 @@ class StoreTokens(StoreAudit):
                 raise StoreError(f"the token {name!r} is revoked already")
             now = int(time.time())
             conn.execute(update(t).where(t.c.name == name).values(revoked_at=now))
-            self._record_audit(conn, "token-revoke", revision=_revision(conn),
-                               detail={"name": name, "role": row.role})
+            self.audit.record(conn, "token-revoke", revision=_revision(conn),
+                              detail={"name": name, "role": row.role})
             return TokenInfo(name, row.role, int(row.created_at), row.created_by, now)
 
         if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise StoreError(f"no token named {name!r} (podium token list shows them)")
-        with db_errors(self.url, f"cannot revoke token {name!r}"), \
-                write_txn(self.engine) as conn:
+        with db_errors(self.ctx.url, f"cannot revoke token {name!r}"), \
+                write_txn(self.ctx.engine) as conn:
             return body(conn)
 
     def check_token(self, secret: str) -> TokenIdentity | None:
@@ -193,7 +199,7 @@ class StoreTokens(StoreAudit):
             return None
         digest = hash_secret(secret)
         t = S.tokens
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             row = conn.execute(select(t.c.name, t.c.role, t.c.secret_hash)
                                .where(t.c.secret_hash == digest, t.c.revoked_at.is_(None))
                                ).first()
@@ -204,6 +210,6 @@ class StoreTokens(StoreAudit):
     def count_tokens(self, *, roles: tuple[str, ...] = ROLES) -> int:
         """How many valid tokens have one of ``roles``."""
         t = S.tokens
-        with read_txn(self.engine) as conn:
+        with read_txn(self.ctx.engine) as conn:
             return int(conn.execute(select(func.count()).select_from(t).where(
                 t.c.revoked_at.is_(None), t.c.role.in_(list(roles)))).scalar_one())

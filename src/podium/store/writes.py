@@ -1,4 +1,4 @@
-"""Writing a store: ingestion, batches, recomputation and snapshots (the write layer
+"""Writing a store: ingestion, batches, recomputation and snapshots (the write service
 of :class:`~podium.store.Store`).
 
 Every write is one transaction (see :mod:`podium.store.engine`) holding the
@@ -8,32 +8,37 @@ store's write lock:
 2. report a contest whose id is stored with the same content (SHA-256 of the
    contest) as ``"duplicate"``, refuse one whose content differs, refuse a contest
    older than the latest one unless ``recompute_from``;
-3. get a Rater at the insertion point: the in-process cache when it is still
-   valid (same store, same epoch, not ahead), else the newest snapshot at or
-   before the point; then replay the stored standings up to the point
-   (replaying is deterministic: a split run is bit-identical to one run);
+3. get a Rater at the insertion point (:meth:`podium.store.raters.RaterCache.rater_at`):
+   the in-process cache when it is still valid (same store, same epoch, not ahead),
+   else the newest snapshot at or before the point; then replay the stored standings
+   up to the point (replaying is deterministic: a split run is bit-identical to one
+   run);
 4. rate the new contests -- and, for ``recompute_from``, every later contest
    again -- with one ``Rater.extend`` call (:func:`podium.store.rating.rate_run`);
 5. insert the contests, their standings and events, insert new players and
    update the others (one ``executemany`` or ``COPY`` per table, see
    :mod:`podium.store.bulk`); bump ``meta.revision`` (and ``meta.epoch`` after a
-   recompute) and add the audit rows (:mod:`podium.store.audit`);
+   recompute) and add the audit rows (:class:`podium.store.audit.AuditLog`);
 6. write a new snapshot when ``snapshot_every`` contests or ``snapshot_events``
    player-rounds have been applied since the newest one (keeping the newest
    ``keep_snapshots``), then commit.
 
-:meth:`StoreWrites.ingest_many` does this once for a whole batch of contests, so
+:meth:`Writes.ingest_many` does this once for a whole batch of contests, so
 the fixed costs of a transaction (the lock, the metadata and duplicate lookups,
 one statement per table, the snapshot check, the commit) are paid once per batch.
 
-Any error rolls the transaction back and drops the in-process cache, so the
-database and the next ingestion are as if the contests had never been seen.
-A process killed at any point leaves the previous committed state.
+:meth:`Writes.run_write` is the frame of every write of a store context, corrections
+(:mod:`podium.store.corrections`) included: it holds the context's write lock and hands
+what the write asks to keep in memory -- the Rater of the new state
+(:class:`~podium.store.raters.RaterCache`) and the keys of the new players
+(:class:`~podium.store.rows.HandleCache`) -- to their owners once the transaction has
+committed.  Any error rolls the transaction back and drops the in-process Rater, so the
+database and the next ingestion are as if the contests had never been seen.  A process
+killed at any point leaves the previous committed state.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,9 +49,9 @@ from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 import podium.store.schema as S
 from podium.core.contest import Contest
-from podium.errors import CheckpointError, ContestError
+from podium.errors import ContestError
 from podium.rater import Rater
-from podium.store.audit import StoreAudit
+from podium.store.audit import AuditLog
 from podium.store.bulk import insert_rows
 from podium.store.checks import (
     check_case_insensitive,
@@ -57,28 +62,33 @@ from podium.store.checks import (
 )
 from podium.store.common import (
     Meta,
+    StoreContext,
     chunks,
     content_hash,
     default_contest_id,
     fmt_time,
-    json_params,
-    same_params,
 )
 from podium.store.engine import db_errors, write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
 from podium.store.queries import stored_spellings
-from podium.store.rating import (
-    RatedRun,
-    rate_run,
-    replay,
+from podium.store.raters import CachedRater, RaterCache, since_snapshot
+from podium.store.rating import RatedRun, rate_run
+from podium.store.rows import (
+    CONTEST_COLS,
+    HandleCache,
+    Item,
+    contest_row,
+    describe_conflict,
+    insert_events,
+    insert_new_players,
+    insert_standings,
+    stored_contest,
+    update_players,
 )
-from podium.store.rows import CONTEST_COLS, Item, StoreRows
-from podium.store.snapshot import new_rater, rater_from_bytes
 
-__all__ = ["StoreWrites"]
+__all__ = ["Writes", "check_item", "first_spellings"]
 
-log = logging.getLogger("podium.store")
 _T = TypeVar("_T")
 
 _INT64 = 2**63
@@ -95,16 +105,6 @@ _HEAD_Q = select(_C.c.seq, _C.c.time_seconds, _C.c.cid, _C.c.name,
 _REVISION_U = S.meta.update().where(S.meta.c.key == "revision").values(value=bindparam("v"))
 
 
-@dataclass
-class _Cache:
-    """A Rater known to equal the first ``count`` contests of store ``store_id`` at ``epoch``."""
-
-    rater: Rater
-    count: int
-    store_id: str
-    epoch: int
-
-
 @dataclass(frozen=True)
 class _Head:
     """The stored contests' extent: their number, the next free key, the latest one."""
@@ -116,17 +116,120 @@ class _Head:
     latest_name: str | None
 
 
-class StoreWrites(StoreRows, StoreAudit):
-    """Ingestion and snapshots; see :class:`~podium.store.Store`."""
+def check_item(ctx: StoreContext, contest: Contest, contest_id: str | None, where: str,
+               allow_future: bool | None = None) -> Item:
+    """``contest`` checked for a write of store context ``ctx`` (the rules of
+    :func:`~podium.store.checks.check_contest`, the id, a team round for a system that
+    rates them), with its id and content hash; ``where`` prefixes the messages.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._cache: _Cache | None = None
-        self._pending: _Cache | None = None
-        self._pending_handles: dict[str, int] = {}
+    Raises
+    ------
+    StoreError
+        When it has no usable id or its time does not fit a 64-bit integer.
+    ContestError
+        When it breaks an input rule (naming the contest, the field or player, and the
+        rule).
+    """
+    if not isinstance(contest, Contest):
+        raise TypeError(f"{where}expected a Contest, got {type(contest).__name__}")
+    try:
+        cid = default_contest_id(contest) if contest_id is None else contest_id
+    except StoreError as exc:
+        raise StoreError(f"{where}{exc}") from None
+    if not isinstance(cid, str) or not cid:
+        raise StoreError(f"{where}contest {contest.label!r}: contest_id must be a "
+                         "non-empty string")
+    if not -_INT64 <= contest.time_seconds < _INT64:
+        raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
+                         f"{contest.time_seconds} does not fit a 64-bit integer")
+    opts = ctx.options
+    try:
+        contest = check_contest(
+            contest, allow_future=opts.allow_future if allow_future is None else allow_future,
+            future_margin_s=opts.future_margin_s)
+        if ctx.case_insensitive_handles:
+            check_case_insensitive(contest)
+    except ContestError as exc:
+        raise located(exc, where) from None
+    problem = check_contest_id(cid)
+    if problem is not None:
+        shown = cid if len(cid) <= 60 else cid[:60] + "..."
+        raise located(ContestError(f"contest id {shown!r}: {problem}",
+                                   contest=contest.label), where)
+    if contest.team_round and ctx.system.team_rule is None:
+        msg = (f"the store's rating system {ctx.system_name!r} does not rate team rounds "
+               "(a team has more than one member or a member weight is not 1)")
+        if where:
+            raise ContestError(f"{where}{msg}")
+        raise ContestError(msg, contest=contest.label)
+    return Item(contest, cid, content_hash(contest), where)
 
-    def _release(self) -> None:
-        self._cache = None
+
+def first_spellings(conn: Connection, items: list[Item]) -> list[Item]:
+    """``items`` with each handle spelt as the store first saw it (a case-insensitive
+    store: handles with the same :func:`~podium.core.guards.handle_key` are one
+    player); a handle new to the store keeps the spelling of its first contest."""
+    spelling = stored_spellings(conn, {h for it in items for h in it.contest.handles})
+    out: list[Item] = []
+    for it, c in zip(items, respell([it.contest for it in items], spelling), strict=True):
+        out.append(it if c is it.contest else Item(c, it.cid, content_hash(c), it.where))
+    return out
+
+
+def _head_of(conn: Connection) -> _Head:
+    """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
+    contest is the one of the largest ``seq``; both lookups use an index)."""
+    row = conn.execute(_HEAD_Q).first()
+    if row is None:
+        return _Head(0, 0, None, None, None)
+    return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
+
+
+class Writes:
+    """Ingestion and snapshots of one store context; see the module notes.
+
+    Parameters
+    ----------
+    ctx:
+        The store context.
+    raters:
+        The owner of the Rater cache and the snapshots.
+    handles:
+        The owner of the player keys.
+    audit:
+        The audit log each write adds its rows to.
+    """
+
+    def __init__(self, ctx: StoreContext, raters: RaterCache, handles: HandleCache,
+                 audit: AuditLog) -> None:
+        self.ctx = ctx
+        self.raters = raters
+        self.handles = handles
+        self.audit = audit
+
+    def run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
+        """Run ``body`` in a write transaction holding the context's write lock (database
+        failures reported as ``what``).
+
+        What ``body`` stages (:meth:`RaterCache.stage
+        <podium.store.raters.RaterCache.stage>`, :meth:`HandleCache.stage
+        <podium.store.rows.HandleCache.stage>`) is taken over only once the transaction
+        has committed.
+        """
+        ctx = self.ctx
+        with ctx.write_lock:
+            self.raters.begin()
+            self.handles.begin()
+            try:
+                with db_errors(ctx.url, what), write_txn(ctx.engine) as conn:
+                    out = body(conn)
+            except BaseException:
+                self.raters.discard()
+                self.handles.discard()
+                raise
+            self.handles.commit()
+            self.raters.commit()
+            return out
 
     # ------------------------------------------------------------------ public
     def ingest(self, contest: Contest, *, contest_id: str | None = None,
@@ -168,9 +271,9 @@ class StoreWrites(StoreRows, StoreAudit):
             When the contest breaks a rule of :func:`~podium.store.checks.check_contest`
             (naming the contest, the field or player, and the rule).  Nothing is changed.
         """
-        item = self._item(contest, contest_id, "", allow_future)
-        return self._run_write(f"cannot ingest contest {contest.label!r}",
-                               lambda conn: self._ingest_locked(conn, item, recompute_from))
+        item = check_item(self.ctx, contest, contest_id, "", allow_future)
+        return self.run_write(f"cannot ingest contest {contest.label!r}",
+                              lambda conn: self._ingest_locked(conn, item, recompute_from))
 
     def ingest_many(self, contests: Sequence[Contest], *,
                     contest_ids: Sequence[str | None] | None = None,
@@ -217,14 +320,14 @@ class StoreWrites(StoreRows, StoreAudit):
             raise StoreError(f"{len(contest_ids)} contest ids given for {len(contests)} "
                              "contests")
         items = [
-            self._item(c, None if contest_ids is None else contest_ids[k],
+            check_item(self.ctx, c, None if contest_ids is None else contest_ids[k],
                        f"contest #{k} {getattr(c, 'label', '')!r} of the batch: ", allow_future)
             for k, c in enumerate(contests)
         ]
         if not items:
             return []
-        return self._run_write(f"cannot ingest a batch of {len(items)} contests",
-                               lambda conn: self._ingest_many_locked(conn, items))
+        return self.run_write(f"cannot ingest a batch of {len(items)} contests",
+                              lambda conn: self._ingest_many_locked(conn, items))
 
     def snapshot(self) -> bool:
         """Write a snapshot of the current state unless the newest one is already current.
@@ -233,90 +336,24 @@ class StoreWrites(StoreRows, StoreAudit):
         own; call this after a batch so that the next process starts at once.)
         """
         def write(conn: Connection) -> bool:
-            m = self._read_meta(conn)
-            head = self._head(conn).count
+            m = self.ctx.read_meta(conn)
+            head = _head_of(conn).count
             newest = conn.execute(select(func.max(S.snapshots.c.head_count))).scalar_one()
             if newest is not None and int(newest) == head:
                 return False
-            rater = self._rater_at(conn, m, head)
-            self._write_snapshot(conn, rater, head, m.epoch)
-            self._keep(_Cache(rater, head, m.store_id, m.epoch))
+            rater = self.raters.rater_at(conn, m, head)
+            self.raters.write_snapshot(conn, rater, head, m.epoch)
+            self.raters.stage(CachedRater(rater, head, m.store_id, m.epoch))
             return True
 
-        return self._run_write("cannot write a snapshot", write)
-
-    # ------------------------------------------------------------------ transactions
-    def _item(self, contest: Contest, contest_id: str | None, where: str,
-              allow_future: bool | None = None) -> Item:
-        if not isinstance(contest, Contest):
-            raise TypeError(f"{where}expected a Contest, got {type(contest).__name__}")
-        try:
-            cid = default_contest_id(contest) if contest_id is None else contest_id
-        except StoreError as exc:
-            raise StoreError(f"{where}{exc}") from None
-        if not isinstance(cid, str) or not cid:
-            raise StoreError(f"{where}contest {contest.label!r}: contest_id must be a "
-                             "non-empty string")
-        if not -_INT64 <= contest.time_seconds < _INT64:
-            raise StoreError(f"{where}contest {contest.label!r}: time_seconds "
-                             f"{contest.time_seconds} does not fit a 64-bit integer")
-        try:
-            contest = check_contest(
-                contest, allow_future=self.allow_future if allow_future is None else allow_future,
-                future_margin_s=self.future_margin_s)
-            if self.case_insensitive_handles:
-                check_case_insensitive(contest)
-        except ContestError as exc:
-            raise located(exc, where) from None
-        problem = check_contest_id(cid)
-        if problem is not None:
-            shown = cid if len(cid) <= 60 else cid[:60] + "..."
-            raise located(ContestError(f"contest id {shown!r}: {problem}",
-                                       contest=contest.label), where)
-        if contest.team_round and self.system.team_rule is None:
-            msg = (f"the store's rating system {self.system_name!r} does not rate team rounds "
-                   "(a team has more than one member or a member weight is not 1)")
-            if where:
-                raise ContestError(f"{where}{msg}")
-            raise ContestError(msg, contest=contest.label)
-        return Item(contest, cid, content_hash(contest), where)
-
-    def _run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
-        """Run ``body`` in a write transaction (database failures reported as ``what``).
-
-        What ``body`` asks to keep in memory (:meth:`_keep`, :meth:`_keep_handles`)
-        is taken over only once the transaction has committed.
-        """
-        with self._lock:
-            self._pending = None
-            self._pending_handles = {}
-            try:
-                with db_errors(self.url, what), write_txn(self.engine) as conn:
-                    out = body(conn)
-            except BaseException:
-                self._pending = None
-                self._pending_handles = {}
-                raise
-            new = self._pending_handles
-            if new:
-                self._handles.update(new)
-                self._max_player_pk = max(self._max_player_pk, max(new.values()))
-            if self._pending is not None:
-                self._cache = self._pending if self.use_cache else None
-            self._pending = None
-            self._pending_handles = {}
-            return out
-
-    def _keep(self, cache: _Cache) -> None:
-        """Keep the Rater of the state being written, once it is committed."""
-        self._pending = cache
+        return self.run_write("cannot write a snapshot", write)
 
     def _ingest_locked(self, conn: Connection, item: Item,
                        recompute_from: bool) -> IngestResult:
-        m = self._read_meta(conn)
-        self._hook("locked")
-        if self.case_insensitive_handles:
-            item = self._first_spellings(conn, [item])[0]
+        m = self.ctx.read_meta(conn)
+        self.ctx.hook("locked")
+        if self.ctx.case_insensitive_handles:
+            item = first_spellings(conn, [item])[0]
         c = S.contests
         contest = item.contest
         row = conn.execute(_STORED_Q, {"cid": item.cid}).first()
@@ -324,8 +361,8 @@ class StoreWrites(StoreRows, StoreAudit):
             if row.content_hash == item.chash:
                 return IngestResult("duplicate", item.cid, int(row.seq), int(row.players), 0, 0,
                                     (), contest.name)
-            raise StoreError(self._describe_conflict(conn, row, contest, item.cid))
-        head = self._head(conn)
+            raise StoreError(describe_conflict(conn, row, contest, item.cid))
+        head = _head_of(conn)
         if head.latest_time is None or contest.time_seconds >= head.latest_time:
             return self._append_locked(conn, m, [item], head)[0]
         pos = int(conn.execute(
@@ -342,10 +379,10 @@ class StoreWrites(StoreRows, StoreAudit):
         return self._recompute_locked(conn, m, item, pos, head)
 
     def _ingest_many_locked(self, conn: Connection, items: list[Item]) -> list[IngestResult]:
-        m = self._read_meta(conn)
-        self._hook("locked")
-        if self.case_insensitive_handles:
-            items = self._first_spellings(conn, items)
+        m = self.ctx.read_meta(conn)
+        self.ctx.hook("locked")
+        if self.ctx.case_insensitive_handles:
+            items = first_spellings(conn, items)
         c = S.contests
         stored: dict[str, Any] = {}
         for part in chunks(list(dict.fromkeys(it.cid for it in items))):
@@ -355,7 +392,7 @@ class StoreWrites(StoreRows, StoreAudit):
                 .where(c.c.cid.in_(list(part)))
             ).all():
                 stored[r.cid] = r
-        head = self._head(conn)
+        head = _head_of(conn)
         # per contest: its result, or the batch position of its first copy (an int), or
         # None for a new contest (its result comes from _append_locked)
         results: list[IngestResult | int | None] = []
@@ -367,7 +404,7 @@ class StoreWrites(StoreRows, StoreAudit):
             row = stored.get(it.cid)
             if row is not None:
                 if row.content_hash != it.chash:
-                    raise StoreError(it.where + self._describe_conflict(conn, row, cont, it.cid))
+                    raise StoreError(it.where + describe_conflict(conn, row, cont, it.cid))
                 results.append(IngestResult("duplicate", it.cid, int(row.seq), int(row.players),
                                             0, 0, (), cont.name))
                 continue
@@ -410,17 +447,6 @@ class StoreWrites(StoreRows, StoreAudit):
                                         (), items[k].contest.name))
         return out
 
-    @staticmethod
-    def _first_spellings(conn: Connection, items: list[Item]) -> list[Item]:
-        """``items`` with each handle spelt as the store first saw it (a case-insensitive
-        store: handles with the same :func:`~podium.core.guards.handle_key` are one
-        player); a handle new to the store keeps the spelling of its first contest."""
-        spelling = stored_spellings(conn, {h for it in items for h in it.contest.handles})
-        out: list[Item] = []
-        for it, c in zip(items, respell([it.contest for it in items], spelling), strict=True):
-            out.append(it if c is it.contest else Item(c, it.cid, content_hash(c), it.where))
-        return out
-
     def _append_locked(self, conn: Connection, m: Meta, items: list[Item],
                        head: _Head) -> list[IngestResult]:
         """Rate ``items`` after the stored contests and write them.
@@ -430,9 +456,9 @@ class StoreWrites(StoreRows, StoreAudit):
         snapshot is due (one ``Rater.extend`` per segment), so that a batch leaves the
         same snapshots as single ingestions.
         """
-        self._refresh_handles(conn, m)
-        rater = self._rater_at(conn, m, head.count)
-        since, events = self._since_snapshot(conn)
+        self.handles.refresh(conn, m)
+        rater = self.raters.rater_at(conn, m, head.count)
+        since, events = since_snapshot(conn)
         all_new: dict[str, int] = {}
         out: list[IngestResult] = []
         now = int(time.time())
@@ -441,37 +467,37 @@ class StoreWrites(StoreRows, StoreAudit):
             seg = items[start:stop]
             contests = [it.contest for it in seg]
             run = self._rate(rater, contests, seg)
-            self._hook("rated")
+            self.ctx.hook("rated")
             n_known = len(all_new)
-            pks = [self._player_pks(cont.handles, all_new) for cont in contests]
+            pks = [self.handles.keys_of(cont.handles, all_new) for cont in contests]
             seg_new = dict(islice(all_new.items(), n_known, None))
-            self._insert_new_players(conn, rater, seg_new)
+            insert_new_players(conn, rater, seg_new)
             cpks = list(range(head.next_pk + start, head.next_pk + stop))
             seqs = range(head.count + start, head.count + stop)
             insert_rows(conn, S.contests, CONTEST_COLS, [
-                self._contest_row(cpk, it, seq, rep.new_players, not rep.skipped, now)
+                contest_row(cpk, it, seq, rep.new_players, not rep.skipped, now)
                 for cpk, it, seq, rep in zip(cpks, seg, seqs, run.reports, strict=True)
             ])
-            self._insert_standings(conn, cpks, contests, pks)
-            self._hook("standings")
-            self._insert_events(conn, run, range(len(seg)), cpks, pks)
-            self._hook("events")
-            self._update_players(conn, rater, run.player, seg_new, all_new)
-            self._hook("players")
+            insert_standings(conn, cpks, contests, pks)
+            self.ctx.hook("standings")
+            insert_events(conn, run, range(len(seg)), cpks, pks)
+            self.ctx.hook("events")
+            update_players(conn, rater, run.player, self.handles, seg_new, all_new)
+            self.ctx.hook("players")
             if snap:
-                self._write_snapshot(conn, rater, head.count + stop, m.epoch)
+                self.raters.write_snapshot(conn, rater, head.count + stop, m.epoch)
             out.extend(
                 IngestResult("applied", it.cid, seq, len(it.contest), rep.new_players, 0,
                              rep.warnings, it.contest.name)
                 for it, seq, rep in zip(seg, seqs, run.reports, strict=True))
             start = stop
         conn.execute(_REVISION_U, {"v": str(m.revision + 1)})
-        self._record_audits(conn, "ingest", [
+        self.audit.record_many(conn, "ingest", [
             (it.cid, it.chash, {"index": r.index, "players": r.players})
             for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
-        self._hook("commit")
-        self._keep_handles(all_new)
-        self._keep(_Cache(rater, head.count + len(items), m.store_id, m.epoch))
+        self.ctx.hook("commit")
+        self.handles.stage(all_new)
+        self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
         return out
 
     def _segments(self, items: list[Item], since: int,
@@ -480,12 +506,14 @@ class StoreWrites(StoreRows, StoreAudit):
         contest ``stop - 1`` when ``snapshot_every`` contests or ``snapshot_events``
         player-rounds (of rated contests) will then have been applied since the newest
         snapshot, ``since`` and ``events`` being those counts before ``items``."""
+        opts = self.ctx.options
+        skips = self.ctx.system.skips_round
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
-            if not it.contest.is_outcome_free:
+            if not skips(it.contest):
                 events += len(it.contest)
-            if since >= self.snapshot_every or events >= self.snapshot_events:
+            if since >= opts.snapshot_every or events >= opts.snapshot_events:
                 out.append((k + 1, True))
                 since = events = 0
         if not out or out[-1][0] < len(items):
@@ -496,56 +524,56 @@ class StoreWrites(StoreRows, StoreAudit):
                           head: _Head) -> IngestResult:
         """Insert ``item`` at chronological position ``pos`` and re-rate the later contests."""
         c = S.contests
-        self._refresh_handles(conn, m)
-        rater = self._rater_at(conn, m, pos)
+        self.handles.refresh(conn, m)
+        rater = self.raters.rater_at(conn, m, pos)
         later = conn.execute(
             select(c.c.pk, c.c.cid, c.c.seq, c.c.name, c.c.url, c.c.time_seconds, c.c.weight,
                    c.c.perf_ceiling)
             .where(c.c.seq >= pos).order_by(c.c.seq)
         ).all()
-        old = [self._stored_contest(conn, row) for row in later]
+        old = [stored_contest(conn, row) for row in later]
         conn.execute(delete(S.events).where(
             S.events.c.contest_pk.in_(select(c.c.pk).where(c.c.seq >= pos))
         ))
         conn.execute(update(c).where(c.c.seq >= pos).values(seq=c.c.seq + 1))
         conn.execute(delete(S.snapshots).where(S.snapshots.c.head_count > pos))
-        self._hook("recompute-cleared")
+        self.ctx.hook("recompute-cleared")
 
         contests = [item.contest, *old]
         run = self._rate(rater, contests, [item])
-        self._hook("rated")
+        self.ctx.hook("rated")
         new_handles: dict[str, int] = {}
-        pks = [self._player_pks(item.contest.handles, new_handles)]
-        pks += [self._player_pks(o.handles, {}) for o in old]
-        self._insert_new_players(conn, rater, new_handles)
+        pks = [self.handles.keys_of(item.contest.handles, new_handles)]
+        pks += [self.handles.keys_of(o.handles, {}) for o in old]
+        insert_new_players(conn, rater, new_handles)
         rep = run.reports[0]
         cpk = head.next_pk
         insert_rows(conn, S.contests, CONTEST_COLS, [
-            self._contest_row(cpk, item, pos, rep.new_players, not rep.skipped, int(time.time()))
+            contest_row(cpk, item, pos, rep.new_players, not rep.skipped, int(time.time()))
         ])
-        self._insert_standings(conn, [cpk], [item.contest], pks[:1])
-        self._hook("standings")
+        insert_standings(conn, [cpk], [item.contest], pks[:1])
+        self.ctx.hook("standings")
         cpks = [cpk, *(int(row.pk) for row in later)]
-        self._insert_events(conn, run, [0], cpks, pks)
-        self._hook("events")
+        insert_events(conn, run, [0], cpks, pks)
+        self.ctx.hook("events")
         for k, row in enumerate(later, 1):
             conn.execute(update(c).where(c.c.pk == row.pk)
                          .values(new_players=run.reports[k].new_players))
-            self._insert_events(conn, run, [k], cpks, pks)
-            self._hook("recompute-contest")
-        self._update_players(conn, rater, run.player, new_handles)
-        self._hook("players")
+            insert_events(conn, run, [k], cpks, pks)
+            self.ctx.hook("recompute-contest")
+        update_players(conn, rater, run.player, self.handles, new_handles)
+        self.ctx.hook("players")
         epoch = m.epoch + 1
         set_meta(conn, "revision", str(m.revision + 1))
         set_meta(conn, "epoch", str(epoch))
-        self._record_audit(conn, "recompute", revision=m.revision + 1, contest_id=item.cid,
+        self.audit.record(conn, "recompute", revision=m.revision + 1, contest_id=item.cid,
                            content_hash=item.chash,
                            detail={"index": pos, "players": len(item.contest),
                                    "rerated": len(later)})
-        self._maybe_snapshot(conn, rater, head.count + 1, epoch)
-        self._hook("commit")
-        self._keep_handles(new_handles)
-        self._keep(_Cache(rater, head.count + 1, m.store_id, epoch))
+        self.raters.maybe_snapshot(conn, rater, head.count + 1, epoch)
+        self.ctx.hook("commit")
+        self.handles.stage(new_handles)
+        self.raters.stage(CachedRater(rater, head.count + 1, m.store_id, epoch))
         return IngestResult("recomputed", item.cid, pos, len(item.contest), rep.new_players,
                             len(later), rep.warnings, item.contest.name)
 
@@ -565,70 +593,3 @@ class StoreWrites(StoreRows, StoreAudit):
             more = f" and {len(items) - 3} more" if len(items) > 3 else ""
             raise StoreError(f"rating the batch of contests {labels}{more} failed: "
                              f"{type(exc).__name__}: {exc}") from exc
-
-    def _rater_at(self, conn: Connection, m: Meta, pos: int) -> Rater:
-        """A Rater that has rated exactly the first ``pos`` stored contests."""
-        c = self._cache
-        self._cache = None  # the Rater is about to change; re-cached only after a commit
-        if c is not None and c.store_id == m.store_id and c.epoch == m.epoch and c.count <= pos:
-            rater, start = c.rater, c.count
-        else:
-            rater, start = self._rater_from_snapshot(conn, pos)
-        replay(rater, list(self._stored_contests(conn, start, pos)))
-        if len(rater.contests) != pos:  # pragma: no cover - defensive
-            raise StoreError(f"internal error: rater at {len(rater.contests)} contests, "
-                             f"expected {pos}")
-        return rater
-
-    def _rater_from_snapshot(self, conn: Connection, pos: int) -> tuple[Rater, int]:
-        sn = S.snapshots
-        # The newest snapshot's key first, then its bytes by key: selecting the bytes
-        # in the ordered query made SQLite sort every snapshot's blob (150 MB each for
-        # the Codeforces history: 1.7 s warm, 4 s cold, against 0.3 s by key).
-        row = conn.execute(
-            select(sn.c.pk, sn.c.head_count).where(sn.c.head_count <= pos)
-            .order_by(sn.c.head_count.desc(), sn.c.pk.desc()).limit(1)
-        ).first()
-        if row is not None:
-            data = self._snapshot_bytes(conn, int(row.pk))
-            try:
-                rater = rater_from_bytes(data, where=f"snapshot at {row.head_count} contests")
-                if (rater.system_name == self.system_name
-                        and same_params(json_params(rater.system.params()), self.params)
-                        and len(rater.contests) == row.head_count):
-                    return rater, int(row.head_count)
-                log.warning("snapshot at %d contests does not match the store; replaying",
-                               row.head_count)
-            except CheckpointError as exc:
-                log.warning("%s; replaying from the start", exc)
-        return new_rater(self.system_name, self.params), 0
-
-    @staticmethod
-    def _snapshot_bytes(conn: Connection, pk: int) -> bytes:
-        """The bytes of snapshot ``pk``; on PostgreSQL in the binary protocol (the text
-        protocol sends ``bytea`` as hex: 1.8 s instead of 0.5 s for 159 MB)."""
-        if conn.dialect.name == "postgresql":
-            raw = conn.connection.driver_connection
-            assert raw is not None
-            with raw.cursor(binary=True) as cur:
-                cur.execute("SELECT data FROM snapshots WHERE pk = %s", (pk,))
-                found = cur.fetchone()
-            if found is None:  # pragma: no cover - the row was just selected
-                raise StoreError(f"snapshot {pk} vanished")
-            return bytes(found[0])
-        return bytes(conn.execute(select(S.snapshots.c.data)
-                                  .where(S.snapshots.c.pk == pk)).scalar_one())
-
-    # ------------------------------------------------------------------ reading inside a write
-    @staticmethod
-    def _head(conn: Connection) -> _Head:
-        """The stored contests' extent (``seq`` is 0..n-1 in time order, so the latest
-        contest is the one of the largest ``seq``; both lookups use an index)."""
-        row = conn.execute(_HEAD_Q).first()
-        if row is None:
-            return _Head(0, 0, None, None, None)
-        return _Head(int(row[0]) + 1, int(row[4]) + 1, int(row[1]), row[2], row[3])
-
-    def _keep_handles(self, new_handles: dict[str, int]) -> None:
-        """Keep the keys of the players being inserted, once they are committed."""
-        self._pending_handles = new_handles

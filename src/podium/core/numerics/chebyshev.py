@@ -7,10 +7,12 @@ converges geometrically (a Bernstein ellipse of ``rho`` about 3.5 or more) and i
 to rounding.  This module holds that machinery once:
 
 * :class:`PanelGrid` and :func:`panel_grid` -- equal panels covering ``[left, right]``;
+  :func:`cover_points` -- panels starting at sorted points, covering only those points;
 * :func:`cheb_nodes`, :func:`lobatto_weights` -- the nodes ``cos(pi j / (m - 1))``
   and their barycentric weights;
 * :func:`cheb_matrix`, :func:`cheb_fit` -- values at the nodes to coefficients (DCT-I);
-* :func:`clenshaw` -- value and derivative of a Chebyshev series;
+* :func:`clenshaw` -- value and derivative of a Chebyshev series; :func:`cheb_eval` --
+  an interpolant's value at a point of its panel;
 * :func:`panel_zero` -- the zero of a decreasing interpolant on one panel.
 """
 
@@ -22,6 +24,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.newton import newton_begin, newton_next
 from podium.core.numerics.special import own_logistic_term
 
@@ -33,11 +36,13 @@ __all__ = [
     "panel_span",
     "panel_mid",
     "panel_coordinate",
+    "cover_points",
     "cheb_nodes",
     "lobatto_weights",
     "cheb_matrix",
     "cheb_fit",
     "clenshaw",
+    "cheb_eval",
     "panel_zero",
 ]
 
@@ -114,6 +119,43 @@ def panel_coordinate(grid: PanelGrid, x: float) -> tuple[int, float]:
     elif t > 1.0:
         t = 1.0
     return p, t
+
+
+@nb.njit(cache=True)
+def cover_points(xs: np.ndarray, width: float) -> np.ndarray:
+    """Cover sorted points greedily with panels ``[xs[start], xs[start] + width]``.
+
+    Each panel starts at the first point the previous ones leave out, so only the
+    stretches that hold points are covered: at most ``min(xs.size, span / width + 1)``
+    panels, fewer than :func:`panel_grid` needs when the points cluster.
+
+    Parameters
+    ----------
+    xs:
+        The points, sorted ascending (at least one).
+    width:
+        The largest width of a panel (a panel's points are ``xs[i0:i1]``, within
+        ``width`` of ``xs[i0]``).
+
+    Returns
+    -------
+    ndarray of int64
+        ``starts`` with ``starts[0] = 0`` and ``starts[-1] = xs.size``: panel ``p``
+        holds ``xs[starts[p]:starts[p + 1]]``.
+    """
+    n = xs.size
+    starts = np.empty(n + 1, dtype=np.int64)
+    p = 0
+    starts[0] = 0
+    a = xs[0]
+    for k in range(1, n):
+        if xs[k] - a > width:
+            p += 1
+            starts[p] = k
+            a = xs[k]
+    p += 1
+    starts[p] = n
+    return starts[: p + 1]
 
 
 @nb.njit(cache=True)
@@ -216,6 +258,33 @@ def clenshaw(coef: np.ndarray, t: float) -> tuple[float, float]:
     value = coef[0] + t * b1 - b2
     # for the U-series sum_{k>=1} a_k U_{k-1}, Clenshaw leaves the sum in e_1
     return value, d1
+
+
+@nb.njit(cache=True, inline="always")
+def cheb_eval(coef: np.ndarray, c: float, r: float, x: float) -> float:
+    """Value at ``x`` of the interpolant with coefficients ``coef`` on the panel
+    ``[c - r, c + r]`` (``x`` clamped to the panel).
+
+    Parameters
+    ----------
+    coef:
+        Chebyshev coefficients (:func:`cheb_fit`).
+    c, r:
+        Panel centre and half-width (``r > 0``): ``x = c + r t``.
+    x:
+        The point.
+
+    Returns
+    -------
+    float
+        ``sum_k coef[k] T_k(t)`` at ``t = (x - c) / r`` clamped to ``[-1, 1]``.
+    """
+    t = (x - c) / r
+    if t > 1.0:
+        t = 1.0
+    elif t < -1.0:
+        t = -1.0
+    return clenshaw(coef, t)[0]
 
 
 @nb.njit(cache=True)

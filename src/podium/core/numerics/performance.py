@@ -17,6 +17,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.chebyshev import (
     CHEB_NODES,
     cheb_fit,
@@ -26,6 +27,7 @@ from podium.core.numerics.chebyshev import (
     panel_span,
     panel_zero,
 )
+from podium.core.numerics.constants import GAUSSIAN, LOGISTIC
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.special import (
     INV_SQRT2,
@@ -49,12 +51,9 @@ __all__ = [
     "n_unsolved",
     "performance_zeros",
     "tie_group_zeros",
+    "solve_direct",
 ]
 
-#: Logistic opponent terms: ``pa = w_arg``, ``pb = w_out`` (Sec. 3.1).
-LOGISTIC = 0
-#: Gaussian opponent terms: ``pa = delta`` (``pb`` unused).
-GAUSSIAN = 1
 
 
 class OpponentTerms(NamedTuple):
@@ -220,7 +219,7 @@ def _gaussian_sums(x: float, terms: OpponentTerms, first: int, stop: int,
 
 
 @nb.njit(cache=True)
-def _solve_direct(kind: int, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
+def solve_direct(kind: int, terms: OpponentTerms, groups: TieGroups, g: int | np.int64,
                   split_ties: bool) -> tuple[float, int]:
     """Zero of ``Q_g`` by Newton on the direct ``O(N)`` sum of ``Q_g(x)`` and
     ``Q_g'(x)`` for tie group ``g``, from the group's mean centre."""
@@ -394,7 +393,7 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
     n_direct = n_unsolved(solved)
     for g in range(G):
         if not solved[g]:
-            pg, st = _solve_direct(kind, terms, groups, g, split_ties)
+            pg, st = solve_direct(kind, terms, groups, g, split_ties)
             perf[g] = pg
             status[g] = st
     return perf, status, n_direct
@@ -410,7 +409,7 @@ def _panel_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties:
     G = groups.start.size
     for e in nb.prange(2):
         g = np.int64(0) if e == 0 else G - 1
-        pg, st = _solve_direct(kind, terms, groups, g, split_ties)
+        pg, st = solve_direct(kind, terms, groups, g, split_ties)
         perf[g] = pg
         status[g] = st
         solved[g] = True

@@ -14,6 +14,9 @@ import math
 
 import numba as nb
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.constants import TANH_MULTIPLIER
+
 __all__ = [
     "TANH_MULTIPLIER",
     "TAIL_Z",
@@ -26,8 +29,6 @@ __all__ = [
     "own_logistic_term",
 ]
 
-#: ``pi / sqrt(3)``: turns a standard deviation into the logistic tanh scale.
-TANH_MULTIPLIER = math.pi / math.sqrt(3.0)
 #: Beyond this many deviations the Gaussian terms go through the normal hazard (the
 #: plain quotients of tail probabilities would underflow to 0/0 near 38).
 TAIL_Z = 30.0

@@ -46,6 +46,17 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _day(text: str) -> str:
+    """A day ``YYYY-MM-DD`` (returned as given; the fetchers read it)."""
+    import datetime
+
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a day YYYY-MM-DD, got {text!r}") from None
+    return text
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -133,9 +144,9 @@ def add_parsers(subparsers: Any) -> None:
     cf.add_argument("out_dir", metavar="OUT_DIR", help="output directory")
     cf.add_argument("--contests", type=_int_list, metavar="ID,ID,...",
                     help="only these contest ids")
-    cf.add_argument("--since", metavar="YYYY-MM-DD",
+    cf.add_argument("--since", type=_day, metavar="YYYY-MM-DD",
                     help="only contests starting on or after this day (UTC)")
-    cf.add_argument("--until", metavar="YYYY-MM-DD",
+    cf.add_argument("--until", type=_day, metavar="YYYY-MM-DD",
                     help="only contests starting before this day (UTC)")
     cf.add_argument("--limit", type=_count, metavar="N",
                     help="only the N most recent of the selected contests")

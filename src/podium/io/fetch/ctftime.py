@@ -25,8 +25,9 @@ Conventions of the written history:
   weight); ``time_seconds``: the event's ``finish`` (from ``events/<id>/``), or,
   with ``event_details=False``, the rounded ``time`` of the results;
 * contests are ordered by time, then event id;
-* skipped: events without scores and events where every team tied (a single
-  team, for instance), which carry no information.
+* skipped: events without scores and events of a single team, which carry no
+  result.  An event in which every team tied is kept: a draw is a result, which the
+  rating system rates or skips (its ``all_tied`` parameter).
 
 The Elo-MMR authors' CTFtime loader used the same id handles and results
 endpoint, but gave every team a distinct place (ignoring ties) and the results'
@@ -128,7 +129,7 @@ def contest_from_results(
     -------
     tuple
         ``(contest or None, reason, warnings)``: ``None`` with a reason when the
-        event has no scores or everybody tied.
+        event has no scores or a single team.
 
     Raises
     ------
@@ -176,9 +177,8 @@ def contest_from_results(
             "listed more than once; the best place is kept"
         )
     places = [p for p, _ in kept]
-    if places[0] == places[-1]:
-        what = "a single team" if len(kept) == 1 else "every team tied"
-        return None, f"no information ({what})", warnings
+    if len(kept) == 1:
+        return None, "no information (a single team)", warnings
     lo, hi = tie_ranges(places)
     contest = Contest.from_arrays(
         [str(team) for _, team in kept], lo, hi, name=title, time_seconds=time_seconds,

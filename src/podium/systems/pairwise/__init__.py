@@ -18,13 +18,15 @@ Two layers, one module each:
 * :mod:`podium.systems.pairwise.systems`: the six
   :class:`~podium.systems.base.RatingSystem` wrappers for multiplayer contests
   (``elo-single``, ``elo-average``, ``elo-sample``, ``elo-lsq``, ``pagerank``,
-  ``glicko2p``), registered in :data:`PRESETS`; a contest is fed as all pairs.
+  ``glicko2p``), declared in :data:`SPEC`; a contest is fed as all pairs.
 
-Every public name of both is importable from here.
+Every public name of both is importable from here; ``kernels.py`` holds their Numba
+loops and ``explain.py`` their explanations.
 """
 
 from __future__ import annotations
 
+from podium.systems.base import Preset, SystemSpec
 from podium.systems.pairwise.functional import (
     DEFAULT_MAX_ORDERINGS,
     DEFAULT_MAX_PAIRS,
@@ -42,7 +44,6 @@ from podium.systems.pairwise.functional import (
     round_games,
 )
 from podium.systems.pairwise.systems import (
-    PRESETS,
     AverageElo,
     CounterState,
     Glicko2p,
@@ -78,5 +79,28 @@ __all__ = [
     "CounterState",
     "PairState",
     "GlickoState",
-    "PRESETS",
+    "SPEC",
 ]
+
+#: The presets and kernels of this folder (see :mod:`podium.systems`); the pairwise
+#: systems have no tuning search space.
+SPEC = SystemSpec(
+    presets={
+        "elo-single": Preset(SingleElo, {},
+                             "Elo over all pairs of each round in a fixed order ([CuffedElo])"),
+        "elo-average": Preset(
+            AverageElo, {},
+            "AverageElo: Elo averaged over all orderings of the pair games (<= 5 players)"),
+        "elo-sample": Preset(SampleElo, {},
+                             "SampleElo: Elo averaged over random orderings (seeded)"),
+        "elo-lsq": Preset(
+            LeastSquaresElo, {},
+            "[CuffedElo]'s system of equations over all games so far, by least squares"),
+        "pagerank": Preset(PageRankSystem, {},
+                           "PageRank of the loser->winner graph of all games so far"),
+        "glicko2p": Preset(Glicko2p, {},
+                           "classic two-player Glicko (1999), a round = a rating period"),
+    },
+    kernels=("podium.systems.pairwise.kernels",),
+    compile_seconds=0.5,
+)

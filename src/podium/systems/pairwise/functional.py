@@ -33,7 +33,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems._pairwise_kernels as K
 from podium.errors import ConfigError, ConvergenceError
 from podium.systems.base import check_param
 
@@ -54,6 +53,13 @@ __all__ = [
     "count_orderings",
     "round_games",
     "check_ties",
+    "average_over_orderings",
+    "sample_orderings",
+    "orderings_capped",
+    "refuse_too_many_orderings",
+    "merge_pairs",
+    "lsq_solve",
+    "pagerank_solve",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -173,6 +179,8 @@ def elo_single(
     scale:
         Rating points per factor 10 in the odds (400).
     """
+    import podium.systems.pairwise.kernels as K
+
     _check_scale(k, scale)
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r = _initial_vector(initial, n)
@@ -190,7 +198,7 @@ def count_orderings(games: Any, outcomes: Any = None) -> int:
     return out
 
 
-def _orderings_capped(counts: list[int], cap: int) -> int | None:
+def orderings_capped(counts: list[int], cap: int) -> int | None:
     """The multinomial ``(sum c)! / prod(c!)``, or ``None`` as soon as it exceeds ``cap``."""
     total = 0
     out = 1
@@ -203,7 +211,9 @@ def _orderings_capped(counts: list[int], cap: int) -> int | None:
     return out
 
 
-def _too_many_orderings(m: int, cap: int) -> None:
+def refuse_too_many_orderings(m: int, cap: int) -> None:
+    """Raise the :class:`~podium.errors.ConfigError` of AverageElo over ``m`` games with
+    more than ``cap`` distinct orderings (naming the options that get past it)."""
     raise ConfigError(
         f"AverageElo over {m:,} games has more than max_orderings={cap:,} distinct orderings "
         "(m! / prod(c!) for games repeated c times); use elo_sample / 'elo-sample' (random "
@@ -211,15 +221,17 @@ def _too_many_orderings(m: int, cap: int) -> None:
     )
 
 
-def _average_over_orderings(
+def average_over_orderings(
     r0: FloatArray, gi: IntArray, gj: IntArray, o: FloatArray, k: float, c: float,
     max_orderings: int,
 ) -> FloatArray:
     """AverageElo of the games on ratings ``r0`` (all players), exactly."""
+    import podium.systems.pairwise.kernels as K
+
     counts = Counter(zip(gi.tolist(), gj.tolist(), o.tolist(), strict=True))
-    n_orderings = _orderings_capped(list(counts.values()), max_orderings)
+    n_orderings = orderings_capped(list(counts.values()), max_orderings)
     if n_orderings is None:
-        _too_many_orderings(gi.size, max_orderings)
+        refuse_too_many_orderings(gi.size, max_orderings)
     out = r0.copy()
     if gi.size == 0:
         return out
@@ -268,13 +280,17 @@ def elo_average(
     check_param("max_orderings", max_orderings, "positive_int")
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r0 = _initial_vector(initial, n)
-    return _average_over_orderings(r0, gi, gj, o, float(k), math.log(10.0) / scale, max_orderings)
+    return average_over_orderings(r0, gi, gj, o, float(k), math.log(10.0) / scale, max_orderings)
 
 
-def _sample_orderings(
+def sample_orderings(
     r0: FloatArray, gi: IntArray, gj: IntArray, o: FloatArray, k: float, c: float,
     samples: int, rng: np.random.Generator,
 ) -> FloatArray:
+    """SampleElo of the games on ratings ``r0`` (all players): Elo run over ``samples``
+    random orderings of the games (drawn from ``rng``), averaged."""
+    import podium.systems.pairwise.kernels as K
+
     m = gi.size
     if m == 0:
         return r0.copy()
@@ -309,7 +325,7 @@ def elo_sample(
     gi, gj, o, n = _as_games(games, outcomes, n_players)
     r0 = _initial_vector(initial, n)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    return _sample_orderings(r0, gi, gj, o, float(k), math.log(10.0) / scale, samples, rng)
+    return sample_orderings(r0, gi, gj, o, float(k), math.log(10.0) / scale, samples, rng)
 
 
 # ====================================================================== pair tables
@@ -317,7 +333,7 @@ def _pair_keys(a: IntArray, b: IntArray) -> IntArray:
     return (a.astype(np.int64) << 32) | b.astype(np.int64)
 
 
-def _merge_pairs(
+def merge_pairs(
     keys: IntArray, w_ab: FloatArray, w_ba: FloatArray,
     gi: IntArray, gj: IntArray, o: FloatArray, games: FloatArray | None = None,
 ) -> tuple[IntArray, FloatArray, FloatArray]:
@@ -346,11 +362,11 @@ def pair_table(
     """Aggregate games per unordered pair: ``(a, b, w_ab, w_ba)`` with ``a < b``, where
     ``w_ab`` is ``a``'s total score against ``b`` (wins, plus 1/2 per draw)."""
     gi, gj, o, _ = _as_games(games, outcomes, n_players)
-    keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), gi, gj, o)
+    keys, w_ab, w_ba = merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), gi, gj, o)
     return keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba
 
 
-def _lsq_solve(
+def lsq_solve(
     n: int, a: IntArray, b: IntArray, w_ab: FloatArray, w_ba: FloatArray,
     anchor: float, pseudo_count: float, scale: float,
 ) -> FloatArray:
@@ -393,7 +409,7 @@ def _lsq_solve(
     return anchor + x
 
 
-def _pagerank_solve(
+def pagerank_solve(
     n: int, a: IntArray, b: IntArray, w_ab: FloatArray, w_ba: FloatArray,
     damping: float, tol: float, max_iter: int,
 ) -> FloatArray:
@@ -469,7 +485,7 @@ def elo_lsq(
     check_param("anchor", anchor, "finite")
     a, b, w_ab, w_ba = pair_table(games, n_players, outcomes=outcomes)
     _, _, _, n = _as_games(games, outcomes, n_players)
-    return _lsq_solve(n, a, b, w_ab, w_ba, float(anchor), float(pseudo_count), float(scale))
+    return lsq_solve(n, a, b, w_ab, w_ba, float(anchor), float(pseudo_count), float(scale))
 
 
 def pagerank(
@@ -498,7 +514,7 @@ def pagerank(
     check_param("tol", tol, "positive")
     a, b, w_ab, w_ba = pair_table(games, n_players, outcomes=outcomes)
     _, _, _, n = _as_games(games, outcomes, n_players)
-    return _pagerank_solve(n, a, b, w_ab, w_ba, float(damping), float(tol), int(max_iter))
+    return pagerank_solve(n, a, b, w_ab, w_ba, float(damping), float(tol), int(max_iter))
 
 
 # ====================================================================== Glicko

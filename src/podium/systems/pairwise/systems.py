@@ -1,7 +1,7 @@
 """Pairwise games ([CuffedElo]) as rating systems for multiplayer contests.
 
 :class:`~podium.systems.base.RatingSystem` wrappers of the functions of
-:mod:`podium.systems.pairwise.functional`, registered in :data:`PRESETS`
+:mod:`podium.systems.pairwise.functional`, declared in the folder's ``SPEC``
 (``podium rate --system elo-single`` ...).  A contest is fed **as all pairs**: every
 pair ``(i, j)`` with ``i`` placed strictly better is a game won by ``i``; a tie is a
 draw (``ties="draw"``, the default: ``o = 1/2``) or no game at all (``ties="skip"``).
@@ -48,13 +48,11 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-import podium.systems._pairwise_kernels as K
-import podium.systems._teams as TM
+import podium.systems.base.entity_teams as TM
 from podium.core.explain import Explanation
 from podium.errors import ConfigError
 from podium.systems.base import (
     ArrayState,
-    Preset,
     RatingSystem,
     RoundInput,
     RoundOutput,
@@ -69,16 +67,16 @@ from podium.systems.pairwise.functional import (
     DEFAULT_MAX_PAIRS,
     GLICKO_Q,
     Ties,
-    _average_over_orderings,
-    _lsq_solve,
-    _merge_pairs,
-    _orderings_capped,
-    _pagerank_solve,
-    _sample_orderings,
-    _too_many_orderings,
+    average_over_orderings,
     check_ties,
     glicko_g,
+    lsq_solve,
+    merge_pairs,
+    orderings_capped,
+    pagerank_solve,
+    refuse_too_many_orderings,
     round_games,
+    sample_orderings,
 )
 
 __all__ = [
@@ -91,7 +89,6 @@ __all__ = [
     "LeastSquaresElo",
     "PageRankSystem",
     "Glicko2p",
-    "PRESETS",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -132,7 +129,7 @@ class _EloBase(RatingSystem):
 
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round; a team round is rated as a round of entities
-        (:func:`~podium.systems._teams.rate_as_entities`: the entities play the round's
+        (:func:`~podium.systems.base.entity_teams.rate_as_entities`: the entities play the round's
         pair games, the round counts once, ``perf`` is the entity's change)."""
         if rnd.is_team_round:
             return TM.rate_as_entities(rnd, lambda ent: self._rate(state, ent))
@@ -177,12 +174,14 @@ class SingleElo(_EloBase):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The player's games in the order they were played, one ``K (o - E)`` each
-        (:mod:`podium.systems._explain_pairwise`)."""
-        from podium.systems._explain_pairwise import explain_single_elo
+        (:mod:`podium.systems.pairwise.explain`)."""
+        from podium.systems.pairwise.explain import explain_single_elo
 
         return explain_single_elo(self, state, rnd, position)
 
     def _rate(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
+        import podium.systems.pairwise.kernels as K
+
         r = np.array(rnd.mu, dtype=np.float64)
         K.elo_round(r, np.ascontiguousarray(rnd.lo), float(self.k), self._c,
                     self.ties == "draw")
@@ -213,10 +212,10 @@ class AverageElo(_EloBase):
             m -= int((sizes * (sizes - 1) // 2).sum())
         r0 = np.array(rnd.mu, dtype=np.float64)
         try:
-            if _orderings_capped([1] * min(m, 10_000), self.max_orderings) is None:
-                _too_many_orderings(m, self.max_orderings)
+            if orderings_capped([1] * min(m, 10_000), self.max_orderings) is None:
+                refuse_too_many_orderings(m, self.max_orderings)
             a, b, o = round_games(rnd.lo, self.ties)
-            mu = _average_over_orderings(r0, a, b, o, float(self.k), self._c, self.max_orderings)
+            mu = average_over_orderings(r0, a, b, o, float(self.k), self._c, self.max_orderings)
         except ConfigError as exc:
             raise ConfigError(f"contest {rnd.contest.label!r} ({rnd.players.size} players): "
                               f"{exc}") from None
@@ -248,7 +247,7 @@ class SampleElo(_EloBase):
         a, b, o = round_games(rnd.lo, self.ties)
         rng = np.random.default_rng([self.seed, state.rounds])
         r0 = np.array(rnd.mu, dtype=np.float64)
-        mu = _sample_orderings(r0, a, b, o, float(self.k), self._c, self.samples, rng)
+        mu = sample_orderings(r0, a, b, o, float(self.k), self._c, self.samples, rng)
         return self._output(state, rnd, mu)
 
 
@@ -267,7 +266,7 @@ class PairState(ArrayState):
     def add(self, gi: IntArray, gj: IntArray, o: FloatArray,
             games: FloatArray | None = None) -> None:
         """Add games ``(gi, gj, o)`` of weights ``games`` (``None``: 1)."""
-        self.keys, self.w_ab, self.w_ba = _merge_pairs(self.keys, self.w_ab, self.w_ba, gi, gj,
+        self.keys, self.w_ab, self.w_ba = merge_pairs(self.keys, self.w_ab, self.w_ba, gi, gj,
                                                        o, games)
 
     def pairs(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
@@ -296,7 +295,7 @@ class _GlobalBase(RatingSystem):
             IntArray, IntArray, FloatArray, FloatArray | None]:
         """The round's games ``(a, b, o, weight)`` by position: all pairs of an individual
         round (weight ``None``: 1), every pair of members of different teams in a team
-        round (:func:`~podium.systems._teams.member_games`, weight ``w_a w_b``)."""
+        round (:func:`~podium.systems.base.entity_teams.member_games`, weight ``w_a w_b``)."""
         assert isinstance(state, PairState)
         n = rnd.players.size
         if rnd.is_team_round:
@@ -339,7 +338,7 @@ class _GlobalBase(RatingSystem):
         state.add(players[pa], players[pb], o, g)
         mu = self.solve(state)[players]
         n = players.size
-        keys, w_ab, w_ba = _merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o,
+        keys, w_ab, w_ba = merge_pairs(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), pa, pb, o,
                                         g)
         perf = self._round_solution(n, keys >> 32, keys & 0xFFFFFFFF, w_ab, w_ba)
         return RoundOutput(mu=mu, sigma=np.zeros(n), perf=perf)
@@ -383,11 +382,11 @@ class LeastSquaresElo(_GlobalBase):
     def solve(self, state: SystemState) -> FloatArray:
         assert isinstance(state, PairState)
         a, b, w_ab, w_ba = state.pairs()
-        return _lsq_solve(state.n, a, b, w_ab, w_ba, self.anchor, self.pseudo_count, self.scale)
+        return lsq_solve(state.n, a, b, w_ab, w_ba, self.anchor, self.pseudo_count, self.scale)
 
     def _round_solution(self, n: int, a: IntArray, b: IntArray, w_ab: FloatArray,
                         w_ba: FloatArray) -> FloatArray:
-        perf = _lsq_solve(n, a, b, w_ab, w_ba, 0.0, self.pseudo_count, self.scale)
+        perf = lsq_solve(n, a, b, w_ab, w_ba, 0.0, self.pseudo_count, self.scale)
         perf += self.anchor - perf.mean()
         return perf
 
@@ -424,12 +423,12 @@ class PageRankSystem(_GlobalBase):
     def solve(self, state: SystemState) -> FloatArray:
         assert isinstance(state, PairState)
         a, b, w_ab, w_ba = state.pairs()
-        p = _pagerank_solve(state.n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
+        p = pagerank_solve(state.n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
         return p * state.n
 
     def _round_solution(self, n: int, a: IntArray, b: IntArray, w_ab: FloatArray,
                         w_ba: FloatArray) -> FloatArray:
-        return n * _pagerank_solve(n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
+        return n * pagerank_solve(n, a, b, w_ab, w_ba, self.damping, self.tol, self.max_iter)
 
 
 # ---------------------------------------------------------------------- Glicko
@@ -497,8 +496,8 @@ class Glicko2p(RatingSystem):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """One ``g(RD_j) (s_j - E_j)`` term per opponent, scaled
-        (:mod:`podium.systems._explain_pairwise`)."""
-        from podium.systems._explain_pairwise import explain_glicko2p
+        (:mod:`podium.systems.pairwise.explain`)."""
+        from podium.systems.pairwise.explain import explain_glicko2p
 
         return explain_glicko2p(self, state, rnd, position)
 
@@ -507,15 +506,12 @@ class Glicko2p(RatingSystem):
 
         A team round: every member's RD first grows with its own inactivity (step 1,
         from its ``last_round``); the teams are then rated as a period of entities
-        (:func:`~podium.systems._teams.rate_as_entities`) and every member's
+        (:func:`~podium.systems.base.entity_teams.rate_as_entities`) and every member's
         ``last_round`` becomes this round, as for a round of its own.
         """
         assert isinstance(state, GlickoState)
         players = rnd.players
-        last = state.last_round[players]
-        t = np.where(last >= 0, state.rounds - last, 0).astype(np.float64)
-        rd = np.minimum(np.sqrt(rnd.sigma**2 + self.c**2 * t), self.rd0)
-        rd = np.where(last >= 0, rd, rnd.sigma)  # step 1 only for rated players
+        rd = self.grown_rd(state, players, rnd.sigma)
         r = np.ascontiguousarray(rnd.mu, dtype=np.float64)
         if rnd.is_team_round:
             out = TM.rate_as_entities(
@@ -536,9 +532,26 @@ class Glicko2p(RatingSystem):
             )
         return RoundOutput(mu=mu, sigma=new_rd, perf=perf, warnings=warnings)
 
+    def grown_rd(self, state: SystemState, players: IntArray, rd: FloatArray) -> FloatArray:
+        """Step 1 of a period: each rated player's RD grown by its inactivity,
+        ``min(sqrt(RD^2 + c^2 t), rd0)`` with ``t`` the rounds rated since its last one; a
+        player with no earlier round (or no row in ``state`` yet) keeps ``rd``.  Used by
+        :meth:`round_update` and :meth:`explain`."""
+        assert isinstance(state, GlickoState)
+        idx = np.asarray(players, dtype=np.int64)
+        last = np.full(idx.size, -1, dtype=np.int64)
+        known = idx < state.n
+        last[known] = state.last_round[idx[known]]
+        t = np.where(last >= 0, state.rounds - last, 0).astype(np.float64)
+        grown = np.minimum(np.sqrt(rd**2 + self.c**2 * t), self.rd0)
+        out: FloatArray = np.where(last >= 0, grown, rd)  # step 1 only for rated players
+        return out
+
     def _period(self, r: FloatArray, rd: FloatArray,
                 lo: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Step 2 of one period from the grown ``rd``: ``(r', RD', perf)``."""
+        import podium.systems.pairwise.kernels as K
+
         g = np.asarray(glicko_g(rd), dtype=np.float64)
         u, v, games = K.glicko_round_sums(np.ascontiguousarray(r), g, np.ascontiguousarray(lo),
                                           GLICKO_Q, self.ties == "draw")
@@ -550,17 +563,3 @@ class Glicko2p(RatingSystem):
             perf = r + u / (GLICKO_Q * v)
         perf[~np.isfinite(perf)] = np.nan  # no information (v = 0 or underflowed)
         return mu, new_rd, perf
-
-
-#: The named systems of this module (see :data:`podium.systems.SYSTEMS`).
-PRESETS: dict[str, Preset] = {
-    "elo-single": (SingleElo, {},
-                   "Elo over all pairs of each round in a fixed order ([CuffedElo])"),
-    "elo-average": (AverageElo, {},
-                    "AverageElo: Elo averaged over all orderings of the pair games (<= 5 players)"),
-    "elo-sample": (SampleElo, {}, "SampleElo: Elo averaged over random orderings (seeded)"),
-    "elo-lsq": (LeastSquaresElo, {},
-                "[CuffedElo]'s system of equations over all games so far, by least squares"),
-    "pagerank": (PageRankSystem, {}, "PageRank of the loser->winner graph of all games so far"),
-    "glicko2p": (Glicko2p, {}, "classic two-player Glicko (1999), a round = a rating period"),
-}

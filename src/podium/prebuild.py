@@ -1,0 +1,170 @@
+"""Compile the kernels of a job when the package is built, so that a user's first run
+loads them instead of compiling: ``python -m podium.prebuild``.
+
+The build backend (``build_backend/podium_backend.py``) runs it while ``pip install``
+builds the package: it rates the README's main job -- the history of ``podium
+example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- in a
+process whose Numba compiles for a portable CPU (``NUMBA_CPU_NAME=generic``) into the
+package's prebuilt directory, and then writes that directory's manifest
+(:mod:`podium.core.kernel_cache`).  It needs Numba and NumPy only (the build
+environment has no more): the contests are made in memory and nothing is written,
+since writing a small table compiles nothing.  A first
+``podium rate`` with ``mmr`` then loads its kernels from there; another system, or the
+same one on another CPU architecture, Numba or Python, compiles on demand as before,
+and says so.
+
+Which systems are compiled is the ``PODIUM_PREBUILD`` variable of the build
+(``mmr`` by default; a comma-separated list, ``all`` for every system, ``none`` for no
+prebuild) or ``--systems``.  Each system is compiled by the job it would run first:
+rating the example history with that system.  Several systems are
+compiled by ``--jobs`` processes side by side, then checked in this one (a kernel
+that two of them compiled at once is compiled again if its index lost the race).
+
+    python -m podium.prebuild                      # mmr, into podium/_prebuilt
+    python -m podium.prebuild --systems all --jobs 2 --dir /tmp/kernels
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_SYSTEMS", "ENV_SYSTEMS", "selected_systems", "main"]
+
+#: What a build compiles when ``PODIUM_PREBUILD`` is not set: the README's main job.
+DEFAULT_SYSTEMS = ("mmr",)
+#: The build's variable naming the systems to compile (``all``, ``none`` or a list).
+ENV_SYSTEMS = "PODIUM_PREBUILD"
+
+
+def selected_systems(spec: str | None) -> list[str]:
+    """The systems named by ``spec`` (``PODIUM_PREBUILD``'s syntax).
+
+    Parameters
+    ----------
+    spec:
+        ``None`` or empty: :data:`DEFAULT_SYSTEMS`; ``none``/``0``: nothing; ``all``:
+        every registered system; else a comma-separated list of system names.
+
+    Returns
+    -------
+    list of str
+    """
+    text = (spec or "").strip()
+    if not text:
+        return list(DEFAULT_SYSTEMS)
+    if text.lower() in ("none", "0", "off"):
+        return []
+    from podium.systems import SYSTEMS
+
+    if text.lower() == "all":
+        return list(SYSTEMS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        raise SystemExit(f"podium.prebuild: unknown system(s) {', '.join(unknown)}; "
+                         f"available: {', '.join(SYSTEMS)}")
+    return names
+
+
+def _example_contests() -> list[Any]:
+    """The history ``podium example`` writes, with the command's own defaults."""
+    from podium.cli import build_parser
+    from podium.io.synthetic import synthetic_contests
+
+    a = build_parser(["example"]).parse_args(["example", "unused"])
+    return synthetic_contests(a.players, a.rounds, seed=a.seed, participation=a.participation,
+                              tie_resolution=a.tie_resolution)
+
+
+def _run_jobs(names: Sequence[str]) -> dict[str, float]:
+    """Rate the example history with each system in this process, as ``podium rate``
+    does (:meth:`~podium.rater.Rater.extend`); the seconds each took (a system that
+    refuses the history is left out).  Only Numba and NumPy are needed: the build
+    environment has no more."""
+    from podium.errors import PodiumError
+    from podium.rater import Rater
+
+    contests = _example_contests()
+    seconds: dict[str, float] = {}
+    for name in names:
+        t = time.perf_counter()
+        try:
+            Rater(name).extend(contests)
+        except PodiumError as exc:
+            print(f"podium.prebuild: {name} refuses the example history ({exc}); its "
+                  "kernels compile on first use", file=sys.stderr)
+            continue
+        seconds[name] = round(time.perf_counter() - t, 2)
+    return seconds
+
+
+def _in_workers(names: Sequence[str], jobs: int, directory: Path) -> None:
+    """Compile ``names`` in ``jobs`` processes side by side (round robin)."""
+    procs = []
+    for k in range(jobs):
+        part = list(names[k::jobs])
+        if part:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "podium.prebuild", "--dir", str(directory),
+                 "--systems", ",".join(part), "--no-manifest"]))
+    for p in procs:
+        p.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compile the kernels of the selected systems into the prebuilt directory.
+
+    Parameters
+    ----------
+    argv:
+        Command-line arguments (see ``python -m podium.prebuild --help``).
+
+    Returns
+    -------
+    int
+        0 (a system whose job fails is left out of the manifest and compiles on
+        first use).
+    """
+    ap = argparse.ArgumentParser(prog="python -m podium.prebuild",
+                                 description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--dir", help="the prebuilt directory (default: the package's)")
+    ap.add_argument("--systems", default=None,
+                    help=f"all, none or NAME,NAME (default: ${ENV_SYSTEMS} or "
+                    f"{','.join(DEFAULT_SYSTEMS)})")
+    ap.add_argument("--jobs", type=int, default=1, help="processes side by side")
+    ap.add_argument("--no-manifest", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    # before Numba reads its configuration: portable machine code
+    os.environ["NUMBA_CPU_NAME"] = "generic"
+    os.environ.pop("NUMBA_CPU_FEATURES", None)
+    from podium.core import kernel_cache
+
+    directory = Path(args.dir or kernel_cache.prebuilt_dir())
+    names = selected_systems(args.systems if args.systems is not None
+                             else os.environ.get(ENV_SYSTEMS))
+    if not names:
+        return 0
+    directory.mkdir(parents=True, exist_ok=True)
+    kernel_cache.start_prebuild(directory)
+    t0 = time.perf_counter()
+    if args.jobs > 1 and len(names) > 1:
+        _in_workers(names, args.jobs, directory)
+    seconds = _run_jobs(names)
+    if args.no_manifest:
+        return 0
+    kernel_cache.write_manifest(directory, seconds, {
+        "seconds": seconds, "total_seconds": round(time.perf_counter() - t0, 2)})
+    print(f"podium.prebuild: compiled the kernels of {', '.join(seconds) or 'nothing'} "
+          f"into {directory} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

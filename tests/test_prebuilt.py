@@ -1,0 +1,181 @@
+"""Kernels compiled when the package is built (podium.prebuild, core/kernel_cache.py):
+a fresh process loads them without compiling; a prebuilt directory that does not match
+is ignored, and the kernels compile on demand, announced; commands that need no kernel
+load no Numba."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+#: A system with one small kernel module: its prebuild compiles in seconds.
+SYSTEM = "tcsys"
+
+PROBE = """\
+import json, sys
+from podium.cli import main
+from podium.core.kernel_cache import KernelCache
+rc = main(sys.argv[1:])
+hits = misses = 0
+for name, module in list(sys.modules.items()):
+    if name.startswith("podium"):
+        for value in vars(module).values():
+            if isinstance(getattr(value, "_cache", None), KernelCache):
+                hits += sum(value.stats.cache_hits.values())
+                misses += sum(value.stats.cache_misses.values())
+print(json.dumps({"rc": rc, "hits": hits, "misses": misses}))
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def _history(path: Path) -> Path:
+    path.mkdir()
+    for k in range(2):
+        standings = [[f"p{(i + k) % 7}", i, i] for i in range(7)]
+        (path / f"{k}.json").write_text(json.dumps(
+            {"name": f"r{k}", "time_seconds": k, "standings": standings}))
+    return path
+
+
+def _rate(tmp: Path, out: str, **env: str) -> tuple[dict[str, int], str]:
+    """``podium rate`` of the small history in a fresh interpreter: its exit status,
+    the kernels' cache hits and misses (a miss is a compilation), and its stderr."""
+    data = tmp / "h" if (tmp / "h").exists() else _history(tmp / "h")
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "rate", str(data), "--system", SYSTEM, "--out",
+         str(tmp / out), "--no-progress"],
+        env=_env(**env), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kernels of :data:`SYSTEM`, compiled by ``python -m podium.prebuild``."""
+    directory = tmp_path_factory.mktemp("prebuilt")
+    proc = subprocess.run(
+        [sys.executable, "-m", "podium.prebuild", "--systems", SYSTEM, "--dir", str(directory)],
+        env=_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["systems"] == [SYSTEM]
+    assert manifest["magic"][1:] == ["generic", ""]
+    assert list(directory.rglob("*.nbi")), "the prebuild wrote no kernel"
+    return directory
+
+
+def test_a_fresh_process_loads_the_prebuilt_kernels(prebuilt: Path, tmp_path: Path) -> None:
+    """With an empty cache of its own, a first run loads every kernel it calls from the
+    prebuilt directory: no compilation (no cache miss), no notice, the same bytes as
+    kernels compiled on demand for this CPU."""
+    first, err = _rate(tmp_path, "o1", PODIUM_PREBUILT_DIR=str(prebuilt),
+                       NUMBA_CACHE_DIR=str(tmp_path / "cache1"))
+    assert first["rc"] == 0 and first["hits"] > 0 and first["misses"] == 0, first
+    assert "compiling kernels" not in err
+    assert not list((tmp_path / "cache1").rglob("*.nbi")), "a kernel was compiled"
+    # the control: without the prebuilt directory the same run compiles, and says so
+    none = tmp_path / "none"
+    none.mkdir()
+    cold, err = _rate(tmp_path, "o2", PODIUM_PREBUILT_DIR=str(none),
+                      NUMBA_CACHE_DIR=str(tmp_path / "cache2"))
+    assert cold["misses"] > 0 and f"compiling kernels for {SYSTEM}, once:" in err
+    for name in ("ratings.csv", "histories.csv", "contests.csv"):
+        assert (tmp_path / "o1" / name).read_bytes() == (tmp_path / "o2" / name).read_bytes()
+
+
+@pytest.mark.parametrize("change", ["numba", "triple", "cpu", "stamp"])
+def test_a_prebuilt_directory_that_does_not_match_is_ignored(
+        prebuilt: Path, tmp_path: Path, change: str) -> None:
+    """Another Numba, another architecture, another CPU target or an edited source:
+    the prebuilt kernels are not loaded; they compile on demand, announced."""
+    copy = tmp_path / "prebuilt"
+    shutil.copytree(prebuilt, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    if change == "numba":
+        manifest["numba"] = "0.0.0"
+    elif change == "triple":
+        manifest["magic"][0] = "riscv64-unknown-linux-gnu"
+    elif change == "cpu":
+        manifest["magic"][1:] = ["skylake", "+avx2"]
+    else:  # every stamp differs from the tree's: as after an edit of the source
+        for index in copy.rglob("*.nbi"):
+            with open(index, "rb") as f:
+                version = pickle.load(f)
+                _, overloads = pickle.loads(f.read())
+            with open(index, "wb") as f:
+                pickle.dump(version, f)
+                f.write(pickle.dumps(("0" * 64, overloads)))
+        manifest["stamps"] = {k: "0" * 64 for k in manifest["stamps"]}
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    result, err = _rate(tmp_path, "o", PODIUM_PREBUILT_DIR=str(copy),
+                        NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    assert result["rc"] == 0 and result["misses"] > 0, result
+    assert f"compiling kernels for {SYSTEM}, once:" in err
+
+
+@pytest.mark.parametrize("command", [
+    ["systems"], ["systems", "-v"], ["--help"], ["rate", "--help"],
+    ["token", "list", "--db", "DB"], ["audit", "--db", "DB"],
+    ["explain", "--db", "DB", "--contest", "1", "--player", "nobody"],
+])
+def test_commands_that_use_no_kernel_load_no_numba(tmp_path: Path, command: list[str]) -> None:
+    """``podium systems`` (with every parameter of every system), ``--help``, the
+    token, audit and explain commands on a store: Numba stays out of ``sys.modules``."""
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    argv = [db if a == "DB" else a for a in command]
+    code = (
+        "import contextlib, io, sys\n"
+        "from podium.cli import main\n"
+        "from podium.store import Store\n"
+        f"Store.create({db!r}, 'mmr').close()\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    try:\n"
+        f"        rc = main({argv!r})\n"
+        "    except SystemExit as exc:\n"
+        "        rc = exc.code\n"
+        "print(rc, len(out.getvalue()) > 0, 'numba' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rc, printed, numba = proc.stdout.split()[-3:]
+    assert numba == "False", f"{command} loaded Numba"
+    if command[0] != "explain":  # nobody has no rating change to explain: an error
+        assert rc in ("0", "None"), proc.stdout + proc.stderr
+    if command[0] in ("systems", "--help", "rate"):
+        assert printed == "True", proc.stdout + proc.stderr
+
+
+def test_the_checker_sees_numba(tmp_path: Path) -> None:
+    """The control of the test above: a command that rates does load Numba."""
+    code = ("import sys\nfrom podium.systems import get_system\n"
+            "get_system('mmr').make_state\nimport podium.systems.elo_mmr.kernels\n"
+            "print('numba' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.stdout.split()[-1] == "True", proc.stderr
+
+
+def test_kernel_modules_import_numerics_from_their_modules() -> None:
+    """The numerics package imports its modules lazily, so its ``__init__`` names none of
+    them: a kernel module that imported a name through the package would leave the
+    module out of its cache's source stamp (core/kernel_cache.py follows imports)."""
+    offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                 if "@nb.njit(cache=True" in (text := p.read_text())
+                 and ("from podium.core.numerics import" in text
+                      or "import podium.core.numerics\n" in text)]
+    assert not offenders, offenders
