@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.performance import logistic_terms
 from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2

@@ -16,6 +16,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 INF = math.inf
 SQRT2 = math.sqrt(2.0)
 SQRT2PI = math.sqrt(2.0 * math.pi)

@@ -14,6 +14,8 @@ import math
 import numba as nb
 import numpy as np
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+
 #: A round of more teams than this takes its stage sums (Plackett-Luce) from the
 #: start of the sweep instead of recomputing them at every member's step.
 SNAPSHOT_TEAMS = 16

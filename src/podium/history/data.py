@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SECONDS_PER_DAY", "ContestHistory", "LabelledHistory", "PlayerRounds",
            "history_from_contests",
-           "history_from_arrays", "player_rounds", "check_history"]
+           "history_from_arrays", "player_rounds", "check_history", "append_contests"]
 
 #: The time unit of the engines is the day.
 SECONDS_PER_DAY = 86400.0
@@ -289,7 +289,37 @@ def history_from_contests(contests: Sequence[Contest],
     ContestError
         When the contests are not in time order (naming the first one out of order).
     """
-    index: dict[str, int] = {}
+    return append_contests(None, contests, skip_outcome_free=skip_outcome_free)
+
+
+def append_contests(base: LabelledHistory | None, contests: Sequence[Contest],
+                    first_index: int = 0, *,
+                    skip_outcome_free: bool = False) -> LabelledHistory:
+    """``base`` followed by ``contests`` (as :func:`history_from_contests` builds them;
+    ``base=None``: the contests alone).
+
+    The players of ``base`` keep their numbers and the newcomers follow in order of
+    first appearance, so the result is the history :func:`history_from_contests` builds
+    from all the contests at once.
+
+    Parameters
+    ----------
+    base:
+        A history built from earlier contests, or ``None``.
+    contests:
+        The next contests, in time order, none earlier than ``base``'s last.
+    first_index:
+        The position of ``contests[0]`` in the whole list (for
+        :attr:`LabelledHistory.contest_index`).
+    skip_outcome_free:
+        As :func:`history_from_contests`.
+
+    Raises
+    ------
+    ContestError
+        When the contests are not in time order (naming the first one out of order).
+    """
+    index: dict[str, int] = {} if base is None else {h: i for i, h in enumerate(base.handles)}
     ct = [0]
     tr = [0]
     places: list[IntArray] = []
@@ -299,6 +329,11 @@ def history_from_contests(contests: Sequence[Contest],
     keep = [k for k, c in enumerate(contests)
             if c.n_teams > 1 and not (skip_outcome_free and c.is_outcome_free)]
     kept = [contests[k] for k in keep]
+    if base is not None:
+        b = base.history
+        ct, tr = b.contest_teams.tolist(), b.team_rows.tolist()
+        places, players, weights = [b.team_place], [b.player], [b.weight]
+        times = b.time.tolist()
     for c in kept:
         ids = np.fromiter((index.setdefault(h, len(index)) for h in c.handles),
                           dtype=np.int64, count=len(c))
@@ -320,7 +355,10 @@ def history_from_contests(contests: Sequence[Contest],
                        _concat_int(places), _concat_int(players),
                        np.concatenate(weights) if weights else np.zeros(0),
                        np.asarray(times, dtype=np.float64), len(index))
-    names = [c.label for c in kept]
+    names = [f"#{c}" for c in range(len(ct) - 1 - len(kept))] + [c.label for c in kept]
     handles = list(index)
     check_history(h, names, handles)
-    return LabelledHistory(h, handles, np.asarray(keep, dtype=np.int64))
+    positions = np.asarray(keep, dtype=np.int64) + first_index
+    if base is not None:
+        positions = np.r_[base.contest_index, positions].astype(np.int64)
+    return LabelledHistory(h, handles, positions)

@@ -523,6 +523,75 @@ class SmoothState:
         self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
         return reports, converged
 
+    #: Entry fields that depend on the history alone (rebuilt by :meth:`start`).
+    _FIXED_ENTRIES = ("off", "rows", "n_rated", "beta", "gamma", "a")
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """What the smoothing has computed, as named arrays: per rated row (contest
+        order) the round's performance and cavity and the entry's beliefs
+        (``entries.*``), per player the forward filter and rated rounds, and the
+        counters.  With the history, :meth:`start` and :meth:`restore` rebuild the
+        state (a checkpoint), also on a history with more contests after these
+        (:meth:`restore` on a longer history: incremental growth)."""
+        r_end = self.rated_rows
+        e = self.e_of_row[:r_end]
+        en, rd = self.entries, self.rounds
+        out: dict[str, np.ndarray] = {
+            "rated": np.array([self.rated, self.unsolved], dtype=np.int64),
+            "n_rated": en.n_rated.copy(),
+            "rounds.perf": rd.perf[:r_end].copy(),
+            "rounds.cav_mu": rd.cav_mu[:r_end].copy(),
+            "rounds.cav_sig": rd.cav_sig[:r_end].copy(),
+            "filtered_mu": self.filtered_mu[e],
+            "filtered_sigma": self.filtered_sigma[e],
+            "forecast_mu": self.forecast_mu[:r_end].copy(),
+            "forecast_sigma": self.forecast_sigma[:r_end].copy(),
+        }
+        for name in K.Entries._fields:
+            if name not in self._FIXED_ENTRIES:
+                out[f"entries.{name}"] = getattr(en, name)[e]
+        for name in K.FilterState._fields:
+            out[f"filter.{name}"] = getattr(self.filter_state, name).copy()
+        return out
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Load :meth:`to_arrays` of a state whose history is this one's first
+        contests (the same contests, or fewer: the later ones stay to be rated by
+        :meth:`rate_forward`, as :func:`~podium.history.mmr_smooth.smooth_extend`
+        does).
+
+        Raises
+        ------
+        ValueError
+            When the image does not fit this history (more rated rows or players).
+        """
+        rated, unsolved = (int(x) for x in arrays["rated"])
+        n_old = int(arrays["n_rated"].size)
+        if rated > self.history.n_contests or n_old > self.history.n_players:
+            raise ValueError(f"a state of {rated} contests and {n_old} players does not "
+                             f"fit a history of {self.history.n_contests} contests and "
+                             f"{self.history.n_players} players")
+        r_end = int(self.rounds.contest_rows[rated])
+        if arrays["rounds.perf"].size != r_end:
+            raise ValueError(f"{arrays['rounds.perf'].size} rated rows where the history's "
+                             f"first {rated} contests have {r_end}")
+        en, rd = self.entries, self.rounds
+        e = self.e_of_row[:r_end]
+        en.n_rated[:n_old] = arrays["n_rated"]
+        for name in ("perf", "cav_mu", "cav_sig"):
+            getattr(rd, name)[:r_end] = arrays[f"rounds.{name}"]
+        self.filtered_mu[e] = arrays["filtered_mu"]
+        self.filtered_sigma[e] = arrays["filtered_sigma"]
+        self.forecast_mu[:r_end] = arrays["forecast_mu"]
+        self.forecast_sigma[:r_end] = arrays["forecast_sigma"]
+        for name in K.Entries._fields:
+            if name not in self._FIXED_ENTRIES:
+                getattr(en, name)[e] = arrays[f"entries.{name}"]
+        for name in K.FilterState._fields:
+            getattr(self.filter_state, name)[:n_old] = arrays[f"filter.{name}"]
+        self.rated = rated
+        self.unsolved = unsolved
+
     def entry_view(self, values: FloatArray) -> FloatArray:
         """Per-entry values (player order) on the rows of the input history (NaN on
         the rows of contests left out or not rated yet)."""
