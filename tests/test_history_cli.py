@@ -168,3 +168,45 @@ def test_errors_name_the_contest_and_the_way_past(tmp_path, capsys):
     assert main(["rate", str(d), "-s", "whr", "--set", "nope=1",
                  "--out", str(tmp_path / "o")]) != 0
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("system", ["mmr-smooth", "whr", "ttt"])
+def test_causal_ratings_see_only_earlier_contests(system):
+    """The ratings a contest is scored with do not change when a later result does;
+    they are the smoothing of the contests before it (whr: refitted on the prefix)."""
+    from podium.evaluation.causal import causal_ratings
+
+    games = _games()
+    flipped = list(games)
+    g = games[20]
+    flipped[20] = Contest([(g.handles[1], 0, 0), (g.handles[0], 1, 1)], name=g.name,
+                          time_seconds=g.time_seconds)
+    a = causal_ratings(games, system, {})
+    b = causal_ratings(flipped, system, {})
+    for t in range(20):
+        np.testing.assert_array_equal(a[t], b[t])
+    np.testing.assert_array_equal(a[20], b[20][::-1])  # the same players, listed flipped
+    assert any(not np.array_equal(a[t], b[t]) for t in range(21, len(games)))
+    if system == "whr":  # contest 10's ratings: whr of contests 0..9, each player's last
+        lh = history_from_contests(games[:10])
+        res = whr(lh.history)
+        last = {}
+        for row, p in enumerate(lh.history.player):
+            last[lh.handles[p]] = res.r[res.row_slot[row]] * ELO_PER_NAT
+        ref = [last.get(h, 0.0) for h in games[10].handles]
+        np.testing.assert_allclose(a[10], ref, atol=1e-9)
+
+
+def test_eval_protocol_causal_through_the_cli(tmp_path, data_dir, capsys):
+    assert main(["eval", str(data_dir), "-s", "mmr-smooth", "--no-progress"]) != 0
+    assert "--protocol causal" in capsys.readouterr().err
+    assert main(["compare", str(data_dir), "--systems", "mmr,mmr-smooth", "--protocol",
+                 "causal", "--min-history", "1", "--json", "--no-progress"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")]
+    import json
+
+    recs = {r["system"]: r for r in map(json.loads, lines)}
+    assert set(recs) == {"mmr", "mmr-smooth"}
+    assert recs["mmr-smooth"]["params"]["protocol"] == "causal"
+    assert recs["mmr"]["scored_contests"] == recs["mmr-smooth"]["scored_contests"]
+    assert 0 < recs["mmr-smooth"]["pair_inv"] <= 100
