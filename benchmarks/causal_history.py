@@ -105,7 +105,8 @@ def section(name: str, args: argparse.Namespace) -> str:
             for k in args.refits.split(","):
                 refit = max(1, len(contests) // int(k))
                 runs.append((f"{system}, refit every {refit}", system,
-                             {"p_draw": 0.25} if system == "ttt" else {}, refit))
+                             {"p_draw": 0.25} if system == "ttt" else
+                             {"tol": args.whr_tol, "max_iter": 1000}, refit))
         else:
             runs.append((system, system, {}, 1))
     for label, system, params, refit in runs:
@@ -151,6 +152,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--refits", default="20",
                     help="ttt/whr: smooth anew this many times over the history "
                     "(comma-separated: one run each)")
+    ap.add_argument("--whr-tol", type=float, default=1e-3,
+                    help="whr: largest gradient component at the end (default 1e-3, the "
+                    "package's auto_iterate precision)")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     command = "python benchmarks/causal_history.py " + " ".join(argv or sys.argv[1:])

@@ -210,7 +210,6 @@ class HistoryRater:
                              place.astype(np.int32))
         self.events = events
         n = h.n_players
-        table = PlayerTable()
         display = self.system.display_rating(mu, sigma)
         counts = np.bincount(player, minlength=n)
         last = np.full(n, -1, dtype=np.int64)
@@ -224,7 +223,7 @@ class HistoryRater:
         np.maximum.at(max_display, player, display)
         times = np.asarray(self.contests.times, dtype=np.int64)
         played = last >= 0
-        newcomer = float(self.system.display_rating(self.system.newcomer_mu, 0.0))
+        newcomer = self.system.newcomer_mu()
         change = np.where(prev >= 0, display[last] - display[np.maximum(prev, 0)],
                           display[last] - newcomer)
         table_arrays: dict[str, np.ndarray] = {
@@ -236,8 +235,7 @@ class HistoryRater:
             "max_display": max_display,
             "last_change": np.where(played, change, 0.0),
         }
-        table = PlayerTable.from_arrays(table_arrays)
-        self.players = table
+        self.players = PlayerTable.from_arrays(table_arrays)
         self.last_time = int(times.max()) if times.size else None
 
     # ------------------------------------------------------------------ results

@@ -73,7 +73,7 @@ def causal_ratings(contests: Sequence[Contest], system: str, params: dict[str, A
             if k >= first and np.all(np.isfinite(seg)):
                 out[k] = seg
         return out
-    newcomer = float(sysobj.newcomer_mu)
+    newcomer = sysobj.newcomer_mu()
     current = np.full(h.n_players, newcomer)
     kept = lh.contest_index.tolist()
     since = refit_every

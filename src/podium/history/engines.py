@@ -93,8 +93,6 @@ class WholeHistorySystem:
     defaults: ClassVar[dict[str, Any]] = {}
     #: How a contest in which every side tied is read (``"rate"``: a draw).
     all_tied: ClassVar[str] = "rate"
-    #: The rating of a player before any contest (for ``last_change`` of a debut).
-    newcomer_mu: ClassVar[float] = 0.0
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.defaults))
@@ -113,9 +111,15 @@ class WholeHistorySystem:
         return dict(self._params)
 
     def display_rating(self, mu: npt.ArrayLike, sigma: npt.ArrayLike) -> FloatArray:
-        """The display rating: the smoothed rating itself (a whole-history estimate
-        needs no conservative shift: it has seen every result)."""
-        return np.asarray(mu, dtype=np.float64) + 0.0 * np.asarray(sigma, dtype=np.float64)
+        """The display rating: the smoothed rating ``mu`` itself, whatever ``sigma`` (a
+        whole-history estimate needs no conservative shift: it has seen every result)."""
+        return np.array(mu, dtype=np.float64)
+
+    def newcomer_mu(self) -> float:
+        """The rating of a player before any contest (the prior's mean, on the display
+        scale): the causal protocol's rating of a newcomer, the reference of a debut's
+        ``last_change``."""
+        return 0.0
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
@@ -142,6 +146,9 @@ class TTTSystem(WholeHistorySystem):
     defaults: ClassVar[dict[str, Any]] = {
         "mu": 0.0, "sigma": 6.0, "beta": 1.0, "gamma": 0.03, "p_draw": 0.0,
         "epsilon": 1e-6, "iterations": 30}
+
+    def newcomer_mu(self) -> float:
+        return float(self._params["mu"])
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
@@ -207,7 +214,9 @@ class SmoothSystem(WholeHistorySystem):
         "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "window_tol": 1e-9,
         "memory": 5}
     all_tied = "skip"
-    newcomer_mu = 1500.0
+
+    def newcomer_mu(self) -> float:
+        return float(self._params["mu_noob"])
 
     def check(self) -> None:
         self.mmr_params()
