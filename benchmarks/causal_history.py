@@ -7,8 +7,8 @@ players with 5+ earlier contests): the filters (``mmr``, ``mmr-plus``) by their 
 before each contest, the whole-history systems by ``--protocol causal``
 (:func:`podium.evaluation.causal.evaluate_causal`: the ratings from smoothing only the
 earlier contests).  The differences against ``mmr`` (and ``mmr-plus``) come with a
-paired bootstrap over the scored contests (2,000 draws; the same draw for both,
-player-weighted pair inversion, as ``benchmarks/mmr_plus_headroom.py``).
+paired bootstrap over the scored contests (``benchmarks/mmr_plus_headroom.py``'s:
+2,000 draws, the same draw for both, player-weighted pair inversion).
 
 Usage::
 
@@ -26,12 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import data_dir, load_average, write_section  # noqa: E402
 from bench_history import football_history  # noqa: E402
+from mmr_plus_headroom import DRAWS, paired_bootstrap  # noqa: E402
 
 from podium import Contest  # noqa: E402
 from podium.evaluation.causal import evaluate_causal  # noqa: E402
@@ -40,7 +39,6 @@ from podium.history.engines import is_history_system  # noqa: E402
 from podium.io import load_contests, synthetic_contests  # noqa: E402
 
 DOC = "docs/history.md"
-DRAWS = 2000
 
 
 def load(name: str, args: argparse.Namespace) -> list[Contest]:
@@ -72,20 +70,6 @@ def score(contests: list[Contest], system: str, params: dict[str, Any],
     seconds = time.perf_counter() - t0
     df = res.per_round[["index", "n_experienced", "pair_inv"]].dropna().set_index("index")
     return df, res.metrics, seconds
-
-
-def paired_bootstrap(a: Any, b: Any, seed: int = 0) -> tuple[float, float, float, float]:
-    """``a - b`` in player-weighted pair inversion: value, SE, 2.5 % and 97.5 %."""
-    j = a.merge(b, left_index=True, right_index=True, suffixes=("_a", "_b"))
-    n = np.minimum(j["n_experienced_a"].to_numpy(dtype=np.float64),
-                   j["n_experienced_b"].to_numpy(dtype=np.float64))
-    d = n * (j["pair_inv_a"].to_numpy() - j["pair_inv_b"].to_numpy())
-    value = d.sum() / n.sum()
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n.size, size=(DRAWS, n.size))
-    draws = d[idx].sum(axis=1) / n[idx].sum(axis=1)
-    lo, hi = np.percentile(draws, [2.5, 97.5])
-    return float(value), float(draws.std(ddof=1)), float(lo), float(hi)
 
 
 def section(name: str, args: argparse.Namespace) -> str:
