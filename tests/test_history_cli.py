@@ -162,9 +162,14 @@ def test_errors_name_the_contest_and_the_way_past(tmp_path, capsys):
     assert main(["rate", str(d), "-s", "ttt", "--set", "p_draw=0.2",
                  "--out", str(tmp_path / "o")]) == 0
     team = [Contest.from_teams([("x", 0, 0, ["a", "b"]), ("y", 1, 1, ["c", "d"])],
-                               name="team game")]
+                               name="team game", time_seconds=1_700_000_000)]
+    r = HistoryRater("mmr-smooth")
+    r.extend(_games()[:3])
+    before = r.ratings()
     with pytest.raises(ContestError, match="team game.*use ttt or whr"):
-        HistoryRater("mmr-smooth").extend(team)
+        r.extend(team)
+    assert r.contests_processed == 3  # nothing of a refused extend is kept
+    pd.testing.assert_frame_equal(r.ratings(), before)
     assert main(["rate", str(d), "-s", "whr", "--set", "nope=1",
                  "--out", str(tmp_path / "o")]) != 0
     assert "nope" in capsys.readouterr().err
