@@ -12,10 +12,9 @@ loss where the system has a draw model.  Data sets:
   (49,520 matches since 1872, 23 % drawn), each match a contest of two players (the
   national teams), placed by the score (a draw: both first).  The contests are built
   here as :class:`~podium.core.contest.Contest` objects with their true dates (times
-  before 1970 are negative: the contest and the Rater take them; the file loaders
-  refuse them today, issue 30).  Home advantage is not modelled.  Draws are not rated
-  by any system today (issue 27, part 1) but are scored: P(first) counts a draw as half
-  a win, the three outcomes as a draw.
+  before 1970 are negative seconds).  Home advantage is not modelled.  Draws are rated
+  (every system's default, ``all_tied="rate"``) and scored: P(first) counts a draw as
+  half a win, the three outcomes as a draw.
 * ``lobbies``: 10,000 synthetic 5 v 5 lobby matches of 2,000 players
   (:func:`podium.io.synthetic_teams.lobby_contests`, seed 0).
 * ``reddit``: the paper's Reddit threads (``../shared/datasets/reddit``), individual

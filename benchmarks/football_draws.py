@@ -24,9 +24,8 @@ two-player round per match, the winner first, a draw both at place 1; scores aft
 extra time, so a match decided on penalties is a draw (``shootouts.csv`` is not used);
 no home advantage is modelled.  Former names are merged into the current one
 (``former_names.csv``, within its dates: Dahomey's matches of 1959-1975 are Benin's).
-Times: Podium's loaders refuse dates before 1970, so this script builds the contests
-itself with every date shifted by the same number of days, 1872-11-30 becoming
-1970-01-01 (only differences of times enter any system).
+Times: each match at its true date, in seconds from 1970-01-01 (negative before it;
+Podium takes times back to 1800).
 
     python benchmarks/football_draws.py                   # every system, both settings
     python benchmarks/football_draws.py --systems mmr,glicko --no-write
@@ -55,8 +54,8 @@ from podium.evaluation.runner import train_size
 from podium.evaluation.team_metrics import TeamMetricAccumulator, team_win_probability
 from podium.systems import SYSTEMS
 
-#: The first match's date becomes 1970-01-01 (Podium's loaders' earliest time).
-EPOCH = dt.date(1872, 11, 30)
+#: Times are seconds since this day (negative before it).
+EPOCH = dt.date(1970, 1, 1)
 MIN_HISTORY = 5
 #: Left out by default: on rounds of two players they give the numbers of the system
 #: named, to the digits shown (mmr-simple: mmr's, computed plainly and slowly;

@@ -369,13 +369,13 @@ def test_small_jobs_do_not_load_the_compiled_writer(tmp_path: Path) -> None:
 
 
 def test_compile_is_announced_when_the_cache_is_cold(monkeypatch: pytest.MonkeyPatch) -> None:
-    import podium._jit as jit
+    import podium.core.kernel_cache as kc
 
     out = io.StringIO()
-    monkeypatch.setattr(jit, "_has_index", lambda d: False)
+    monkeypatch.setattr(kc, "is_cached", lambda d, prebuilt=True: False)
     assert _csv_rows.announce_compile(out)
     assert out.getvalue().startswith("compiling kernels for the CSV writer, once: ~")
-    monkeypatch.setattr(jit, "_has_index", lambda d: True)
+    monkeypatch.setattr(kc, "is_cached", lambda d, prebuilt=True: True)
     out = io.StringIO()
     assert not _csv_rows.announce_compile(out)
     assert out.getvalue() == ""

@@ -111,7 +111,7 @@ def test_eta_and_presets():
     [
         ({"noise": "gaussian"}, "noise must be one of"),
         ({"sig_star": 300.0}, "sig_star must be smaller than gamma"),
-        ({"gamma": -1.0}, "gamma must be a finite positive"),
+        ({"gamma": -1.0}, r"gamma must be a number in \[1e-12, 1e\+06\], got -1.0"),
         ({"max_history": 1}, "max_history must be an integer >= 2"),
         ({"noise": "all", "robust": False}, "use it with noise='normal'"),
     ],

@@ -463,11 +463,13 @@ def test_round_update_uses_given_ratings_and_reports_no_warnings():
 
 
 def test_config_errors():
-    with pytest.raises(ConfigError, match="k must be a finite positive number"):
+    with pytest.raises(ConfigError, match=r"k must be a number in \[1e-12, 1e\+06\], got 0"):
         EloSRM(k=0)
-    with pytest.raises(ConfigError, match="m must be positive"):
+    with pytest.raises(ConfigError,
+                       match=r"m must be a number in \[1e-12, 1e\+06\] or math.inf, got nan"):
         EloSRM(m=float("nan"))
-    with pytest.raises(ConfigError, match="gamma must be a finite number >= 0"):
+    with pytest.raises(ConfigError,
+                       match=r"gamma must be 0 or a number in \[1e-12, 1e\+06\], got -0.1"):
         EloSRM(gamma=-0.1)
     with pytest.raises(ConfigError, match="t0_seconds"):
         EloSRM(t0_seconds=1.5)
@@ -479,7 +481,9 @@ def test_config_errors():
                                       np.array([5.0]), np.array([1e9]))
     assert recent[0] == 6.0
     assert dr[0] == pytest.approx(inf.k * 2.0 / (math.sqrt(1 + 3 * inf.w1) * 6.0**inf.gamma))
-    assert dataclasses.replace(ELO, t0_seconds=5.0).t0_seconds == 5
+    assert dataclasses.replace(ELO, t0_seconds=5).t0_seconds == 5
+    with pytest.raises(ConfigError, match="t0_seconds must be a 64-bit integer or None, got 5.0"):
+        dataclasses.replace(ELO, t0_seconds=5.0)
 
 
 def test_codeforces_smoke():

@@ -392,12 +392,12 @@ def test_registered_with_openskill_defaults(name: str) -> None:
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"kappa": 0.0}, "kappa must be a finite positive number"),
+        ({"kappa": 0.0}, r"kappa must be a number in \[1e-12, 1e\+06\], got 0.0"),
         ({"kappa": 1.5}, r"kappa must be a number in \(0, 1\]"),
-        ({"sigma": -1.0}, "sigma must be a finite positive number"),
-        ({"beta": math.inf}, "beta must be a finite positive number"),
-        ({"tau": -0.1}, "tau must be a finite number >= 0"),
-        ({"mu": math.nan}, "mu must be finite"),
+        ({"sigma": -1.0}, r"sigma must be a number in \[1e-12, 1e\+06\], got -1.0"),
+        ({"beta": math.inf}, r"beta must be a number in \[1e-12, 1e\+06\], got inf"),
+        ({"tau": -0.1}, r"tau must be 0 or a number in \[1e-12, 1e\+06\], got -0.1"),
+        ({"mu": math.nan}, r"mu must be a number in \[-1e\+06, 1e\+06\], got nan"),
         ({"balance": 1}, "balance must be True or False"),
         ({"weight_bounds": (2.0, 1.0)}, "weight_bounds must be None or"),
         ({"weight_bounds": (0.0, 1.0)}, "weight_bounds must be None or"),
@@ -413,7 +413,8 @@ def test_bad_parameters_are_config_errors(params: dict[str, Any], message: str) 
 def test_model_specific_parameters() -> None:
     with pytest.raises(ConfigError, match="window_size must be a positive integer"):
         get_system("openskill-btp", window_size=0)
-    with pytest.raises(ConfigError, match="epsilon must be a finite number >= 0"):
+    with pytest.raises(ConfigError,
+                       match=r"epsilon must be 0 or a number in \[1e-12, 1e\+06\], got -1.0"):
         get_system("openskill-tm", epsilon=-1.0)
     with pytest.raises(ConfigError, match="unknown parameter"):
         get_system("openskill-pl", epsilon=0.1)

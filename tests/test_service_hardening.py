@@ -275,9 +275,9 @@ def test_factory_reads_the_new_settings(db: str, monkeypatch: pytest.MonkeyPatch
 def test_serve_rejects_bad_new_options(capsys: pytest.CaptureFixture[str]) -> None:
     from podium.cli import main
 
-    assert main(["serve", "--max-predict-players", "0"]) == 1
+    assert main(["serve", "--max-predict-players", "0"]) == 2  # a usage error
     assert "--max-predict-players must be in 1..1000, got 0" in capsys.readouterr().err
-    assert main(["serve", "--max-predict-bytes", "0"]) == 1
+    assert main(["serve", "--max-predict-bytes", "0"]) == 2
     assert "--max-predict-bytes must be >= 1" in capsys.readouterr().err
 
 

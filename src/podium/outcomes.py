@@ -60,7 +60,6 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr, ndtri  # type: ignore[import-untyped]
 
-import podium._outcome_kernels as K
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import PerformanceKind
 
@@ -311,6 +310,8 @@ class SideModel:
         logistic of scale ``s`` at ``_TAIL s``, a logistic sum by a Chernoff bound),
         the logistic sums' characteristic-function tables
         (:func:`podium._outcome_kernels.sum_tables`) and the grid ``x0, h, G``."""
+        import podium._outcome_kernels as K  # Numba: loaded when first used
+
         n_sides = self.sides
         sd = np.sqrt(self.variance)
         kind = np.full(n_sides, K.KIND_GAUSSIAN, dtype=np.int64)
@@ -376,6 +377,7 @@ class SideModel:
 def announce_compile(stream: TextIO | None = None) -> bool:
     """Print ``compiling kernels for outcome probabilities, once: ~N s`` when none of
     the kernels is in Numba's cache yet (:mod:`podium._jit`); whether it was printed."""
+    import podium._outcome_kernels as K
     from podium._jit import announce_module_compile
 
     return announce_module_compile("outcome probabilities", K, COMPILE_SECONDS,
@@ -457,6 +459,8 @@ def place_probabilities(sides: SideModel) -> FloatArray:
         sums to 1 (to ~1e-12); column 0 is :func:`first_probabilities`.  One side:
         ``[[1]]``.
     """
+    import podium._outcome_kernels as K  # Numba: loaded when first used
+
     if sides.sides == 1:
         return np.ones((1, 1))
     x0, h, n = sides.grid()
@@ -470,6 +474,8 @@ def first_probabilities(sides: SideModel) -> FloatArray:
     ``O(T)`` per grid point (for large fields: :func:`place_probabilities` costs
     ``O(T^2)``); renormalised to sum to 1 (the quadrature's sum is 1 to ~1e-12).
     """
+    import podium._outcome_kernels as K  # Numba: loaded when first used
+
     if sides.sides == 1:
         return np.ones(1)
     x0, h, n = sides.grid()
@@ -487,6 +493,8 @@ def margin_probabilities(sides: SideModel, margin: float = 0.0) -> FloatArray:
     S_a(x_g + margin)``.  The diagonal holds ``P(P_a - P_a' > margin)`` for an
     independent copy.
     """
+    import podium._outcome_kernels as K  # Numba: loaded when first used
+
     m = float(margin)
     if not math.isfinite(m) or m < 0:
         raise ValueError(f"the margin must be finite and >= 0, got {margin!r}")

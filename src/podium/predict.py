@@ -274,17 +274,10 @@ def draw_margin(system: RatingSystem, n_players: int) -> float | None:
     """The draw margin of ``system``'s model for a match of ``n_players`` players.
 
     Two sides draw when their performances lie within the margin of each other
-    (:func:`podium.outcomes.draw_probability`).  A system declares its draw model with
-    a method ``draw_margin(n_players) -> float | None`` (``None``: no draws); until the
-    systems do, the known models are these:
-
-    * TrueSkill (``trueskill``): ``2 eps``, the margin of its factor graph (two tied
-      players' performances lie within ``2 eps``; docs/teams.md, "TrueSkill");
-    * openskill (``openskill-*``): see :func:`outcome_probabilities` (its own formula,
-      not a margin on the performance model);
-    * every other system: ``None`` -- the Elo-MMR family, Elo-R, Glicko, BAR,
-      Codeforces, TopCoder, EloSRM and the pairwise family have no draw probability
-      in their performance model.
+    (:func:`podium.outcomes.draw_probability`).  Each system declares it:
+    :meth:`podium.systems.base.RatingSystem.draw_margin` (``None``: no draw
+    probability in the model; TrueSkill: ``2 eps``).  openskill's systems are answered
+    by their own formula in :func:`outcome_probabilities`, not by a margin.
 
     Parameters
     ----------
@@ -293,15 +286,8 @@ def draw_margin(system: RatingSystem, n_players: int) -> float | None:
     n_players:
         Players in the match (a margin may depend on it, as openskill's does).
     """
-    own = getattr(system, "draw_margin", None)
-    if callable(own):
-        margin = own(n_players)
-        return None if margin is None else float(margin)
-    from podium.systems.trueskill import TrueSkillSPb
-
-    if isinstance(system, TrueSkillSPb):
-        return 2.0 * float(system.eps)
-    return None
+    margin = system.draw_margin(n_players)
+    return None if margin is None else float(margin)
 
 
 def outcome_probabilities(

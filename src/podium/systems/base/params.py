@@ -14,7 +14,7 @@ import math
 import numbers
 from typing import Any, Literal, TypeVar
 
-from podium.core.numerics.newton import HI_BOUND, LO_BOUND
+from podium.core.numerics.constants import HI_BOUND, LO_BOUND
 from podium.errors import ConfigError
 
 __all__ = ["MAX_MAGNITUDE", "MIN_POSITIVE", "RATING_RANGE", "Check", "check_by_annotation",

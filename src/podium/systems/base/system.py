@@ -245,6 +245,20 @@ class RatingSystem(ABC):
             "(2 w), Elo's 400-point formula widened by the uncertainties",
         )
 
+    def draw_margin(self, n_players: int) -> float | None:
+        """The draw margin of this system's performance model for a match of
+        ``n_players`` players: two sides draw when their performances lie within it of
+        each other (:func:`podium.outcomes.draw_probability`); ``None`` when the model
+        gives a draw no probability of its own.
+
+        The default is ``None``: the Elo-MMR family, Elo-R, Glicko, BAR, Codeforces,
+        TopCoder, EloSRM and the pairwise family *rate* a draw (a tie term, half a
+        win), but their performances are continuous and a tie has probability 0.
+        TrueSkill overrides it (its factor graph's ``2 eps``); openskill's systems
+        answer openskill's own formula (:func:`podium.predict.outcome_probabilities`).
+        """
+        return None
+
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """Why participant ``position`` of ``rnd`` got its new rating, from ``state`` as it
         was just before the round (left unchanged).  This default re-runs

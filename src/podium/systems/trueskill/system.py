@@ -232,6 +232,11 @@ class TrueSkillSPb(RatingSystem):
         performance variable ``t_k``)."""
         return drift_performance_model(self, sigma, weight, "gaussian")
 
+    def draw_margin(self, n_players: int) -> float | None:
+        """``2 eps``: two tied players' performances lie within ``2 eps`` of each other
+        in the factor graph (docs/teams.md, "TrueSkill"), for any number of players."""
+        return 2.0 * float(self.eps)
+
     def round_update(self, state: SystemState, rnd: RoundInput) -> RoundOutput:
         """One round: the SPb graph, or the team graph for a team round and for a round
         in which every player tied (module docstring, "Draws")."""
