@@ -1,5 +1,7 @@
 """The whole-history engines as systems a user chooses by name (``podium rate --system
 ttt``): their names, parameters and defaults, and one call that smooths a history.
+The engines (and Numba) are imported by :meth:`WholeHistorySystem.fit` only, so that
+``podium systems`` lists them without loading a compiler.
 
 :data:`HISTORY_SYSTEMS` lists them; :func:`get_history_system` builds one.  Each is a
 :class:`WholeHistorySystem`: its parameters (checked by the engine it runs), its
@@ -14,17 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from podium.errors import ConfigError, ContestError
 from podium.history.data import ContestHistory
-from podium.history.mmr_smooth import mmr_smooth, smooth_extend, smooth_result
-from podium.history.smooth_state import MMRParams, SmoothState
-from podium.history.ttt import ttt
-from podium.history.whr import ELO_PER_NAT, whr
+from podium.history.params import MMRParams
+
+if TYPE_CHECKING:
+    from podium.history.smooth_state import SmoothState
 
 __all__ = ["HISTORY_SYSTEMS", "HistoryFit", "WholeHistorySystem", "TTTSystem",
            "WHRSystem", "SmoothSystem", "get_history_system", "is_history_system"]
@@ -152,6 +154,8 @@ class TTTSystem(WholeHistorySystem):
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.ttt import ttt  # the engines load Numba: on first use
+
         p = self._params
         try:
             res = ttt(history, mu=float(p["mu"]), sigma=float(p["sigma"]),
@@ -188,6 +192,8 @@ class WHRSystem(WholeHistorySystem):
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.whr import ELO_PER_NAT, whr
+
         p = self._params
         res = whr(history, w2=float(p["w2"]), prior_wins=float(p["prior_wins"]),
                   nu=None if p["nu"] is None else float(p["nu"]),
@@ -243,6 +249,9 @@ class SmoothSystem(WholeHistorySystem):
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.mmr_smooth import mmr_smooth, smooth_extend, smooth_result
+        from podium.history.smooth_state import SmoothState
+
         p = self._params
         if previous is not None and previous.state is not None:
             state = SmoothState.start(history, self.mmr_params(), contest_weight,
