@@ -132,9 +132,9 @@ def _warning_summary() -> str | None:
 
 
 def _cmd_rate(args: argparse.Namespace) -> int:
+    from podium.history_rater import load_rater, make_rater
     from podium.io import check_history, load_contests
     from podium.io.small_results import check_output_dir
-    from podium.rater import Rater
 
     err = sys.stderr
     out = Path(args.out)
@@ -143,7 +143,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
         _check_output_file(args.checkpoint, "--checkpoint")
     file_system, params = load_params(args.params, args.set or [])
     if args.resume:
-        rater = Rater.load(args.resume)
+        rater = load_rater(args.resume)
         if args.system and args.system != rater.system_name:
             raise PodiumError(
                 f"--system {args.system} differs from the checkpoint's system "
@@ -155,7 +155,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
               f"{rater.num_players} players ({rater.system_name})", file=err)
     else:
         system = args.system or file_system or "mmr"
-        rater = Rater(system, **params)
+        rater = make_rater(system, **params)
     from podium._jit import announce_compile
 
     announce_compile(rater.system_name, rater.system, err)
@@ -201,6 +201,7 @@ def _cmd_rate(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     # in batches: small rounds (lobbies) are rated in one compiled loop, bit for bit
     # as one add() per contest
+    # (a whole-history system adds them all, then smooths the whole history once)
     rater.extend(todo, progress=rated)
     progress.close()
     rate_s = time.perf_counter() - t1
@@ -302,6 +303,15 @@ def _cmd_systems(args: argparse.Namespace) -> int:
                   if spec.kernels else "    kernels: none")
             for f in dataclasses.fields(sysobj):
                 print(f"    {f.name} = {getattr(sysobj, f.name)!r}")
+    from podium.history.engines import HISTORY_SYSTEMS
+
+    for name, cls in HISTORY_SYSTEMS.items():  # re-estimate every past rating
+        print(f"{name}: {cls.description}")
+        if args.verbose:
+            print("    every past rating revised by later contests (docs/history.md); "
+                  "histories.csv is the smoothed learning curve")
+            for k, v in cls.defaults.items():
+                print(f"    {k} = {v!r}")
     return 0
 
 
@@ -382,7 +392,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("path", metavar="PATH",
                    help="JSON contest file, directory of N.json files, .tar.gz of one, or CSV")
     r.add_argument("--system", "-s", default=None,
-                   help="rating system (default mmr; `podium systems` lists them)")
+                   help="rating system (default mmr; `podium systems` lists them, the "
+                   "whole-history ones ttt, whr, mmr-smooth last)")
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
     r.add_argument("-n", type=int_in(0), default=None, metavar="N",
                    help="rate only the first N contests of PATH")

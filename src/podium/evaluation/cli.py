@@ -136,12 +136,22 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot-handles", metavar="H1,H2",
                    help="players whose rating trajectories are drawn (default: top 3)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--protocol", choices=("sequential", "causal"), default="sequential",
+                   help="sequential (default): rate in order, score the ratings before each "
+                   "contest; causal: the same for the filters, and for the whole-history "
+                   "systems (ttt, whr, mmr-smooth) the ratings from smoothing only the "
+                   "contests before each one (docs/history.md)")
+    p.add_argument("--refit-every", type=int_in(1), default=1, metavar="K",
+                   help="--protocol causal, ttt and whr: smooth the earlier contests anew "
+                   "every K contests (default 1: before each)")
     add_input_args(p)
 
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
     from podium.cli_common import Progress
+    from podium.evaluation.causal import evaluate_causal
     from podium.evaluation.runner import evaluate
+    from podium.history.engines import is_history_system
     from podium.outcomes import announce_compile
 
     contests = _history(args)
@@ -154,10 +164,21 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
         def progress(done: int, _total: int, bar: Progress = bar) -> None:
             bar.update(done, len(contests[done - 1]))
 
-        res = evaluate(
-            contests, name, params=params, train_frac=args.train_frac,
-            min_history=args.min_history, keep_rater=keep, progress=progress,
-        )
+        if is_history_system(name):
+            if args.protocol != "causal":
+                raise UsageError(f"{name} is a whole-history system: its ratings have seen "
+                                 "the contests they would predict; use --protocol causal")
+            if keep:
+                raise UsageError(f"--plot draws a filter's ratings; {name} has none "
+                                 "(leave out --plot)")
+            res = evaluate_causal(contests, name, params=params, train_frac=args.train_frac,
+                                  min_history=args.min_history,
+                                  refit_every=args.refit_every, progress=progress)
+        else:  # a filter's ratings before a contest are causal already
+            res = evaluate(
+                contests, name, params=params, train_frac=args.train_frac,
+                min_history=args.min_history, keep_rater=keep, progress=progress,
+            )
         bar.close()
         results.append(res)
         if not args.json:

@@ -1,0 +1,608 @@
+"""Numba kernels of the smoothed Elo-MMR (see :mod:`podium.history.mmr_smooth` and
+docs/history.md for the equations).
+
+Layout.  Phase 1 (performances) works on the history's rows in contest order
+(:class:`Rounds`), phase 2 (beliefs) on the same rows in player order
+(:class:`Entries`: player ``i``'s ``k``-th round is entry ``off[i] + k``, its row
+``rows[off[i] + k]``, :func:`~podium.history.data.player_rounds`); only the first
+``n_rated[i]`` entries of a player are rated so far.  A player's belief is
+Elo-MMR's: a normal factor ``(m0, w0)`` and one logistic factor per performance
+``p_j`` of spread ``beta_j`` whose multiplicity ``omega_j`` decays with each
+pseudodiffusion (Algorithm 2 of [EbtekarLiu2021]).  Multiplicities are kept as logs:
+``omega_j = exp(ln S - ins_j)``, ``ln S`` the running log of the product of the
+decays ``transfer * kappa`` and ``ins_j`` its value when factor ``j`` was added.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
+from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
+from podium.core.numerics.performance import logistic_terms
+from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
+
+#: The bracket of every solve (the Elo-MMR solvers' own).
+LO, HI = -6000.0, 9000.0
+#: A Newton solve stops when its step is below this (rating points) ...
+STEP_TOL = 1e-8
+#: ... or when a Newton step (not a bisection) is below this: quadratic convergence
+#: then leaves an error below 1e-9 ...
+QUADRATIC_STEP = 1e-4
+#: ... or after this many steps.
+MAX_STEPS = 100
+#: Rounds of at most this many tie groups solve every group directly (as Elo-MMR).
+DIRECT_GROUPS = 24
+
+
+@nb.njit(cache=True, inline="always")
+def diffuse(sig: float, gamma: float, rho: float, collapse: bool, m0: float, w0: float,
+            lw: float, mu: float) -> tuple[float, float, float, float, float]:
+    """Algorithm 2 (pseudodiffusion): ``kappa = (sig / hypot(sig, gamma))^2``,
+    ``transfer = kappa^rho``.  The normal factor keeps ``transfer w0``, receives
+    ``(1 - transfer)(w0 + lw)`` centred at the rating ``mu`` and is scaled by ``kappa``;
+    every logistic multiplicity is multiplied by ``transfer kappa``.
+
+    ``lw`` is the logistic factors' total weight ``sum_j omega_j / beta_j^2``.  Returns
+    ``(m0, w0, lw, ln(transfer kappa), sig_new)``; ``collapse`` (``rho = inf``) turns the
+    whole belief into the normal ``N(mu, sig_new^2)``.
+    """
+    s_new = math.hypot(sig, gamma)
+    if collapse:
+        return mu, 1.0 / (s_new * s_new), 0.0, -math.inf, s_new
+    if s_new == sig:
+        return m0, w0, lw, 0.0, s_new
+    kappa = (sig / s_new) ** 2
+    transfer = kappa ** rho if rho > 0.0 else 1.0
+    from_norm = transfer * w0
+    from_transfer = (1.0 - transfer) * (w0 + lw)
+    total = from_norm + from_transfer
+    if total > 0.0:
+        m0 = (from_norm * m0 + from_transfer * mu) / total
+    return m0, kappa * total, lw * transfer * kappa, math.log(transfer * kappa), s_new
+
+
+@nb.njit(cache=True)
+def gather(e_lo: int, e_hi: int, step: int, perf: np.ndarray, a: np.ndarray,
+           ins: np.ndarray, ln_s: float, wtol: float, tp: np.ndarray, ta: np.ndarray,
+           tb: np.ndarray, n: int) -> int:
+    """Append the live logistic factors of entries ``e_lo, e_lo + step, ..`` (up to
+    ``e_hi``, exclusive; newest first going back in time, ``step = -1``, or oldest
+    first going forward, ``+1``) to the term arrays ``tp`` (centre), ``ta`` (outer
+    weight ``omega_j pi / (sqrt 3 beta_j)``), ``tb`` (inner weight
+    ``pi / (2 sqrt 3 beta_j)``).  Entry arrays are in player order.  Stops at the first
+    factor whose multiplicity is below ``wtol`` (the rest only decay further).  Returns
+    the new count."""
+    e = e_lo
+    while e != e_hi:
+        om = math.exp(ln_s - ins[e])
+        if om < wtol or om == 0.0:
+            break
+        tp[n] = perf[e]
+        ta[n] = om * a[e]
+        tb[n] = 0.5 * a[e]
+        n += 1
+        e += step
+    return n
+
+
+@nb.njit(cache=True)
+def robust_zero(w0a: float, m0a: float, w0b: float, m0b: float, tp: np.ndarray,
+                ta: np.ndarray, tb: np.ndarray, n: int, start: float) -> float:
+    """The zero of ``L'(x) = w0a (x - m0a) + w0b (x - m0b) + sum_k ta_k tanh((x - tp_k)
+    tb_k)`` (Eq. 6 of [EbtekarLiu2021] with one or two normal factors): strictly
+    increasing, so a bracketed Newton iteration from ``start`` finds it."""
+    lo, hi = LO, HI
+    x = start if LO < start < HI else 0.5 * (LO + HI)
+    last = math.inf
+    for _ in range(MAX_STEPS):
+        f = w0a * (x - m0a) + w0b * (x - m0b)
+        fp = w0a + w0b
+        for k in range(n):
+            t, d2 = tanh_sech2((x - tp[k]) * tb[k])
+            f += ta[k] * t
+            fp += ta[k] * tb[k] * d2
+        if f == 0.0:
+            return x
+        if f > 0.0:
+            hi = x
+        else:
+            lo = x
+        nx = x - f / fp if fp > 0.0 else 0.5 * (lo + hi)
+        # bisect when Newton leaves the bracket or does not halve |f| (it can
+        # bounce between the flat ends of the tanh terms)
+        newton = lo < nx < hi and abs(f) <= 0.5 * last
+        if not newton:
+            nx = 0.5 * (lo + hi)
+        last = abs(f)
+        step = abs(nx - x)
+        # a Newton step this small leaves an error of about (L''/2L') step^2, below
+        # 1e-9 for these terms (|L''/L'| < 1/beta): no second evaluation needed
+        if step < STEP_TOL or hi - lo < STEP_TOL or (newton and step < QUADRATIC_STEP):
+            return nx
+        x = nx
+    return x
+
+
+@nb.njit(cache=True)
+def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries,
+                  mu_noob: float, sig_noob: float, rho: float, collapse: bool, wtol: float,
+                  smoothed: bool, work: np.ndarray, last: np.ndarray) -> float:
+    """Phase 2 for one player's entries ``e0 .. e0 + n - 1`` whose performances changed
+    in rounds ``k_lo .. k_hi`` since the stored beliefs were computed (``0, n - 1``:
+    everything).
+
+    The forward filter (Elo-MMR's own belief, round by round) is rerun from ``k_lo``
+    (from its stored prior there), the backward filter (the same algorithm from the last
+    round back, without prior) from ``k_hi`` (from its stored message there); each stops
+    past the changed rounds once a belief moves by less than ``eps`` (negative: never;
+    a change decays geometrically with the rounds).  Then the products where either
+    moved: the cavity belief (forward prior x backward message: the skill given every
+    other round, for the opponents' terms) and, with ``smoothed``, the smoothed belief
+    (forward posterior x backward message).  Ratings are argmaxes (Eq. 6),
+    uncertainties from the total weights (Eq. 8); previous values are the solvers'
+    starting points.  ``work``: scratch of 3 rows of at least ``2 n + 2``; ``last``
+    receives the forward belief after the last round (``m0, w0, lw, ln``, the player's
+    :class:`FilterState`).  Returns the largest change of a cavity rating."""
+    tp, ta, tb = work[0], work[1], work[2]
+    perf, beta, gamma, a = en.perf, en.beta, en.gamma, en.a
+    fwd_mu, fwd_sig, ins_f, ins_b = en.fwd_mu, en.fwd_sig, en.ins_f, en.ins_b
+    p_m0, p_w0, p_sig = en.p_m0, en.p_w0, en.p_sig
+    b_m0, b_w0, b_tot = en.b_m0, en.b_w0, en.b_tot
+    # forward filter from k_lo
+    if k_lo == 0:
+        m0, w0, lw, ln_s = mu_noob, 1.0 / (sig_noob * sig_noob), 0.0, 0.0
+        mu, sig = mu_noob, sig_noob
+    else:
+        q = e0 + k_lo - 1
+        m0, w0, ln_s = p_m0[q], p_w0[q], ins_f[q]
+        lw = max(1.0 / (p_sig[q] * p_sig[q]) - w0, 0.0) + 1.0 / (beta[q] * beta[q])
+        mu, sig = fwd_mu[q], fwd_sig[q]
+    f_end = n - 1
+    for k in range(k_lo, n):
+        e = e0 + k
+        m0, w0, lw, dl, s_new = diffuse(sig, gamma[e], rho, collapse, m0, w0, lw, mu)
+        ln_s = 0.0 if collapse else ln_s + dl
+        moved = abs(m0 - p_m0[e])
+        p_m0[e], p_w0[e], p_sig[e] = m0, w0, s_new
+        ins_f[e] = ln_s
+        lw += 1.0 / (beta[e] * beta[e])
+        stop = e - 1 if collapse else e0 - 1
+        cnt = gather(e, stop, -1, perf, a, ins_f, ln_s, wtol, tp, ta, tb, 0)
+        mu = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, fwd_mu[e])
+        sig = 1.0 / math.sqrt(1.0 / (s_new * s_new) + 1.0 / (beta[e] * beta[e]))
+        moved = max(moved, abs(mu - fwd_mu[e]))
+        fwd_mu[e] = mu
+        fwd_sig[e] = sig
+        if k > k_hi and moved < eps:
+            f_end = k
+            break
+    q = e0 + n - 1
+    last[0], last[1], last[3] = p_m0[q], p_w0[q], ins_f[q]
+    last[2] = max(1.0 / (p_sig[q] * p_sig[q]) - p_w0[q], 0.0) + 1.0 / (beta[q] * beta[q])
+    # backward filter from k_hi: b_* [k] is the message from rounds k+1.. at round k
+    if k_hi == n - 1:
+        m0, w0, lw, ln_s = 0.0, 0.0, 0.0, 0.0
+    else:
+        q = e0 + k_hi
+        m0, w0, ln_s = b_m0[q], b_w0[q], ins_b[q]
+        lw = b_tot[q] - w0
+    b_end = 0
+    for k in range(k_hi, -1, -1):
+        e = e0 + k
+        b_m0[e], b_w0[e], b_tot[e] = m0, w0, w0 + lw
+        ins_b[e] = ln_s
+        lw += 1.0 / (beta[e] * beta[e])
+        stop = e + 1 if collapse else e0 + n
+        cnt = gather(e, stop, 1, perf, a, ins_b, ln_s, wtol, tp, ta, tb, 0)
+        mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, en.bwd_mu[e])
+        en.bwd_mu[e] = mub
+        if k > 0:
+            sb = 1.0 / math.sqrt(w0 + lw)
+            m0, w0, lw, dl, _ = diffuse(sb, gamma[e], rho, collapse, m0, w0, lw, mub)
+            ln_s = 0.0 if collapse else ln_s + dl
+            if k <= k_lo and abs(m0 - b_m0[e - 1]) < eps:
+                b_end = k
+                break
+    # cavity and smoothed beliefs where the forward or backward belief moved
+    change = 0.0
+    for k in range(min(b_end, k_lo), max(f_end, k_hi) + 1):
+        e = e0 + k
+        if k == n - 1:
+            # no later round: the forward prior, whose rating is the previous one
+            new = fwd_mu[e - 1] if k > 0 else mu_noob
+            en.cav_sig[e] = p_sig[e]
+            if smoothed:
+                en.sm_mu[e] = fwd_mu[e]
+                en.sm_sig[e] = fwd_sig[e]
+        else:
+            back_stop = e + 1 if collapse else e0 + n
+            fwd_stop = e - 1 if collapse else e0 - 1
+            # the backward factors, then the forward prior's (before k)
+            nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, ins_b[e], wtol, tp, ta, tb, 0)
+            cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, ins_f[e], wtol, tp, ta, tb, nb_)
+            new = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb, cnt,
+                              en.cav_mu[e])
+            en.cav_sig[e] = 1.0 / math.sqrt(1.0 / (p_sig[e] * p_sig[e]) + b_tot[e])
+            if smoothed:
+                # and the round's own factor
+                tp[cnt] = perf[e]
+                ta[cnt] = a[e]
+                tb[cnt] = 0.5 * a[e]
+                en.sm_mu[e] = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb,
+                                          cnt + 1, en.sm_mu[e])
+                en.sm_sig[e] = 1.0 / math.sqrt(1.0 / (fwd_sig[e] * fwd_sig[e]) + b_tot[e])
+        change = max(change, abs(new - en.cav_mu[e]))
+        en.cav_mu[e] = new
+    return change
+
+
+@nb.njit(cache=True)
+def round_terms(c: int, contest_rows: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
+                beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Contest ``c``'s opponent terms from the participants' beliefs: centre ``mu``,
+    ``w_arg = w_out / 2`` and ``w_out = pi / (sqrt 3 delta)`` with ``delta =
+    hypot(sigma, beta)`` (Sec. 3.1), and the smallest ``delta``."""
+    r0, r1 = contest_rows[c], contest_rows[c + 1]
+    n = r1 - r0
+    mu = np.empty(n)
+    w_arg = np.empty(n)
+    w_out = np.empty(n)
+    dmin = math.inf
+    for k in range(n):
+        d = math.hypot(cav_sig[r0 + k], beta[r0 + k])
+        dmin = min(dmin, d)
+        mu[k] = cav_mu[r0 + k]
+        w_out[k] = TANH_MULTIPLIER / d
+        w_arg[k] = 0.5 * w_out[k]
+    return mu, w_arg, w_out, dmin
+
+
+@nb.njit(cache=True)
+def tie_groups(place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie groups as position ranges ``[start, end)`` of a best-first list of places."""
+    n = place.size
+    n_g = 1
+    for k in range(1, n):
+        if place[k] != place[k - 1]:
+            n_g += 1
+    start = np.empty(n_g, dtype=np.int64)
+    end = np.empty(n_g, dtype=np.int64)
+    g = 0
+    start[0] = 0
+    for k in range(1, n):
+        if place[k] != place[k - 1]:
+            end[g] = k
+            g += 1
+            start[g] = k
+    end[n_g - 1] = n
+    return start, end
+
+
+@nb.njit(cache=True)
+def group_zero(mu: np.ndarray, w_arg: np.ndarray, w_out: np.ndarray, a: int, b: int,
+               split_ties: bool) -> tuple[float, int]:
+    """The zero of ``Q_g`` (Theorem 3.2) for the tie group of positions ``a..b-1``:
+    losses to every term before it, wins against every term after, ties inside,
+    solved by the safeguarded Newton of the Elo-MMR solvers from the group's mean
+    centre (the direct solve of :func:`~podium.core.numerics.performance_zeros`)."""
+    s = 0.0
+    for j in range(a, b):
+        s += mu[j]
+    state = newton_begin(LO_BOUND, HI_BOUND, s / (b - a))
+    while state.running:
+        x = state.x
+        q = 0.0
+        qp = 0.0
+        for j in range(mu.size):
+            lv, lp, wv, wp, dv, dp = logistic_terms(x, mu[j], w_arg[j], w_out[j], split_ties)
+            if j < a:
+                q += lv
+                qp += lp
+            elif j >= b:
+                q += wv
+                qp += wp
+            else:
+                q += dv
+                qp += dp
+        state = newton_next(state, q, qp)
+    return state.x, state.status
+
+
+@nb.njit(cache=True)
+def n_groups(c: int, team_place: np.ndarray, contest_teams: np.ndarray) -> int:
+    """The number of tie groups of contest ``c``."""
+    g = 1
+    for t in range(contest_teams[c] + 1, contest_teams[c + 1]):
+        if team_place[t] != team_place[t - 1]:
+            g += 1
+    return g
+
+
+@nb.njit(cache=True)
+def store_perf(c: int, contest_rows: np.ndarray, start: np.ndarray, end: np.ndarray,
+               gperf: np.ndarray, status: np.ndarray, ceiling: np.ndarray,
+               perf: np.ndarray) -> tuple[float, int]:
+    """Write each group's performance (capped at the contest's ceiling) to its rows;
+    returns the largest change and how many solves did not converge."""
+    r0 = contest_rows[c]
+    change = 0.0
+    bad = 0
+    cap = ceiling[c]
+    for g in range(start.size):
+        if status[g] != 0:
+            bad += 1
+        pg = min(gperf[g], cap)
+        for k in range(start[g], end[g]):
+            change = max(change, abs(pg - perf[r0 + k]))
+            perf[r0 + k] = pg
+    return change, bad
+
+
+@nb.njit(cache=True)
+def solve_small_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
+                      contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
+                      beta: np.ndarray, split_ties: bool, ceiling: np.ndarray,
+                      perf: np.ndarray) -> tuple[float, int]:
+    """Phase 1 for contest ``c`` of at most ``DIRECT_GROUPS`` tie groups: each
+    performance the zero of ``Q_i`` (Theorem 3.2) over the participants' terms,
+    solved group by group.  Larger rounds go through
+    :func:`~podium.core.numerics.performance_zeros` (called from Python: its panels
+    run in parallel).  Returns the largest change and the unconverged solves."""
+    mu, w_arg, w_out, _ = round_terms(c, contest_rows, cav_mu, cav_sig, beta)
+    start, end = tie_groups(team_place[contest_teams[c]:contest_teams[c + 1]])
+    gperf = np.empty(start.size)
+    status = np.empty(start.size, dtype=np.int64)
+    for g in range(start.size):
+        gperf[g], status[g] = group_zero(mu, w_arg, w_out, start[g], end[g], split_ties)
+    return store_perf(c, contest_rows, start, end, gperf, status, ceiling, perf)
+
+
+class Rounds(NamedTuple):
+    """The history's rows in contest order (the side phase 1 reads and writes)."""
+
+    contest_rows: np.ndarray
+    team_place: np.ndarray
+    contest_teams: np.ndarray
+    player: np.ndarray
+    #: per row, Elo-MMR's performance spread of the player's round
+    beta: np.ndarray
+    #: per contest, the cap on its performances
+    ceiling: np.ndarray
+    perf: np.ndarray
+    cav_mu: np.ndarray
+    cav_sig: np.ndarray
+
+
+class Entries(NamedTuple):
+    """The same rows in player order (entry ``off[i] + k`` is player ``i``'s ``k``-th
+    round; ``rows`` maps an entry to its row): the side phase 2 reads and writes."""
+
+    off: np.ndarray
+    rows: np.ndarray
+    #: per player, how many of its entries are rated
+    n_rated: np.ndarray
+    perf: np.ndarray
+    beta: np.ndarray
+    gamma: np.ndarray
+    #: ``pi / (sqrt 3 beta)``: a logistic factor's outer weight at multiplicity 1
+    a: np.ndarray
+    #: per entry, ``ln S`` of the forward filter after the round's diffusion (the log
+    #: scale its factor was added at) and of the backward filter's message
+    ins_f: np.ndarray
+    ins_b: np.ndarray
+    #: per entry, the forward prior's normal factor and uncertainty, and the backward
+    #: message's normal factor and total weight (to restart either filter there)
+    p_m0: np.ndarray
+    p_w0: np.ndarray
+    p_sig: np.ndarray
+    b_m0: np.ndarray
+    b_w0: np.ndarray
+    b_tot: np.ndarray
+    fwd_mu: np.ndarray
+    fwd_sig: np.ndarray
+    bwd_mu: np.ndarray
+    cav_mu: np.ndarray
+    cav_sig: np.ndarray
+    sm_mu: np.ndarray
+    sm_sig: np.ndarray
+
+
+class FilterState(NamedTuple):
+    """Per player, the forward belief after its last rated round: the normal factor
+    ``(m0, w0)``, the logistic factors' total weight ``lw``, the log scale ``ln`` and
+    the first live factor (``live``, a round index)."""
+
+    m0: np.ndarray
+    w0: np.ndarray
+    lw: np.ndarray
+    ln: np.ndarray
+    live: np.ndarray
+
+
+@nb.njit(cache=True)
+def filter_priors(c: int, rd: Rounds, en: Entries, fs: FilterState, mu_noob: float,
+                  sig_noob: float, rho: float, collapse: bool) -> None:
+    """Step 1 of Elo-MMR's round (Algorithm 1): every participant of contest ``c``
+    diffused (Algorithm 2); its prior ``(mu, sigma)`` written to the cavity arrays (a
+    cavity with nothing after it is the prior)."""
+    for r in range(rd.contest_rows[c], rd.contest_rows[c + 1]):
+        i = rd.player[r]
+        k = en.n_rated[i]
+        e = en.off[i] + k
+        if k == 0:
+            mu, sig = mu_noob, sig_noob
+            fs.m0[i], fs.w0[i], fs.lw[i], fs.ln[i] = mu_noob, 1.0 / sig_noob ** 2, 0.0, 0.0
+        else:
+            mu, sig = en.fwd_mu[e - 1], en.fwd_sig[e - 1]
+        m0, w0, lw, dl, s_new = diffuse(sig, en.gamma[e], rho, collapse, fs.m0[i], fs.w0[i],
+                                        fs.lw[i], mu)
+        if collapse:
+            fs.live[i] = k
+            fs.ln[i] = 0.0
+        else:
+            fs.ln[i] += dl
+        fs.m0[i], fs.w0[i], fs.lw[i] = m0, w0, lw
+        en.p_m0[e], en.p_w0[e], en.p_sig[e] = m0, w0, s_new
+        rd.cav_mu[r] = en.cav_mu[e] = mu
+        rd.cav_sig[r] = en.cav_sig[e] = s_new
+
+
+@nb.njit(cache=True)
+def filter_absorb(c: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) -> None:
+    """Step 4 of Elo-MMR's round: each performance added to its player's belief as a
+    logistic factor, the rating solved (Eq. 6) and the uncertainty (Eq. 8)."""
+    for r in range(rd.contest_rows[c], rd.contest_rows[c + 1]):
+        i = rd.player[r]
+        k = en.n_rated[i]
+        e = en.off[i] + k
+        en.perf[e] = rd.perf[r]
+        en.ins_f[e] = fs.ln[i]
+        b = en.beta[e]
+        fs.lw[i] += 1.0 / (b * b)
+        first = en.off[i] + fs.live[i]
+        tp = np.empty(e - first + 1)
+        ta = np.empty(e - first + 1)
+        tb = np.empty(e - first + 1)
+        cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], wtol, tp, ta, tb, 0)
+        en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt,
+                                   en.cav_mu[e])
+        s = en.cav_sig[e]
+        en.fwd_sig[e] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / (b * b))
+        en.n_rated[i] = k + 1
+
+
+@nb.njit(cache=True)
+def filter_run(c0: int, c1: int, rd: Rounds, en: Entries, fs: FilterState, mu_noob: float,
+               sig_noob: float, rho: float, collapse: bool, wtol: float, split_ties: bool,
+               bad: np.ndarray) -> int:
+    """Elo-MMR itself (Algorithm 1 of [EbtekarLiu2021]) over contests ``c0..c1-1`` of at
+    most ``DIRECT_GROUPS`` tie groups: priors (:func:`filter_priors`), performances
+    (:func:`solve_small_round`), posteriors (:func:`filter_absorb`).  At a larger
+    contest it stops after writing its priors and returns its index (the caller
+    solves it and absorbs it); else returns ``c1``.  ``bad[0]`` counts unconverged
+    solves."""
+    for c in range(c0, c1):
+        filter_priors(c, rd, en, fs, mu_noob, sig_noob, rho, collapse)
+        if n_groups(c, rd.team_place, rd.contest_teams) > DIRECT_GROUPS:
+            return c
+        _, nb_bad = solve_small_round(c, rd.contest_rows, rd.team_place, rd.contest_teams,
+                                      rd.cav_mu, rd.cav_sig, rd.beta, split_ties, rd.ceiling,
+                                      rd.perf)
+        bad[0] += nb_bad
+        filter_absorb(c, rd, en, fs, wtol)
+    return c1
+
+
+#: :func:`smooth_players` hands the players to the threads in this many ranges.
+CHUNKS = 256
+
+
+@nb.njit(cache=True, parallel=True)
+def smooth_players(todo: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, eps: float,
+                   en: Entries, fs: FilterState, mu_noob: float, sig_noob: float, rho: float,
+                   collapse: bool, wtol: float, smoothed: bool) -> np.ndarray:
+    """:func:`smooth_player` for every player in ``todo`` (its changed rounds
+    ``k_lo[q] .. k_hi[q]``; in parallel, by ranges of players sharing one scratch
+    array); returns each one's largest change of a cavity rating."""
+    out = np.zeros(todo.size)
+    n_chunks = max(1, min(todo.size, CHUNKS))
+    for ch in nb.prange(n_chunks):
+        q0 = ch * todo.size // n_chunks
+        q1 = (ch + 1) * todo.size // n_chunks
+        longest = 1
+        for q in range(q0, q1):
+            longest = max(longest, en.n_rated[todo[q]])
+        work = np.empty((3, 2 * longest + 2))
+        last = np.empty(4)
+        for q in range(q0, q1):
+            i = todo[q]
+            n = en.n_rated[i]
+            if n > 0:
+                lo = min(max(k_lo[q], 0), n - 1)
+                hi = min(max(k_hi[q], lo), n - 1)
+                out[q] = smooth_player(en.off[i], n, lo, hi, eps, en, mu_noob, sig_noob, rho,
+                                       collapse, wtol, smoothed, work, last)
+                fs.m0[i], fs.w0[i], fs.lw[i], fs.ln[i] = last[0], last[1], last[2], last[3]
+                fs.live[i] = n - 1 if collapse else 0
+    return out
+
+
+@nb.njit(cache=True)
+def player_entries(todo: np.ndarray, off: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The rated entries of the players in ``todo``."""
+    n = 0
+    for i in todo:
+        n += count[i]
+    out = np.empty(n, dtype=np.int64)
+    q = 0
+    for i in todo:
+        for k in range(count[i]):
+            out[q] = off[i] + k
+            q += 1
+    return out
+
+
+@nb.njit(cache=True)
+def contest_entries(todo: np.ndarray, contest_rows: np.ndarray,
+                    e_of_row: np.ndarray) -> np.ndarray:
+    """The entries of the rows of the contests in ``todo``."""
+    n = 0
+    for c in todo:
+        n += contest_rows[c + 1] - contest_rows[c]
+    out = np.empty(n, dtype=np.int64)
+    q = 0
+    for c in todo:
+        for r in range(contest_rows[c], contest_rows[c + 1]):
+            out[q] = e_of_row[r]
+            q += 1
+    return out
+
+
+@nb.njit(cache=True)
+def solve_small_rounds(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndarray,
+                       contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
+                       beta: np.ndarray, split_ties: bool, ceiling: np.ndarray,
+                       perf: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`solve_small_round` for every contest in ``todo`` (each of at most
+    ``DIRECT_GROUPS`` tie groups); returns each one's largest change of a performance
+    and the count of unconverged solves."""
+    out = np.zeros(todo.size)
+    bad = 0
+    for q in range(todo.size):
+        ch, b = solve_small_round(todo[q], contest_rows, team_place, contest_teams, cav_mu,
+                                  cav_sig, beta, split_ties, ceiling, perf)
+        out[q] = ch
+        bad += b
+    return out, bad
+
+
+@nb.njit(cache=True)
+def round_weights(off: np.ndarray, rows: np.ndarray, row_contest: np.ndarray,
+                  time: np.ndarray, contest_weight: np.ndarray, weight_limit: float,
+                  noob_delay: np.ndarray, sig_limit: float,
+                  drift_per_day: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per entry (player order): Elo-MMR's ``beta`` and ``gamma`` for the player's
+    ``k``-th round (multi-skill's rule): ``w = weight * weight_limit * noob_delay[k]``,
+    ``beta = sqrt((1 + 1/w) sig_limit^2 + drift_per_day / w)``,
+    ``gamma = sqrt(w sig_limit^2 + drift_per_day * days since the previous round)``."""
+    n_e = rows.size
+    beta = np.empty(n_e)
+    gamma = np.empty(n_e)
+    for i in range(off.size - 1):
+        prev = 0.0
+        for k in range(off[i + 1] - off[i]):
+            e = off[i] + k
+            c = row_contest[rows[e]]
+            w = contest_weight[c] * weight_limit
+            if k < noob_delay.size:
+                w *= noob_delay[k]
+            days = max(time[c] - prev, 0.0) if k > 0 else 0.0
+            beta[e] = math.sqrt((1.0 + 1.0 / w) * sig_limit * sig_limit + drift_per_day / w)
+            gamma[e] = math.sqrt(w * sig_limit * sig_limit + drift_per_day * days)
+            prev = time[c]
+    return beta, gamma

@@ -1,0 +1,297 @@
+"""The whole-history engines as systems a user chooses by name (``podium rate --system
+ttt``): their names, parameters and defaults, and one call that smooths a history.
+The engines (and Numba) are imported by :meth:`WholeHistorySystem.fit` only, so that
+``podium systems`` lists them without loading a compiler.
+
+:data:`HISTORY_SYSTEMS` lists them; :func:`get_history_system` builds one.  Each is a
+:class:`WholeHistorySystem`: its parameters (checked by the engine it runs), its
+display rating and :meth:`~WholeHistorySystem.fit`, which re-estimates every rating of
+a :class:`~podium.history.data.ContestHistory` -- ``ttt`` and ``whr`` from scratch,
+``mmr-smooth`` from a previous fit's state when the history only grew (at most
+``update_sweeps`` sweeps over what the new contests touch, docs/history.md).
+:class:`podium.history_rater.HistoryRater` keeps the players and events of a fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.errors import ConfigError, ContestError
+from podium.history.data import ContestHistory
+from podium.history.params import MMRParams
+
+if TYPE_CHECKING:
+    from podium.history.smooth_state import SmoothState
+
+__all__ = ["HISTORY_SYSTEMS", "HistoryFit", "WholeHistorySystem", "TTTSystem",
+           "WHRSystem", "SmoothSystem", "get_history_system", "is_history_system"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class HistoryFit(NamedTuple):
+    """One smoothing of a history.
+
+    Attributes
+    ----------
+    mu, sigma:
+        Per row of the history: the smoothed rating and its uncertainty, on the
+        system's display scale (NaN on the rows of a contest the engine leaves out).
+    perf:
+        Per row: the round's performance (``mmr-smooth``; NaN for the others).
+    sweeps:
+        Sweeps of this fit (for an update: of the bounded update).
+    converged:
+        Whether it reached its tolerance (an update: whether it settled).
+    players:
+        Players whose ratings were recomputed.
+    max_past_change:
+        The largest change of a smoothed rating of a row that existed before the fit
+        (0 for a first fit).
+    state:
+        ``mmr-smooth``'s arrays, to be extended by the next fit; ``None`` otherwise.
+    """
+
+    mu: FloatArray
+    sigma: FloatArray
+    perf: FloatArray
+    sweeps: int
+    converged: bool
+    players: int
+    max_past_change: float
+    state: SmoothState | None
+
+
+def _past_change(old_mu: FloatArray | None, mu: FloatArray) -> float:
+    if old_mu is None or old_mu.size == 0:
+        return 0.0
+    d = np.abs(mu[:old_mu.size] - old_mu)
+    d = d[np.isfinite(d)]
+    return float(d.max()) if d.size else 0.0
+
+
+class WholeHistorySystem:
+    """A whole-history engine with its parameters (the base of the three).
+
+    Parameters
+    ----------
+    **params:
+        Named parameters overriding :attr:`defaults`; an unknown name is refused.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown parameter (the message lists the known ones) or, at the first
+        :meth:`fit`, a value the engine refuses.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    defaults: ClassVar[dict[str, Any]] = {}
+    #: How a contest in which every side tied is read (``"rate"``: a draw).
+    all_tied: ClassVar[str] = "rate"
+
+    def __init__(self, **params: Any) -> None:
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            raise ConfigError(
+                f"unknown parameter(s) {', '.join(unknown)} for {self.name}; known: "
+                f"{', '.join(self.defaults)}")
+        self._params = {**self.defaults, **params}
+        self.check()
+
+    def check(self) -> None:
+        """Refuse parameters out of range (the engines check the rest at fit)."""
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, every one named."""
+        return dict(self._params)
+
+    def display_rating(self, mu: npt.ArrayLike, sigma: npt.ArrayLike) -> FloatArray:
+        """The display rating: the smoothed rating ``mu`` itself, whatever ``sigma`` (a
+        whole-history estimate needs no conservative shift: it has seen every result)."""
+        return np.array(mu, dtype=np.float64)
+
+    def newcomer_mu(self) -> float:
+        """The rating of a player before any contest (the prior's mean, on the display
+        scale): the causal protocol's rating of a newcomer, the reference of a debut's
+        ``last_change``."""
+        return 0.0
+
+    def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
+            perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        """Smooth ``history``.
+
+        Parameters
+        ----------
+        history:
+            The whole history so far.
+        contest_weight, perf_ceiling:
+            Per contest of ``history`` (``mmr-smooth`` only).
+        previous:
+            The fit of this history's first contests, when the history grew since.
+        """
+        raise NotImplementedError
+
+
+class TTTSystem(WholeHistorySystem):
+    """TrueSkill Through Time ([Dangauthier2007]; :func:`~podium.history.ttt.ttt`)."""
+
+    name = "ttt"
+    description = ("whole-history: TrueSkill Through Time [Dangauthier2007] "
+                   "(the trueskillthroughtime 1.1.0 model; teams, weights, draws with p_draw)")
+    defaults: ClassVar[dict[str, Any]] = {
+        "mu": 0.0, "sigma": 6.0, "beta": 1.0, "gamma": 0.03, "p_draw": 0.0,
+        "epsilon": 1e-6, "iterations": 30}
+
+    def newcomer_mu(self) -> float:
+        return float(self._params["mu"])
+
+    def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
+            perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.ttt import ttt  # the engines load Numba: on first use
+
+        p = self._params
+        try:
+            res = ttt(history, mu=float(p["mu"]), sigma=float(p["sigma"]),
+                      beta=float(p["beta"]), gamma=float(p["gamma"]),
+                      p_draw=float(p["p_draw"]), epsilon=float(p["epsilon"]),
+                      iterations=int(p["iterations"]))
+        except ZeroDivisionError:
+            res = None
+        if res is None or not np.all(np.isfinite(res.mu[res.row_slot])):
+            bad = 0 if res is None else int(
+                history.row_contest[~np.isfinite(res.mu[res.row_slot])][0])
+            raise ContestError(
+                "TrueSkill Through Time's messages broke down numerically (a truncated "
+                "Gaussian below double precision: many tied or closely placed teams with a "
+                "draw margin; the trueskillthroughtime package fails there too, with a math "
+                "domain error); use whr or mmr-smooth for such contests",
+                contest=None if res is None else f"#{bad}")
+        mu, sigma = res.mu[res.row_slot], res.sigma[res.row_slot]
+        return HistoryFit(mu, sigma, np.full(mu.size, np.nan), res.sweeps, res.converged,
+                          history.n_players,
+                          _past_change(None if previous is None else previous.mu, mu), None)
+
+
+class WHRSystem(WholeHistorySystem):
+    """Whole-History Rating ([Coulom2008]; :func:`~podium.history.whr.whr`), in Elo
+    (``r * 400 / ln 10``)."""
+
+    name = "whr"
+    description = ("whole-history: Whole-History Rating [Coulom2008] (the "
+                   "whole-history-rating 3.7.1 model; Plackett-Luce rounds, teams, draws)")
+    defaults: ClassVar[dict[str, Any]] = {
+        "w2": 300.0, "prior_wins": 0.5, "nu": None, "damping": 1.0, "tol": 1e-10,
+        "max_iter": 10000, "memory": 5}
+
+    def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
+            perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.whr import ELO_PER_NAT, whr
+
+        p = self._params
+        res = whr(history, w2=float(p["w2"]), prior_wins=float(p["prior_wins"]),
+                  nu=None if p["nu"] is None else float(p["nu"]),
+                  damping=float(p["damping"]), tol=float(p["tol"]),
+                  max_iter=int(p["max_iter"]), memory=int(p["memory"]))
+        mu = res.r[res.row_slot] * ELO_PER_NAT
+        sigma = np.sqrt(res.variance[res.row_slot]) * ELO_PER_NAT
+        return HistoryFit(mu, sigma, np.full(mu.size, np.nan), res.sweeps, res.converged,
+                          history.n_players,
+                          _past_change(None if previous is None else previous.mu, mu), None)
+
+
+class SmoothSystem(WholeHistorySystem):
+    """``mmr-smooth``: Elo-MMR with a backward pass
+    (:func:`~podium.history.mmr_smooth.mmr_smooth`).  A fit of a grown history
+    extends the previous one (:func:`~podium.history.mmr_smooth.smooth_extend`,
+    at most ``update_sweeps`` sweeps); ``tol`` and ``max_sweeps`` bound a first fit."""
+
+    name = "mmr-smooth"
+    description = ("whole-history: Elo-MMR with a backward pass (two-filter smoother, "
+                   "docs/history.md; individual contests)")
+    defaults: ClassVar[dict[str, Any]] = {
+        **{f.name: f.default for f in dataclasses.fields(MMRParams)},
+        "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "window_tol": 1e-9,
+        "memory": 5}
+    all_tied = "skip"
+
+    def newcomer_mu(self) -> float:
+        return float(self._params["mu_noob"])
+
+    def check(self) -> None:
+        self.mmr_params()
+        if int(self._params["update_sweeps"]) < 1:
+            raise ConfigError("update_sweeps must be >= 1, got "
+                              f"{self._params['update_sweeps']!r}")
+
+    def mmr_params(self) -> MMRParams:
+        """Elo-MMR's parameters of this system."""
+        p = self._params
+        return MMRParams(
+            weight_limit=float(p["weight_limit"]),
+            noob_delay=tuple(float(x) for x in p["noob_delay"]),
+            sig_limit=float(p["sig_limit"]), drift_per_day=float(p["drift_per_day"]),
+            rho=float(p["rho"]), split_ties=bool(p["split_ties"]),
+            mu_noob=float(p["mu_noob"]), sig_noob=float(p["sig_noob"]))
+
+    def params(self) -> dict[str, Any]:
+        out = super().params()
+        out["noob_delay"] = list(out["noob_delay"])
+        if math.isinf(float(out["rho"])):
+            out["rho"] = float("inf")
+        return out
+
+    def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
+            perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
+        from podium.history.mmr_smooth import mmr_smooth, smooth_extend, smooth_result
+        from podium.history.smooth_state import SmoothState
+
+        p = self._params
+        if previous is not None and previous.state is not None:
+            state = SmoothState.start(history, self.mmr_params(), contest_weight,
+                                      perf_ceiling, float(p["window_tol"]))
+            state.restore(previous.state.to_arrays())
+            old = smooth_result(state, True, [])
+            n_new = state.history.n_contests - state.rated
+            res, rep = smooth_extend(old, n_new, tol=float(p["tol"]),
+                                     max_sweeps=int(p["update_sweeps"]))
+            return HistoryFit(res.mu, res.sigma, res.perf, len(rep.sweeps), rep.settled,
+                              rep.players, rep.max_past_change, state)
+        res = mmr_smooth(history, self.mmr_params(), contest_weight=contest_weight,
+                         perf_ceiling=perf_ceiling, tol=float(p["tol"]),
+                         max_sweeps=int(p["max_sweeps"]), window_tol=float(p["window_tol"]),
+                         memory=int(p["memory"]))
+        return HistoryFit(res.mu, res.sigma, res.perf, len(res.sweeps), res.converged,
+                          history.n_players, 0.0, res.state)
+
+
+#: name -> class of every whole-history system (``podium systems`` lists them).
+HISTORY_SYSTEMS: dict[str, type[WholeHistorySystem]] = {
+    cls.name: cls for cls in (TTTSystem, WHRSystem, SmoothSystem)}
+
+
+def is_history_system(name: str) -> bool:
+    """Whether ``name`` is a whole-history system."""
+    return name in HISTORY_SYSTEMS
+
+
+def get_history_system(name: str, **params: Any) -> WholeHistorySystem:
+    """Build the whole-history system ``name`` with ``params``.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name or parameter.
+    """
+    try:
+        cls = HISTORY_SYSTEMS[name]
+    except KeyError:
+        raise ConfigError(f"unknown whole-history system {name!r}; available: "
+                          f"{', '.join(HISTORY_SYSTEMS)}") from None
+    return cls(**params)

@@ -1,0 +1,565 @@
+"""The working state of ``mmr-smooth`` (see :mod:`podium.history.mmr_smooth`): the two
+phases of Elo-MMR over a history, rated contest by contest or all at once, and the
+sweeps that alternate them until they agree."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from podium.core.numerics.performance import (
+    LOGISTIC,
+    OpponentTerms,
+    TieGroups,
+    performance_zeros,
+)
+from podium.errors import ConfigError, ContestError
+from podium.history import _smooth_kernels as K
+from podium.history.anderson import Anderson
+from podium.history.data import ContestHistory, check_history, player_rounds
+from podium.history.params import MMRParams
+
+__all__ = ["MMRParams", "SweepReport", "SmoothState", "select_contests"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+_TANH = math.pi / math.sqrt(3.0)
+
+
+class SweepReport(NamedTuple):
+    """One alternation of the two phases.
+
+    Attributes
+    ----------
+    players, rounds:
+        How many players were re-smoothed (phase 2) and rounds re-solved (phase 1).
+    max_cavity_change:
+        The largest change of a cavity rating (rating points).
+    max_perf_change:
+        The largest change of a performance: the residual ``|G(x) - x|`` of the
+        fixed-point iteration.
+    seconds:
+        Wall-clock time of the sweep.
+    """
+
+    players: int
+    rounds: int
+    max_cavity_change: float
+    max_perf_change: float
+    seconds: float
+
+
+def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,
+                 what: str) -> FloatArray:
+    if value is None:
+        return np.full(n, default)
+    arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)).copy()
+    if np.any(np.isnan(arr)):
+        raise ConfigError(f"{what} must not be NaN")
+    return arr
+
+
+def select_contests(h: ContestHistory, keep: BoolArray) -> tuple[ContestHistory, IntArray]:
+    """The sub-history of the contests in ``keep`` and, per row of it, its row in ``h``.
+
+    Parameters
+    ----------
+    h:
+        A history.
+    keep:
+        Per contest, whether it stays.
+
+    Returns
+    -------
+    sub, source_rows
+    """
+    cr = h.contest_rows
+    ct = h.contest_teams
+    idx = np.flatnonzero(keep)
+    n_rows = cr[idx + 1] - cr[idx]
+    n_teams = ct[idx + 1] - ct[idx]
+    src = np.repeat(cr[idx] - np.cumsum(np.r_[0, n_rows[:-1]]).astype(np.int64), n_rows) \
+        + np.arange(int(n_rows.sum()), dtype=np.int64)
+    teams = np.repeat(ct[idx] - np.cumsum(np.r_[0, n_teams[:-1]]).astype(np.int64),
+                      n_teams) + np.arange(int(n_teams.sum()), dtype=np.int64)
+    sizes = np.diff(h.team_rows)[teams]
+    sub = ContestHistory(np.r_[0, np.cumsum(n_teams)].astype(np.int64),
+                         np.r_[0, np.cumsum(sizes)].astype(np.int64),
+                         h.team_place[teams], h.player[src], h.weight[src], h.time[idx],
+                         h.n_players)
+    return sub, src.astype(np.int64)
+
+
+class SmoothState:
+    """The arrays of a smoothing: the rated contests (:attr:`history`), their rows in
+    contest order (phase 1, :attr:`rounds`) and in player order (phase 2,
+    :attr:`entries`), each player's forward belief after its last rated round
+    (:attr:`filter_state`).
+
+    Built by :meth:`start`.  :meth:`rate_forward` rates the next contests as Elo-MMR
+    does (from the forward priors: nothing later is known yet); :meth:`phase2` and
+    :meth:`phase1` redo one phase for some players or contests; :meth:`update`
+    alternates them from the players whose performances changed.
+
+    Attributes
+    ----------
+    history:
+        The contests that are rated (the input without those everybody tied).
+    source_rows:
+        Per row of :attr:`history`, its row in the input history.
+    rated:
+        How many contests are rated so far.
+    unsolved:
+        Performance solves that did not converge so far.
+    filtered_mu, filtered_sigma:
+        Per entry, Elo-MMR's own rating after the round (the first pass).
+    forecast_mu, forecast_sigma:
+        Per row, the prior each contest was first rated from (before anything later
+        was known).
+    """
+
+    def __init__(self, history: ContestHistory, params: MMRParams, window_tol: float,
+                 ceiling: FloatArray, source_rows: IntArray, n_source_rows: int,
+                 contest_weight: FloatArray) -> None:
+        self.history = history
+        self.params = params
+        self.window_tol = window_tol
+        self.source_rows = source_rows
+        self.n_source_rows = n_source_rows
+        pr = player_rounds(history)
+        rc = history.row_contest
+        self.row_contest = rc
+        n_r, n_p = pr.rows.size, history.n_players
+        p = params
+        beta, gamma = K.round_weights(pr.offsets, pr.rows, rc, history.time, contest_weight,
+                                      p.weight_limit, np.asarray(p.noob_delay, np.float64),
+                                      p.sig_limit, p.drift_per_day)
+        self.e_of_row = np.empty(n_r, dtype=np.int64)
+        self.e_of_row[pr.rows] = np.arange(n_r, dtype=np.int64)
+        beta_r = beta[self.e_of_row]
+        z = np.zeros
+        self.rounds = K.Rounds(history.contest_rows, history.team_place,
+                               history.contest_teams, history.player, beta_r, ceiling,
+                               z(n_r), z(n_r), z(n_r))
+        self.entries = K.Entries(pr.offsets, pr.rows, np.zeros(n_p, dtype=np.int64), z(n_r),
+                                 beta, gamma, _TANH / beta, *(z(n_r) for _ in range(15)))
+        self.filter_state = K.FilterState(z(n_p), z(n_p), z(n_p), z(n_p),
+                                          np.zeros(n_p, dtype=np.int64))
+        self.filtered_mu = z(n_r)
+        self.filtered_sigma = z(n_r)
+        #: per row: the prior each contest was first rated from (nothing later known)
+        self.forecast_mu = z(n_r)
+        self.forecast_sigma = z(n_r)
+        place = history.team_place
+        breaks = np.r_[0, np.cumsum(place[1:] != place[:-1])]
+        ct = history.contest_teams
+        groups = breaks[ct[1:] - 1] - breaks[ct[:-1]] + 1
+        #: per contest: more tie groups than the direct solve takes
+        self.large = groups > K.DIRECT_GROUPS
+        self.rated = 0
+        self.unsolved = 0
+
+    @classmethod
+    def start(cls, history: ContestHistory, params: MMRParams | None = None,
+              contest_weight: npt.ArrayLike | float | None = None,
+              perf_ceiling: npt.ArrayLike | float | None = None,
+              window_tol: float = 1e-9) -> SmoothState:
+        """The state of a history before any contest is rated.
+
+        Parameters
+        ----------
+        history:
+            Individual contests in time order.
+        params:
+            Elo-MMR's parameters (default: Podium's ``mmr``).
+        contest_weight, perf_ceiling:
+            Per contest (or one value for all): its weight (default 1) and the cap on
+            its performances (default none).
+        window_tol:
+            A logistic factor whose multiplicity has decayed below this is left out of
+            the sums (multiplicities decay geometrically with the rounds since; 0 keeps
+            every factor, as Podium's exact ``mmr`` does).
+
+        Raises
+        ------
+        ContestError
+            On a team contest (``mmr-smooth`` rates individual contests).
+        ConfigError
+            On a weight, ceiling or tolerance out of range.
+        """
+        if not (0.0 <= window_tol < 1.0):
+            raise ConfigError(f"window_tol must be in [0, 1), got {window_tol!r}")
+        check_history(history)
+        h = history
+        sizes = np.diff(h.team_rows)
+        if np.any(sizes != 1) or np.any(h.weight != 1.0):
+            bad_row = np.flatnonzero(h.weight != 1.0)
+            t = int(np.flatnonzero(sizes != 1)[0]) if np.any(sizes != 1) else \
+                int(h.row_team[bad_row[0]])
+            c = int(np.searchsorted(h.contest_teams, t, side="right") - 1)
+            raise ContestError("mmr-smooth rates individual contests only (a team has "
+                               "several members or a weight below 1); use ttt or whr",
+                               contest=f"#{c}")
+        cw = _per_contest(contest_weight, h.n_contests, 1.0, "contest_weight")
+        if np.any(cw <= 0) or not np.all(np.isfinite(cw)):
+            raise ConfigError("contest_weight must be finite and positive")
+        ceil = _per_contest(perf_ceiling, h.n_contests, math.inf, "perf_ceiling")
+        # a contest everybody tied carries nothing (Elo-MMR skips it)
+        keep = h.team_place[h.contest_teams[1:] - 1] != h.team_place[h.contest_teams[:-1]]
+        sub, source = select_contests(h, keep)
+        return cls(sub, params or MMRParams(), float(window_tol), ceil[keep], source,
+                   h.n_rows, cw[keep])
+
+    @property
+    def collapse(self) -> bool:
+        """Elo-MMR(inf): every diffusion collapses the belief to a normal."""
+        return math.isinf(self.params.rho)
+
+    @property
+    def rated_rows(self) -> int:
+        """The rows of the rated contests are ``0 .. rated_rows - 1``."""
+        return int(self.rounds.contest_rows[self.rated])
+
+    def rate_forward(self, n: int) -> IntArray:
+        """Rate the next ``n`` contests as Elo-MMR does (each from its participants'
+        forward priors, the filter's order); returns the players touched.  Their new
+        entries' smoothed ratings start at the filtered ones."""
+        p = self.params
+        rd, en, fs = self.rounds, self.entries, self.filter_state
+        c0, c1 = self.rated, min(self.rated + n, self.history.n_contests)
+        bad = np.zeros(1, dtype=np.int64)
+        c = c0
+        while c < c1:
+            c = K.filter_run(c, c1, rd, en, fs, p.mu_noob, p.sig_noob, float(p.rho),
+                             self.collapse, self.window_tol, p.split_ties, bad)
+            if c < c1:  # a large round: performances by panels, then the posteriors
+                self._solve_large(c)
+                K.filter_absorb(c, rd, en, fs, self.window_tol)
+                c += 1
+        self.unsolved += int(bad[0])
+        r0, r1 = rd.contest_rows[c0], rd.contest_rows[c1]
+        self.forecast_mu[r0:r1] = rd.cav_mu[r0:r1]
+        self.forecast_sigma[r0:r1] = rd.cav_sig[r0:r1]
+        e = self.e_of_row[r0:r1]
+        self.filtered_mu[e] = en.fwd_mu[e]
+        self.filtered_sigma[e] = en.fwd_sig[e]
+        en.sm_mu[e] = en.fwd_mu[e]
+        en.sm_sig[e] = en.fwd_sig[e]
+        en.bwd_mu[e] = en.perf[e]
+        self.rated = c1
+        return np.unique(rd.player[r0:r1])
+
+    def _solve_large(self, c: int) -> float:
+        """Phase 1 for a contest of more than ``DIRECT_GROUPS`` tie groups by
+        :func:`~podium.core.numerics.performance_zeros` (Chebyshev panels, in
+        parallel: a compiled caller could not be cached); returns the largest change
+        of a performance."""
+        rd = self.rounds
+        mu, w_arg, w_out, dmin = K.round_terms(c, rd.contest_rows, rd.cav_mu, rd.cav_sig,
+                                               rd.beta)
+        start, end = K.tie_groups(rd.team_place[rd.contest_teams[c]:rd.contest_teams[c + 1]])
+        gperf, status, _ = performance_zeros(LOGISTIC, OpponentTerms(mu, w_arg, w_out),
+                                             TieGroups(start, end), self.params.split_ties,
+                                             float(dmin), K.DIRECT_GROUPS)
+        ch, bad = K.store_perf(c, rd.contest_rows, start, end, gperf,
+                               status.astype(np.int64), rd.ceiling, rd.perf)
+        self.unsolved += int(bad)
+        return float(ch)
+
+    def phase2(self, players: IntArray, smoothed: bool = False,
+               changed: tuple[IntArray, IntArray] | None = None, eps: float = -1.0) -> float:
+        """Rebuild the beliefs of ``players`` from their performances (forward and
+        backward filters, cavities; the smoothed beliefs too with ``smoothed``) and hand
+        their cavities to phase 1; returns the largest change of a cavity rating.
+
+        ``changed``: per player (aligned with ``players``), the first and last of its
+        rounds whose performance changed since its beliefs were computed; the filters
+        then restart there and stop once a belief moves by less than ``eps``
+        (:func:`~podium.history._smooth_kernels.smooth_player`).  ``None``: every
+        round, no early stop.
+        """
+        if players.size == 0:
+            return 0.0
+        p = self.params
+        en, rd = self.entries, self.rounds
+        todo = np.ascontiguousarray(players, dtype=np.int64)
+        if changed is None:
+            lo = np.zeros(todo.size, dtype=np.int64)
+            hi = en.n_rated[todo] - 1
+            eps = -1.0
+        else:
+            lo, hi = changed
+        ch = K.smooth_players(todo, np.ascontiguousarray(lo, dtype=np.int64),
+                              np.ascontiguousarray(hi, dtype=np.int64), float(eps), en,
+                              self.filter_state, p.mu_noob, p.sig_noob, float(p.rho),
+                              self.collapse, self.window_tol, smoothed)
+        e = K.player_entries(todo, en.off, en.n_rated)
+        r = en.rows[e]
+        rd.cav_mu[r] = en.cav_mu[e]
+        rd.cav_sig[r] = en.cav_sig[e]
+        return float(ch.max())
+
+    def _changed_ranges(self, rows: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """The players of ``rows`` and, per player, the first and last of its rounds
+        among them."""
+        en = self.entries
+        e = self.e_of_row[rows]
+        player = self.rounds.player[rows]
+        k = e - en.off[player]
+        players, inv = np.unique(player, return_inverse=True)
+        lo = np.full(players.size, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.full(players.size, -1, dtype=np.int64)
+        np.minimum.at(lo, inv, k)
+        np.maximum.at(hi, inv, k)
+        return players, lo, hi
+
+    def phase1(self, contests: IntArray) -> float:
+        """Re-solve the performances of ``contests`` from the current cavities and hand
+        them to phase 2; returns the largest change of a performance."""
+        if contests.size == 0:
+            return 0.0
+        rd, en = self.rounds, self.entries
+        large = self.large[contests]
+        small = np.ascontiguousarray(contests[~large], dtype=np.int64)
+        ch, bad = K.solve_small_rounds(small, rd.contest_rows, rd.team_place,
+                                       rd.contest_teams, rd.cav_mu, rd.cav_sig, rd.beta,
+                                       self.params.split_ties, rd.ceiling, rd.perf)
+        self.unsolved += int(bad)
+        worst = float(ch.max()) if ch.size else 0.0
+        for c in contests[large].tolist():
+            worst = max(worst, self._solve_large(c))
+        e = K.contest_entries(np.ascontiguousarray(contests, dtype=np.int64),
+                              rd.contest_rows, self.e_of_row)
+        en.perf[e] = rd.perf[en.rows[e]]
+        return worst
+
+    def set_perf(self, perf_e: FloatArray) -> None:
+        """Set every rated entry's performance (player order) on both sides."""
+        en, rd = self.entries, self.rounds
+        r_end = self.rated_rows
+        e = self.e_of_row[:r_end]
+        en.perf[e] = perf_e[e]
+        rd.perf[:r_end] = perf_e[e]
+
+    def update(self, rows: IntArray, tol: float, max_sweeps: int,
+               new_from: int | None = None) -> tuple[list[SweepReport], bool, IntArray, float]:
+        """Alternate the phases from ``rows`` (whose performances are new or changed):
+        phase 2 for their players (each filter restarted at the changed rounds and
+        stopped once a belief moves by less than ``tol / 10``), phase 1 for every rated
+        contest in which one of their cavities moved by more than ``tol``, phase 2 for
+        the players whose performance moved by more than ``tol``, ... at most
+        ``max_sweeps`` times; then the beliefs of the last players changed.  Changes
+        below ``tol`` are not passed on; the work is proportional to what is touched,
+        not to the history.
+
+        Parameters
+        ----------
+        rows:
+            The rows (contest order) to start from.
+        tol, max_sweeps:
+            As above.
+        new_from:
+            Rows from this one on are new (left out of the reported change).
+
+        Returns
+        -------
+        reports, settled, touched, max_change
+            One :class:`SweepReport` per sweep; whether it stopped because nothing
+            moved by more than ``tol``; the players re-smoothed; the largest change of
+            a smoothed rating of a row before ``new_from``.
+        """
+        rd, en = self.rounds, self.entries
+        eps = tol / 10.0
+        reports: list[SweepReport] = []
+        # the players of the rows whose performance is new or changed, and where
+        todo, lo, hi = self._changed_ranges(np.asarray(rows, dtype=np.int64))
+        touched = [todo]
+        settled = False
+        e_all = K.player_entries(todo, en.off, en.n_rated)
+        before = en.sm_mu[e_all].copy()
+        for _ in range(max_sweeps):
+            if todo.size == 0:
+                settled = True
+                break
+            t0 = time.perf_counter()
+            rows = en.rows[K.player_entries(todo, en.off, en.n_rated)]
+            old_mu, old_sig = rd.cav_mu[rows], rd.cav_sig[rows]
+            ch_cav = self.phase2(todo, True, (lo, hi), eps)
+            moved = ((np.abs(rd.cav_mu[rows] - old_mu) > tol)
+                     | (np.abs(rd.cav_sig[rows] - old_sig) > tol))
+            rounds = np.unique(self.row_contest[rows[moved]])
+            c_rows = en.rows[K.contest_entries(rounds, rd.contest_rows, self.e_of_row)]
+            old_perf = rd.perf[c_rows]
+            ch_p = self.phase1(rounds)
+            changed = np.abs(rd.perf[c_rows] - old_perf) > tol
+            reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
+                                       time.perf_counter() - t0))
+            todo, lo, hi = self._changed_ranges(c_rows[changed])
+            touched.append(todo)
+            if todo.size:
+                e_new = K.player_entries(todo, en.off, en.n_rated)
+                e_all = np.r_[e_all, e_new]
+                before = np.r_[before, en.sm_mu[e_new]]
+        else:
+            settled = todo.size == 0
+        if todo.size:
+            # the last changes' beliefs, not passed on any further
+            self.phase2(todo, True, (lo, hi), eps)
+        all_touched = np.unique(np.concatenate(touched))
+        old = en.rows[e_all] < (new_from if new_from is not None else self.rated_rows)
+        diff = np.abs(en.sm_mu[e_all] - before)[old]
+        return reports, settled, all_touched, float(diff.max()) if diff.size else 0.0
+
+    def solve(self, tol: float, max_sweeps: int, memory: int = 5,
+              skip: float | None = None) -> tuple[list[SweepReport], bool]:
+        """Alternate both phases over the rated history until no performance moves by
+        more than ``tol``: the fixed point of ``x = G(x)``, ``G`` = phase 2 then phase
+        1 of the performances ``x``, with Anderson acceleration (:class:`Anderson`,
+        ``memory`` differences); then the smoothed beliefs.
+
+        A player whose performances all moved by at most ``skip`` (default
+        ``tol / 100``) since its last phase 2 is not redone, nor a contest whose
+        cavities all moved by at most ``skip`` since its last phase 1: ``G`` is then
+        exact to about ``skip``.
+
+        Returns
+        -------
+        reports, converged
+        """
+        en, rd = self.entries, self.rounds
+        skip = tol / 100.0 if skip is None else skip
+        r_end = self.rated_rows
+        e = self.e_of_row[:r_end]
+        multi = en.n_rated >= 2
+        accel = Anderson(memory)
+        seen_perf = np.full(en.perf.size, np.nan)  # x of each entry's last phase 2
+        seen_mu = np.full(r_end, np.nan)  # cavities of each row's last phase 1
+        seen_sig = np.full(r_end, np.nan)
+        g_last = en.perf.copy()
+        reports: list[SweepReport] = []
+        converged = False
+        for _ in range(max_sweeps):
+            t0 = time.perf_counter()
+            x = en.perf.copy()
+            # per row: did its entry's performance move since the player's last phase 2
+            moved = ~(np.abs(x[e] - seen_perf[e]) <= skip)
+            stale = np.zeros(en.n_rated.size, dtype=bool)
+            stale[rd.player[:r_end][moved]] = True
+            players = np.flatnonzero(stale & multi)
+            ch_cav = self.phase2(players)
+            pe = K.player_entries(players, en.off, en.n_rated)
+            seen_perf[pe] = x[pe]
+            moved_r = ~((np.abs(rd.cav_mu[:r_end] - seen_mu) <= skip)
+                        & (np.abs(rd.cav_sig[:r_end] - seen_sig) <= skip))
+            contests = np.unique(self.row_contest[:r_end][moved_r])
+            self.phase1(contests)
+            ce = K.contest_entries(contests, rd.contest_rows, self.e_of_row)
+            g_last[ce] = en.perf[ce]
+            cr = en.rows[ce]
+            seen_mu[cr] = rd.cav_mu[cr]
+            seen_sig[cr] = rd.cav_sig[cr]
+            g = g_last
+            resid = float(np.abs(g[e] - x[e]).max()) if e.size else 0.0
+            reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
+                                       time.perf_counter() - t0))
+            if resid <= tol:
+                self.set_perf(g)
+                converged = True
+                break
+            nxt = g.copy()
+            nxt[e] = accel.step(x[e], g[e])
+            self.set_perf(nxt)
+        # every belief from the last performances (one-round players too: their
+        # cavity is the prior, but their posterior follows their performance)
+        self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
+        return reports, converged
+
+    #: Entry fields that depend on the history alone (rebuilt by :meth:`start`).
+    _FIXED_ENTRIES = ("off", "rows", "n_rated", "beta", "gamma", "a")
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """What the smoothing has computed, as named arrays: per rated row (contest
+        order) the round's performance and cavity and the entry's beliefs
+        (``entries.*``), per player the forward filter and rated rounds, and the
+        counters.  With the history, :meth:`start` and :meth:`restore` rebuild the
+        state (a checkpoint), also on a history with more contests after these
+        (:meth:`restore` on a longer history: incremental growth)."""
+        r_end = self.rated_rows
+        e = self.e_of_row[:r_end]
+        en, rd = self.entries, self.rounds
+        out: dict[str, np.ndarray] = {
+            "rated": np.array([self.rated, self.unsolved], dtype=np.int64),
+            "n_rated": en.n_rated.copy(),
+            "rounds.perf": rd.perf[:r_end].copy(),
+            "rounds.cav_mu": rd.cav_mu[:r_end].copy(),
+            "rounds.cav_sig": rd.cav_sig[:r_end].copy(),
+            "filtered_mu": self.filtered_mu[e],
+            "filtered_sigma": self.filtered_sigma[e],
+            "forecast_mu": self.forecast_mu[:r_end].copy(),
+            "forecast_sigma": self.forecast_sigma[:r_end].copy(),
+        }
+        for name in K.Entries._fields:
+            if name not in self._FIXED_ENTRIES:
+                out[f"entries.{name}"] = getattr(en, name)[e]
+        for name in K.FilterState._fields:
+            out[f"filter.{name}"] = getattr(self.filter_state, name).copy()
+        return out
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Load :meth:`to_arrays` of a state whose history is this one's first
+        contests (the same contests, or fewer: the later ones stay to be rated by
+        :meth:`rate_forward`, as :func:`~podium.history.mmr_smooth.smooth_extend`
+        does).
+
+        Raises
+        ------
+        ValueError
+            When the image does not fit this history (more rated rows or players).
+        """
+        rated, unsolved = (int(x) for x in arrays["rated"])
+        n_old = int(arrays["n_rated"].size)
+        if rated > self.history.n_contests or n_old > self.history.n_players:
+            raise ValueError(f"a state of {rated} contests and {n_old} players does not "
+                             f"fit a history of {self.history.n_contests} contests and "
+                             f"{self.history.n_players} players")
+        r_end = int(self.rounds.contest_rows[rated])
+        if arrays["rounds.perf"].size != r_end:
+            raise ValueError(f"{arrays['rounds.perf'].size} rated rows where the history's "
+                             f"first {rated} contests have {r_end}")
+        en, rd = self.entries, self.rounds
+        e = self.e_of_row[:r_end]
+        en.n_rated[:n_old] = arrays["n_rated"]
+        for name in ("perf", "cav_mu", "cav_sig"):
+            getattr(rd, name)[:r_end] = arrays[f"rounds.{name}"]
+        self.filtered_mu[e] = arrays["filtered_mu"]
+        self.filtered_sigma[e] = arrays["filtered_sigma"]
+        self.forecast_mu[:r_end] = arrays["forecast_mu"]
+        self.forecast_sigma[:r_end] = arrays["forecast_sigma"]
+        for name in K.Entries._fields:
+            if name not in self._FIXED_ENTRIES:
+                getattr(en, name)[e] = arrays[f"entries.{name}"]
+        for name in K.FilterState._fields:
+            getattr(self.filter_state, name)[:n_old] = arrays[f"filter.{name}"]
+        self.rated = rated
+        self.unsolved = unsolved
+
+    def entry_view(self, values: FloatArray) -> FloatArray:
+        """Per-entry values (player order) on the rows of the input history (NaN on
+        the rows of contests left out or not rated yet)."""
+        r_end = self.rated_rows
+        out = np.full(self.n_source_rows, np.nan)
+        out[self.source_rows[:r_end]] = values[self.e_of_row[:r_end]]
+        return out
+
+    def row_view(self, values: FloatArray) -> FloatArray:
+        """Per-row values (contest order) on the rows of the input history."""
+        r_end = self.rated_rows
+        out = np.full(self.n_source_rows, np.nan)
+        out[self.source_rows[:r_end]] = values[:r_end]
+        return out

@@ -1,0 +1,68 @@
+"""Small random histories for the whole-history engines (podium.history), in Podium's
+arrays and in the shapes the oracle packages take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from podium.history import ContestHistory, history_from_arrays
+
+
+@dataclass
+class Case:
+    """A random history and its oracle spellings."""
+
+    history: ContestHistory
+    #: per game, its teams' member names (best team first)
+    composition: list[list[list[str]]]
+    #: per game, each team's result (higher is better; equal results draw)
+    results: list[list[float]]
+    #: per game, each member's weight
+    weights: list[list[list[float]]]
+    times: list[float]
+
+
+def random_case(seed: int, n_games: int, n_players: int, *, max_teams: int = 2,
+                max_size: int = 1, draws: bool = False, weights: bool = False,
+                span: int | None = None) -> Case:
+    """``n_games`` games among ``n_players``: 2..``max_teams`` teams of
+    1..``max_size`` members, listed best first; ties when ``draws``; member weights in
+    [0.3, 1] when ``weights``; integer days drawn from ``0..span`` (several games may
+    share a day)."""
+    rng = np.random.default_rng(seed)
+    span = span if span is not None else 3 * n_games
+    days = np.sort(rng.integers(0, span + 1, size=n_games)).astype(float)
+    ct, tr = [0], [0]
+    place: list[int] = []
+    player: list[int] = []
+    weight: list[float] = []
+    comp, res, pw = [], [], []
+    for _ in range(n_games):
+        nt = int(rng.integers(2, max_teams + 1))
+        sizes = rng.integers(1, max_size + 1, size=nt)
+        members = rng.choice(n_players, size=int(sizes.sum()), replace=False)
+        if draws:
+            key = np.sort(rng.integers(0, nt, size=nt))
+            lo = np.searchsorted(key, key, side="left")
+        else:
+            lo = np.arange(nt)
+        k = 0
+        c_teams, c_w = [], []
+        for t in range(nt):
+            mem = members[k:k + sizes[t]]
+            k += int(sizes[t])
+            w = rng.uniform(0.3, 1.0, size=mem.size) if weights else np.ones(mem.size)
+            player.extend(mem.tolist())
+            weight.extend(w.tolist())
+            tr.append(tr[-1] + mem.size)
+            c_teams.append([str(m) for m in mem])
+            c_w.append([float(x) for x in w])
+        place.extend(int(x) for x in lo)
+        ct.append(ct[-1] + nt)
+        comp.append(c_teams)
+        res.append([float(-x) for x in lo])
+        pw.append(c_w)
+    h = history_from_arrays(ct, tr, place, player, days, weight, n_players)
+    return Case(h, comp, res, pw, [float(d) for d in days])
