@@ -23,11 +23,11 @@ import numpy as np
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
-from podium.core.numerics.performance import logistic_terms
 from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
+from podium.core.numerics.terms import logistic_terms
 
 #: The bracket of every solve (the Elo-MMR solvers' own).
-LO, HI = -6000.0, 9000.0
+LO, HI = LO_BOUND, HI_BOUND
 #: A Newton solve stops when its step is below this (rating points) ...
 STEP_TOL = 1e-8
 #: ... or when a Newton step (not a bisection) is below this: quadratic convergence
