@@ -144,7 +144,7 @@ class CFSys(RatingSystem):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The new rating as the old rating's and the performance's shares.
-        (:mod:`podium.systems.topcoder.explain`)."""
+        (:mod:`podium.systems.cfsys.explain`)."""
         from podium.systems.cfsys.explain import explain_cfsys
 
         return explain_cfsys(self, state, rnd, position)

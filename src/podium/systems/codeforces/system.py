@@ -335,7 +335,7 @@ class Codeforces(RatingSystem):
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The seed with one win probability per opponent, the place, the needed rating, and the
         change as raw delta plus the two corrections (they add up exactly).
-        (:mod:`podium.systems.topcoder.explain`)."""
+        (:mod:`podium.systems.codeforces.explain`)."""
         from podium.systems.codeforces.explain import explain_codeforces
 
         return explain_codeforces(self, state, rnd, position)

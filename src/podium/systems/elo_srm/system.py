@@ -225,7 +225,7 @@ class EloSRM(RatingSystem):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """``Delta R = K P_A / (W V F)`` split into the rank performance's and the
-        participation bonus's parts (:mod:`podium.systems.topcoder.explain`)."""
+        participation bonus's parts (:mod:`podium.systems.elo_srm.explain`)."""
         from podium.systems.elo_srm.explain import explain_elo_srm
 
         return explain_elo_srm(self, state, rnd, position)

@@ -138,7 +138,7 @@ class Glicko(RatingSystem):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The change as one term ``g_j (o_ij - p_ij)`` per opponent, scaled.
-        (:mod:`podium.systems.topcoder.explain`)."""
+        (:mod:`podium.systems.glicko.explain`)."""
         from podium.systems.glicko.explain import explain_glicko
 
         return explain_glicko(self, state, rnd, position)
@@ -210,7 +210,7 @@ class BAR(RatingSystem):
 
     def explain(self, state: SystemState, rnd: RoundInput, position: int) -> Explanation:
         """The change as one term ``(o_ij - p_ij) / c_ij`` per opponent, scaled.
-        (:mod:`podium.systems.topcoder.explain`)."""
+        (:mod:`podium.systems.glicko.explain`)."""
         from podium.systems.glicko.explain import explain_bar
 
         return explain_bar(self, state, rnd, position)
