@@ -26,7 +26,7 @@ MAX_LINES = 700
 #: The layers, lowest first: a module may import its own layer and the ones below.
 #: A module is in the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("podium._version", "podium.errors", "podium._files", "podium.core"),
+    ("podium._version", "podium.errors", "podium._files", "podium._lazy", "podium.core"),
     ("podium.systems", "podium.history"),
     ("podium.rater", "podium.history_rater", "podium.checkpoint", "podium._add",
      "podium.replay", "podium.predict", "podium.outcomes", "podium._outcome_kernels",

@@ -14,9 +14,10 @@ systems when a system is used; pandas when a table is built).
 
 from __future__ import annotations
 
-import importlib
 import os as _os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from podium._lazy import lazy_names
 
 # Numba's OpenMP workers spin while waiting by default; on a busy or small
 # machine that costs far more than it saves (measured: 8x slower rounds on 2
@@ -81,14 +82,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'podium' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
