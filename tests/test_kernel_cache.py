@@ -147,3 +147,90 @@ def test_podium_kernels_use_the_locators() -> None:
         assert any(p.endswith(os.path.join("podium", "core", "numerics", name))
                    for p in sources), name
     assert any(p.endswith(os.path.join("podium", "core", "kernel_cache.py")) for p in sources)
+
+
+PARALLEL = """\
+import numba as nb
+import numpy as np
+
+{header}
+
+@nb.njit(cache=True, parallel=True)
+def doubled(x):
+    out = np.empty(x.size)
+    for k in nb.prange(x.size):
+        out[k] = 2.0 * x[k]
+    return out
+
+
+@nb.njit(cache=True)
+def first(x):
+    return doubled(x).sum()
+
+
+@nb.njit(cache=True)
+def second(x):
+    return doubled(x).sum() + 1.0
+"""
+
+PARALLEL_PROBE = """\
+import sys
+import numpy as np
+import {module} as m
+print(getattr(m, sys.argv[1])(np.linspace(0.0, 1.0, 11)))
+"""
+
+
+def _parallel_run(root: Path, cache: Path, module: str,
+                  name: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PODIUM_PREBUILT_DIR": str(root / "none"),
+           "PYTHONPATH": os.pathsep.join([str(root), str(SRC)])}
+    return subprocess.run([sys.executable, "-c", PARALLEL_PROBE.format(module=module), name],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("podium_cache", [True, False], ids=["kernel-cache", "stock-numba"])
+def test_a_kernel_compiled_against_a_cached_parallel_kernel_loads(
+        tmp_path: Path, podium_cache: bool) -> None:
+    """numba/numba#8578: ``second`` is compiled in a process that *loaded* the parallel
+    ``doubled`` from the cache (``first`` compiled it); stock Numba caches ``second``
+    without launching the threading layer, and the next process that loads it crashes.
+    Podium's cache launches it (``with_parallel_init``) and keeps the need on the loaded
+    library (``keep_reload_init``).  The stock run is the control: it shows the three
+    processes reach the crash on this Numba (skipped on a Numba that no longer crashes)."""
+    root = tmp_path / "tree"
+    if podium_cache:
+        pkg = _tiny_package(root)
+        header = "import podium.core.kernel_cache  # noqa: F401"
+        (pkg / "par.py").write_text(PARALLEL.format(header=header))
+        module = "tinypkg.par"
+    else:
+        root.mkdir()
+        (root / "stockpar.py").write_text(PARALLEL.format(header=""))
+        module = "stockpar"
+    cache = tmp_path / "cache"
+    runs = [_parallel_run(root, cache, module, name) for name in ("first", "second", "second")]
+    assert [r.returncode for r in runs[:2]] == [0, 0], runs[0].stderr + runs[1].stderr
+    if podium_cache:
+        assert runs[2].returncode == 0, runs[2].stderr
+        assert [float(r.stdout) for r in runs] == pytest.approx([11.0, 12.0, 12.0], abs=1e-12)
+    elif runs[2].returncode == 0:
+        pytest.skip("this Numba loads the kernel without crashing (numba#8578 fixed)")
+    else:
+        assert runs[2].returncode < 0  # killed by a signal (SIGSEGV)
+
+
+def test_with_parallel_init_adds_the_launch_only_where_the_code_needs_it() -> None:
+    from numba.core.typed_passes import _reload_parfors
+
+    def payload(code: bytes, reload_init: list[object]) -> tuple[object, ...]:
+        return (("lib", "object", (code, b"")), None, None, None, False, (), None,
+                reload_init, ())
+
+    needs = payload(b"...numba_parallel_for...", [])
+    assert kernel_cache.with_parallel_init(needs)[7] == [_reload_parfors]
+    serial = payload(b"no threads here", [])
+    assert kernel_cache.with_parallel_init(serial) is serial
+    recorded = payload(b"numba_parallel_for", [_reload_parfors])
+    assert kernel_cache.with_parallel_init(recorded) is recorded
+    assert kernel_cache.with_parallel_init(("odd",)) == ("odd",)

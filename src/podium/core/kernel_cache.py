@@ -78,6 +78,9 @@ __all__ = [
     "REGISTRY_SYMBOLS",
     "prebuilt_dir",
     "prebuilt_manifest",
+    "PARALLEL_SYMBOL",
+    "with_parallel_init",
+    "keep_reload_init",
     "prebuilt_covers",
     "is_cached",
     "start_prebuild",
@@ -475,6 +478,59 @@ def _needs_registries(payload: Any) -> bool:
         return True
 
 
+PARALLEL_SYMBOL = b"numba_parallel_for"
+"""The threading layer's entry point, called by the machine code of every ``prange``
+loop (``parallel=True``); it is defined only once the layer's threads are launched."""
+
+
+def with_parallel_init(payload: Any) -> Any:
+    """A cached compile result that launches the threading layer when it is loaded, if
+    its machine code runs a ``prange`` loop.
+
+    Numba records the need (``reload_init``: launch the threads) on a kernel compiled
+    with ``parallel=True`` and on every kernel compiled *in the same process* that
+    calls it.  A kernel that calls a parallel kernel *loaded from the cache* inherits
+    nothing (Numba rebuilds the callee's library without its ``reload_init``), so it is
+    cached without the need, and a later process that loads it first jumps into the
+    threading layer before it exists: a segmentation fault (numba/numba#8578; a
+    ``cache=True`` kernel whose inner ``prange`` kernel was compiled by another process).
+    The machine code tells: whatever calls :data:`PARALLEL_SYMBOL` gets the launch.
+
+    Parameters
+    ----------
+    payload:
+        What Numba's cache stores for one overload (``CompileResult._reduce``:
+        library, function descriptor, environment, signature, object mode, lifted
+        loops, type annotation, ``reload_init``, referenced environments).
+
+    Returns
+    -------
+    Any
+        ``payload``, with the launch added to ``reload_init`` where it was missing.
+    """
+    try:
+        code = payload[0][2][0]
+        reload_init = payload[7]
+    except (TypeError, IndexError):  # another Numba layout: as stored
+        return payload
+    if reload_init or not isinstance(code, bytes) or PARALLEL_SYMBOL not in code:
+        return payload
+    from numba.core.typed_passes import _reload_parfors
+
+    return (*payload[:7], [_reload_parfors], *payload[8:])
+
+
+def keep_reload_init(cres: Any) -> None:
+    """Give a compile result rebuilt from the cache its ``reload_init`` back on its
+    library, where Numba looks for it when another kernel links the library in, so a
+    kernel compiled against a loaded parallel kernel is cached with the launch too
+    (see :func:`with_parallel_init`)."""
+    library = getattr(cres, "library", None)
+    hooks = getattr(library, "_reload_init", None)
+    if isinstance(hooks, set) and cres.reload_init:
+        hooks.update(cres.reload_init)
+
+
 class KernelCache(caching.FunctionCache):
     """Numba's function cache, for a kernel of a watched package: this machine's cache
     first, then the prebuilt directory; a kernel found is loaded without the compiler
@@ -523,7 +579,9 @@ class KernelCache(caching.FunctionCache):
             target_context.refresh()
         else:
             nrt.rtsys.initialize(target_context)
-        return self._impl.rebuild(target_context, payload)
+        cres = self._impl.rebuild(target_context, with_parallel_init(payload))
+        keep_reload_init(cres)
+        return cres
 
 
 def is_cached(kernel: Any, prebuilt: bool = True) -> bool:
