@@ -233,8 +233,9 @@ def pairs_parallel(model: int, mu: np.ndarray, var: np.ndarray, rank: np.ndarray
                    delta: np.ndarray) -> None:
     """The pairwise models' team terms for teams sorted by rank, ``prange`` over teams.
 
-    Called from Python only (:func:`rate`): Numba's on-disk cache of a compiled
-    function that calls a ``parallel=True`` one can crash a later process.
+    Called from Python only (:func:`rate`), which keeps the serial small-team path free
+    of the threading layer.  (A cached kernel that calls a ``parallel=True`` one is
+    safe: :func:`podium.core.kernel_cache.with_parallel_init`.)
     """
     for i in nb.prange(mu.size):
         omega[i], delta[i] = _pair_terms(model, i, mu, var, rank, beta, epsilon, window)
