@@ -197,10 +197,6 @@ def evaluate(
     team_acc = (TeamMetricAccumulator(min_history=min_history)
                 if any(c.teams is not None for c in contests[n_train:]) else None)
     sys_obj = rater.system
-    # an outcome-free round has no order to score, but calibration still scores its
-    # draw probability
-    scored = [t for t in range(n_train, n)
-              if cal is not None or not contests[t].is_outcome_free]
     r0 = time.perf_counter()
     # rated as `podium rate` rates them (Rater.extend: batches, compiled loops over
     # rounds); each scored contest's ratings before it are read back from the events
@@ -217,26 +213,23 @@ def evaluate(
         failed = _extend(rater, contests, each)
     rate_s = time.perf_counter() - r0
     m0 = time.perf_counter()
-    if failed is not None:  # the contests before the failing one were rated
-        scored = [t for t in scored if t <= rater.contests_processed]
-    before = ratings_before(rater, contests, scored)
-    _check_finite(rater, contests, before)
+    # the contests before a failing one were rated
+    last = n if failed is None else min(n, rater.contests_processed + 1)
+    before = ratings_before(rater, contests, range(n_train, last))
+    # an outcome-free round has no order to score, but calibration still scores its
+    # draw probability
+    ranked = before.select(~before.outcome_free)
+    _check_finite(rater, contests, before if cal is not None else ranked)
     if failed is not None:
         raise failed
-    rows = sum(len(c) for c in contests)
-    off = before.offsets
-    plain = [k for k, t in enumerate(scored) if not contests[t].is_outcome_free]
-    keep_rows = np.concatenate([np.arange(off[k], off[k + 1]) for k in plain]) if plain \
-        else np.zeros(0, dtype=np.int64)
-    sizes = np.diff(off)[plain]
-    sub_off = np.zeros(len(plain) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=sub_off[1:])
-    acc.add_rounds(before.mu[keep_rows], before.lo[keep_rows], before.hi[keep_rows],
-                   before.n_prev[keep_rows], sub_off, np.asarray(scored, np.int64)[plain])
+    rows = int(np.sum(rater.contests.players, dtype=np.int64))
+    acc.add_rounds(ranked.mu, ranked.lo, ranked.hi, ranked.n_prev, ranked.offsets,
+                   ranked.contests)
     if team_acc is not None:
-        for k, t in enumerate(scored):
+        off = before.offsets
+        for k, t in enumerate(before.contests.tolist()):
             contest = contests[t]
-            if contest.teams is not None and not contest.is_outcome_free:
+            if contest.teams is not None and not before.outcome_free[k]:
                 a, b = int(off[k]), int(off[k + 1])
                 _score_teams(team_acc, sys_obj, contest, before.mu[a:b], before.sigma[a:b],
                              before.n_prev[a:b], t)
@@ -293,6 +286,8 @@ class RatingsBefore:
         The positions of the contests in the history.
     offsets:
         Where each contest's rows start (one more than the contests).
+    outcome_free:
+        Per contest: :attr:`Contest.is_outcome_free <podium.core.contest.Contest.is_outcome_free>`.
     mu, sigma:
         The rating and uncertainty before the contest (a debutant's: the system's
         newcomer prior for the contest).
@@ -304,17 +299,29 @@ class RatingsBefore:
 
     contests: npt.NDArray[np.int64]
     offsets: npt.NDArray[np.int64]
+    outcome_free: npt.NDArray[np.bool_]
     mu: npt.NDArray[np.float64]
     sigma: npt.NDArray[np.float64]
     n_prev: npt.NDArray[np.int64]
     lo: npt.NDArray[np.int64]
     hi: npt.NDArray[np.int64]
 
+    def select(self, keep: npt.NDArray[np.bool_]) -> RatingsBefore:
+        """The contests where ``keep`` is true."""
+        sizes = np.diff(self.offsets)
+        rows = np.repeat(keep, sizes)
+        offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+        np.cumsum(sizes[keep], out=offsets[1:])
+        return RatingsBefore(self.contests[keep], offsets, self.outcome_free[keep],
+                             self.mu[rows], self.sigma[rows], self.n_prev[rows],
+                             self.lo[rows], self.hi[rows])
+
 
 def ratings_before(rater: Rater, contests: Sequence[Contest],
                    which: Sequence[int]) -> RatingsBefore:
-    """Each participant's rating just before each contest of ``which``, from a
-    ``rater`` that has rated ``contests`` (from the start) with its full event log.
+    """Each participant's rating just before each contest of ``which`` (increasing),
+    from a ``rater`` that has rated ``contests`` from the start with its full event log
+    (up to the last of ``which`` at least, or up to the one before it, which then failed).
 
     The rating a player holds before contest ``t`` is the one its last rated contest
     before ``t`` left it with: that contest's event (``mu``, ``sigma``), and the
@@ -325,22 +332,44 @@ def ratings_before(rater: Rater, contests: Sequence[Contest],
     """
     which_a = np.asarray(which, dtype=np.int64)
     chosen = [contests[t] for t in which_a.tolist()]
+    log = rater.contests
+    sizes = np.array([log.players[t] if t < len(log) else len(contests[t])
+                      for t in which_a.tolist()], dtype=np.int64)
     offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-    np.cumsum([len(c) for c in chosen], out=offsets[1:])
+    np.cumsum(sizes, out=offsets[1:])
     n_rows = int(offsets[-1])
+    ev = rater.events.arrays()
+    ev_contest = ev["contest"].astype(np.int64)
+    ev_player = ev["player"].astype(np.int64)
+    # a rated contest's rows are its events, in order (the events run in contest order)
+    ev_start = np.searchsorted(ev_contest, which_a, side="left")
+    rated = np.searchsorted(ev_contest, which_a, side="right") - ev_start == sizes
+    at = np.repeat(ev_start - offsets[:-1], sizes) + np.arange(n_rows)
+    players = np.full(n_rows, -1, dtype=np.int64)
+    row_rated = np.repeat(rated, sizes)
+    players[row_rated] = ev_player[at[row_rated]]
+    others = np.flatnonzero(~rated)
+    if others.size:  # skipped (or failed) contests: their players by handle
+        sub = [chosen[k] for k in others.tolist()]
+        sub_off = np.zeros(len(sub) + 1, dtype=np.int64)
+        np.cumsum(sizes[others], out=sub_off[1:])
+        found, _, _ = rater.players.lookup_rounds(sub, sub_off.tolist())
+        players[~row_rated] = found
     if chosen:
-        players, _, _ = rater.players.lookup_rounds(chosen, offsets.tolist())
         lo = np.concatenate([c.lo for c in chosen]).astype(np.int64)
         hi = np.concatenate([c.hi for c in chosen]).astype(np.int64)
     else:
-        players = np.zeros(0, dtype=np.int64)
         lo = hi = np.zeros(0, dtype=np.int64)
-    round_of = np.repeat(which_a, np.diff(offsets))
-    ev = rater.events.arrays()
-    ev_player = ev["player"].astype(np.int64)
+    teams = np.array([c.teams is not None for c in chosen], dtype=bool)
+    free = np.zeros(len(chosen), dtype=bool)
+    nonempty = sizes > 0
+    free[nonempty] = hi[offsets[:-1][nonempty]] + 1 >= sizes[nonempty]
+    for k in np.flatnonzero(teams | ~nonempty).tolist():
+        free[k] = chosen[k].is_outcome_free
+    round_of = np.repeat(which_a, sizes)
     span = np.int64(len(contests) + 1)
-    order = np.argsort(ev_player * span + ev["contest"], kind="stable")
-    keys = (ev_player * span + ev["contest"])[order]
+    order = np.argsort(ev_player * span + ev_contest, kind="stable")
+    keys = (ev_player * span + ev_contest)[order]
     # the last event of the row's player in a contest before the row's
     last = np.searchsorted(keys, players * span + round_of, side="left") - 1
     first = np.searchsorted(keys, players * span, side="left")
@@ -353,14 +382,13 @@ def ratings_before(rater: Rater, contests: Sequence[Contest],
         sigma = np.full(n_rows, sig0, dtype=np.float64)
     else:  # a prior that depends on the contest
         priors = np.array([sys_obj.newcomer(c) for c in chosen], dtype=np.float64)
-        counts = np.diff(offsets)
-        mu = np.repeat(priors[:, 0], counts) if chosen else np.zeros(0)
-        sigma = np.repeat(priors[:, 1], counts) if chosen else np.zeros(0)
+        mu = np.repeat(priors[:, 0], sizes) if chosen else np.zeros(0)
+        sigma = np.repeat(priors[:, 1], sizes) if chosen else np.zeros(0)
     mu[known] = ev["mu"][src]
     sigma[known] = ev["sigma"][src]
     n_prev = np.zeros(n_rows, dtype=np.int64)
     n_prev[known] = last[known] - first[known] + 1
-    return RatingsBefore(which_a, offsets, mu, sigma, n_prev, lo, hi)
+    return RatingsBefore(which_a, offsets, free, mu, sigma, n_prev, lo, hi)
 
 
 def _calibrate(cal: CalibrationAccumulator, system: RatingSystem, contests: Sequence[Contest],
