@@ -96,11 +96,19 @@ _LN10 = math.log(10.0)
 # Input checking
 
 
+def _writable(a: ArrayLike, dtype: type[np.generic]) -> Any:
+    """A C-contiguous array of ``dtype`` that can be written (a copy of a read-only one,
+    e.g. a contest's ``lo``): the kernels are always given writable arrays, since a
+    Numba cache holding overloads that differ only in writability can crash on load."""
+    arr = np.ascontiguousarray(a, dtype=dtype)
+    return arr if arr.flags.writeable else arr.copy()
+
+
 def _round_arrays(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike | None
                   ) -> tuple[FloatArray, IntArray, IntArray | None]:
     """Contiguous float64/int64 copies (or views) of one round, checked."""
-    m = np.ascontiguousarray(mu, dtype=np.float64)
-    lo_a = np.ascontiguousarray(lo, dtype=np.int64)
+    m = _writable(mu, np.float64)
+    lo_a = _writable(lo, np.int64)
     if m.ndim != 1 or lo_a.shape != m.shape:
         raise ValueError(f"mu and lo must be 1-D of equal length, got {m.shape} and {lo_a.shape}")
     if not np.isfinite(m).all():
@@ -109,7 +117,7 @@ def _round_arrays(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike | None
         raise ValueError("lo must be non-decreasing (arrays in standings order, best first)")
     if hi is None:
         return m, lo_a, None
-    hi_a = np.ascontiguousarray(hi, dtype=np.int64)
+    hi_a = _writable(hi, np.int64)
     if hi_a.shape != m.shape:
         raise ValueError(f"hi must have the shape of mu, got {hi_a.shape}")
     if np.any(hi_a < lo_a):
@@ -146,8 +154,8 @@ def renumber_ties(lo: ArrayLike, hi: ArrayLike) -> tuple[IntArray, IntArray]:
     >>> [a.tolist() for a in renumber_ties(lo[keep], hi[keep])]
     [[0, 1, 2, 2], [0, 1, 3, 3]]
     """
-    lo_a = np.ascontiguousarray(lo, dtype=np.int64)
-    hi_a = np.ascontiguousarray(hi, dtype=np.int64)
+    lo_a = _writable(lo, np.int64)
+    hi_a = _writable(hi, np.int64)
     if lo_a.ndim != 1 or hi_a.shape != lo_a.shape:
         raise ValueError("lo and hi must be 1-D of equal length")
     return _k.renumber_ranges(lo_a, hi_a)
