@@ -412,3 +412,20 @@ def sum_tables(pa: np.ndarray, size: np.ndarray, sd: np.ndarray, thetas: np.ndar
                 break
         count[s] = k
     return reach, du_all, count, phi_w[:j].copy(), psi_w[:j].copy()
+
+
+@nb.njit(cache=True, parallel=True)
+def place_pairs(x0: np.ndarray, h: np.ndarray, n_grid: np.ndarray, mean: np.ndarray,
+                kind: np.ndarray, scale: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """:func:`place_kernel` of many matches of two lone sides (no sums of logistics):
+    match ``r`` has grid ``x0[r] + g h[r]``, ``g < n_grid[r]`` (0: left out, NaN) and
+    sides ``mean[r]``, ``kind[r]``, ``scale[r]``, ``reach[r]``; returns ``(R, 2, 2)``."""
+    n_rounds = x0.size
+    out = np.full((n_rounds, 2, 2), np.nan)
+    for r in nb.prange(n_rounds):  # the matches are independent
+        if n_grid[r] == 0:
+            continue
+        out[r] = place_kernel(x0[r], h[r], n_grid[r], mean[r].copy(), kind[r].copy(),
+                              scale[r].copy(), reach[r].copy(), np.zeros(3, dtype=np.int64),
+                              np.zeros(2), np.zeros(0), np.zeros(0))
+    return out

@@ -76,6 +76,8 @@ __all__ = [
     "openskill_draw",
     "openskill_three_way",
     "openskill_win",
+    "pair_places",
+    "pair_win_probability",
     "place_probabilities",
     "side_model",
     "team_performance",
@@ -466,6 +468,53 @@ def place_probabilities(sides: SideModel) -> FloatArray:
     x0, h, n = sides.grid()
     out: FloatArray = np.clip(K.place_kernel(x0, h, n, *sides.kernel_args()), 0.0, 1.0)
     return out
+
+
+def pair_places(mean: FloatArray, variance: FloatArray, kind: PerformanceKind
+                ) -> FloatArray:
+    """:func:`place_probabilities` of many two-player matches at once, bit for bit.
+
+    Parameters
+    ----------
+    mean, variance:
+        ``(R, 2)``: each match's two players (sides of one member, weight 1), variances
+        finite and positive.
+    kind:
+        The performance shape of every player.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(R, 2, 2)``: ``P[r, t, place]``; NaN for a match whose grid would exceed
+        :data:`MAX_GRID` (where :meth:`SideModel.grid` raises).
+    """
+    import podium._outcome_kernels as K  # Numba: loaded when first used
+
+    m = np.ascontiguousarray(mean, dtype=np.float64)
+    sd = np.sqrt(np.ascontiguousarray(variance, dtype=np.float64))
+    code = np.full(m.shape, K.KIND_GAUSSIAN, dtype=np.int64)
+    if kind == "logistic":  # SideModel._prepared of lone logistics
+        scale = 1.0 * np.sqrt(3.0 * variance) / np.pi
+        reach = _TAIL * scale
+        code[:] = K.KIND_LOGISTIC
+        c = _STEPS["logistic"]
+    else:
+        scale = sd.copy()
+        reach = _GAUSS_REACH * sd
+        c = 1.0
+    x0 = np.min(m - reach, axis=1)
+    h = np.min(sd, axis=1) / (c * math.sqrt(4))
+    span = np.floor((np.max(m + reach, axis=1) - x0) / h)
+    n_grid = np.where(span + 2 <= MAX_GRID, span + 2, 0).astype(np.int64)
+    out: FloatArray = np.clip(K.place_pairs(x0, h, n_grid, m, code, scale, reach), 0.0, 1.0)
+    return out
+
+
+def pair_win_probability(mu_a: FloatArray, mu_b: FloatArray, variance_a: FloatArray,
+                         variance_b: FloatArray, kind: PerformanceKind) -> FloatArray:
+    """``P[a, b]`` of :func:`win_probabilities` for many pairs at once (positive
+    variances): ``F((mu_a - mu_b) / sqrt(v_a + v_b))``."""
+    return _cdf((mu_a - mu_b) / np.sqrt(variance_a + variance_b), kind)
 
 
 def first_probabilities(sides: SideModel) -> FloatArray:

@@ -30,6 +30,12 @@ LOGISTIC_CHEB_NODES = 32
 METHOD_AUTO = 0
 METHOD_DIRECT = 1
 METHOD_CHEB = 2
+#: Term by term in one thread (:func:`logistic_sums_serial`): the same sums as
+#: ``METHOD_DIRECT``, without a thread launch per call.
+METHOD_SERIAL = 3
+#: Rounds of at most this many players are scored by :func:`small_rounds`: for them
+#: ``METHOD_AUTO`` always sums term by term (``2 n^2 <= 98 n``, one panel's cost).
+SMALL_ROUND = 48
 
 
 # --------------------------------------------------------------------------------------
@@ -289,6 +295,21 @@ def logistic_sums_direct(src: np.ndarray, x: np.ndarray, c: float) -> np.ndarray
     return out
 
 
+@nb.njit(cache=True)
+def logistic_sums_serial(src: np.ndarray, x: np.ndarray, c: float) -> np.ndarray:
+    """:func:`logistic_sums_direct` in one thread (the same terms in the same order)."""
+    nx = x.size
+    ns = src.size
+    out = np.empty(nx)
+    for k in range(nx):
+        xk = x[k]
+        s = 0.0
+        for j in range(ns):
+            s += 1.0 / (1.0 + math.exp((xk - src[j]) * c))
+        out[k] = s
+    return out
+
+
 @nb.njit(cache=True, parallel=True)
 def _logistic_sums_panels(
     src: np.ndarray, xs: np.ndarray, starts: np.ndarray, c: float, m: int
@@ -339,9 +360,9 @@ def logistic_sums(src: np.ndarray, x: np.ndarray, c: float, method: int) -> np.n
     player of rating ``x[k]``, so ``out`` is the expected number of players
     beating it, itself counted as half (Eq. 4).
 
-    ``method``: 1 sums every term (``O(|src| |x|)``); 2 interpolates on panels;
-    0 picks the cheaper.  As a function of ``x`` the sum is analytic in the strip
-    ``|Im x| < pi / c`` (the poles of each logistic term), so on a panel of
+    ``method``: 1 sums every term (``O(|src| |x|)``; 3 the same in one thread); 2
+    interpolates on panels; 0 picks the cheaper.  As a function of ``x`` the sum is
+    analytic in the strip ``|Im x| < pi / c`` (the poles of each logistic term), so on a panel of
     half-width ``r <= pi / (2c)`` its Chebyshev interpolant converges like
     ``(2 + sqrt 5)^-m``: with ``m = 32`` nodes the error is ~1e-20 of the terms'
     magnitude, i.e. rounding level.  The panels cover the evaluation points
@@ -356,6 +377,8 @@ def logistic_sums(src: np.ndarray, x: np.ndarray, c: float, method: int) -> np.n
         return np.zeros(nx)
     if method == METHOD_DIRECT:
         return logistic_sums_direct(src, x, c)
+    if method == METHOD_SERIAL:
+        return logistic_sums_serial(src, x, c)
     m = LOGISTIC_CHEB_NODES
     order = np.argsort(x)
     xs = np.empty(nx)
@@ -409,3 +432,105 @@ def rank_log_errors_kernel(mu: np.ndarray, lo: np.ndarray, c: float, method: int
                 e[i] = math.log2(r_hat) - log_r
         g0 = g1
     return e
+
+
+# --------------------------------------------------------------------------------------
+# Many small rounds at once
+
+
+@nb.njit(cache=True)
+def _subset(mu: np.ndarray, lo: np.ndarray, hi: np.ndarray, keep: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kept players of a round, their tie ranges renumbered among them."""
+    k = 0
+    for i in range(keep.size):
+        if keep[i]:
+            k += 1
+    m = np.empty(k)
+    lo_k = np.empty(k, dtype=np.int64)
+    hi_k = np.empty(k, dtype=np.int64)
+    j = 0
+    for i in range(keep.size):
+        if keep[i]:
+            m[j] = mu[i]
+            lo_k[j] = lo[i]
+            hi_k[j] = hi[i]
+            j += 1
+    new_lo, new_hi = renumber_ranges(lo_k, hi_k)
+    return m, new_lo, new_hi
+
+
+@nb.njit(cache=True)
+def _table2_sums(mu: np.ndarray, lo: np.ndarray, hi: np.ndarray, equal_mu_correct: bool
+                 ) -> tuple[bool, float, float]:
+    """Whether the round counts (not outcome free) and multi-skill's per-round sums of
+    pair inversion and rank deviation (as ``metrics._pair_sum`` and ``_rank_sum``)."""
+    n = mu.size
+    if n == 0 or hi[0] + 1 >= n:
+        return False, np.nan, np.nan
+    correct, cross = pair_counts(mu, lo, equal_mu_correct)
+    tied2 = float(n) * (n - 1.0) - 2.0 * cross
+    ps = 100.0 * (2.0 * correct + tied2) / (n - 1.0)
+    rs = 100.0 * float(rank_deviation_sum(mu, lo, hi)) / (n - 1.0)
+    return True, ps, rs
+
+
+@nb.njit(cache=True)
+def small_rounds(mu: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_prev: np.ndarray,
+                 offsets: np.ndarray, min_history: int, top_k: int, c: float,
+                 extended: bool, equal_mu_correct: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every metric of :class:`podium.evaluation.metrics.MetricAccumulator` for rounds of
+    at most :data:`SMALL_ROUND` players, in one call: round ``r`` is rows
+    ``offsets[r]:offsets[r + 1]`` of ``mu``, ``lo``, ``hi``, ``n_prev``.
+
+    The same kernels as one round at a time, so the same numbers, bit for bit.
+
+    Returns
+    -------
+    counts : (3, R) int64
+        Experienced, returning and top players.
+    counted : (3, R) bool
+        Whether the round counts for the experienced, all and top subsets.
+    sums : (6, R) float64
+        Pair-inversion and rank-deviation sums of the three subsets, in that order.
+    corr : (2, R) float64
+        Kendall's tau-b and Spearman's rho over the returning players.
+    e : float64, one per row
+        [Batty2026]'s ``e`` (Eq. 5; with ``extended``).
+    """
+    n_rounds = offsets.size - 1
+    counts = np.zeros((3, n_rounds), dtype=np.int64)
+    counted = np.zeros((3, n_rounds), dtype=np.bool_)
+    sums = np.full((6, n_rounds), np.nan)
+    corr = np.full((2, n_rounds), np.nan)
+    e_all = np.full(mu.size, np.nan)
+    for r in range(n_rounds):
+        a = offsets[r]
+        b = offsets[r + 1]
+        m = mu[a:b].copy()
+        lo_r = lo[a:b].copy()
+        hi_r = hi[a:b].copy()
+        prev = n_prev[a:b]
+        mu_e, lo_e, hi_e = _subset(m, lo_r, hi_r, prev >= min_history)
+        counts[0, r] = mu_e.size
+        counted[0, r], sums[0, r], sums[1, r] = _table2_sums(mu_e, lo_e, hi_e,
+                                                             equal_mu_correct)
+        ret = prev >= 1
+        if not extended:
+            counts[1, r] = np.count_nonzero(ret)
+            continue
+        mu_a, lo_a, hi_a = _subset(m, lo_r, hi_r, ret)
+        counts[1, r] = mu_a.size
+        counted[1, r], sums[2, r], sums[3, r] = _table2_sums(mu_a, lo_a, hi_a,
+                                                             equal_mu_correct)
+        n_top = np.searchsorted(lo_a, top_k, side="left")
+        counts[2, r] = n_top
+        counted[2, r], sums[4, r], sums[5, r] = _table2_sums(
+            mu_a[:n_top].copy(), lo_a[:n_top].copy(), hi_a[:n_top].copy(), equal_mu_correct)
+        if b > a:
+            e_all[a:b] = rank_log_errors_kernel(m, lo_r, c, METHOD_SERIAL)
+        neg_lo = -lo_a
+        corr[0, r] = kendall_tau_b(mu_a, neg_lo)
+        corr[1, r] = spearman(mu_a, neg_lo)
+    return counts, counted, sums, corr, e_all

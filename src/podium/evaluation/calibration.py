@@ -271,6 +271,100 @@ class CalibrationAccumulator:
         return self.add_round(p_first, win_probabilities(t_mu, t_var, model.kind),
                               side_lo[keep], three, index=index)
 
+    def add_pairs(self, system: RatingSystem, mu: FloatArray, sigma: FloatArray,
+                  n_prev: npt.NDArray[np.int64], lo: npt.NDArray[np.int64],
+                  weight: FloatArray, index: npt.NDArray[np.int64], *, min_history: int
+                  ) -> bool:
+        """:meth:`add_contest` for many contests of two players (no teams) at once, in
+        order, with the same numbers bit for bit.
+
+        Parameters
+        ----------
+        system:
+            The rating system.
+        mu, sigma, n_prev, lo:
+            ``(R, 2)``: each contest's two rows (standings order) as for
+            :meth:`add_contest`.
+        weight, index:
+            ``(R,)``: each contest's weight and its label in :attr:`records`.
+        min_history:
+            As for :meth:`add_contest`.
+
+        Returns
+        -------
+        bool
+            ``False``, having added nothing, where the batch does not apply: openskill's
+            systems (their own formulas) and a draw margin under a logistic model (whose
+            three outcomes need the sides' quadrature); call :meth:`add_contest` then.
+        """
+        from podium.outcomes import pair_places, pair_win_probability
+        from podium.predict import draw_margin, performance_model
+        from podium.systems.openskill import OpenSkillModel
+
+        if isinstance(system, OpenSkillModel):
+            return False
+        keep = np.flatnonzero((n_prev >= min_history).all(axis=1))
+        variance = np.full(mu.shape, np.nan)
+        kinds = set()
+        for w in np.unique(weight[keep]).tolist():  # the model, contests of one weight
+            g = keep[weight[keep] == w]
+            model = performance_model(system, sigma[g].reshape(-1), n_prev[g].reshape(-1),
+                                      weight=float(w))
+            variance[g] = np.broadcast_to(np.asarray(model.variance, dtype=np.float64),
+                                          (2 * g.size,)).reshape(-1, 2)
+            kinds.add(model.kind)
+        if len(kinds) > 1:
+            return False
+        kind = kinds.pop() if kinds else "gaussian"
+        margin = draw_margin(system, 2)
+        if margin is not None and kind != "gaussian":
+            return False
+        # add_contest leaves out a contest whose performances are not uncertain or
+        # whose quadrature grid is too large (the ValueError of side_model / grid)
+        ok = keep[np.isfinite(variance[keep]).all(axis=1) & (variance[keep] > 0).all(axis=1)]
+        place = pair_places(mu[ok], variance[ok], kind)
+        fits = ~np.isnan(place).any(axis=(1, 2))
+        ok, place = ok[fits], place[fits]
+        m, v = mu[ok], variance[ok]
+        p_first = np.minimum(place[:, :, 0] / place[:, :, 0].sum(axis=1)[:, None], 1.0)
+        top = lo[ok] == lo[ok].min(axis=1)[:, None]
+        first_y = top / top.sum(axis=1)[:, None]
+        _vectors(p_first, first_y)  # the ValueError of add_round, where it would raise
+        ll_first = -np.sum(first_y * np.log(np.clip(p_first, EPS, 1.0)), axis=1)
+        br_first = np.sum((p_first - first_y) ** 2, axis=1)
+        p = pair_win_probability(m[:, 0], m[:, 1], v[:, 0], v[:, 1], kind)
+        y = np.where(lo[ok, 0] < lo[ok, 1], 1.0, np.where(lo[ok, 0] == lo[ok, 1], 0.5, 0.0))
+        ll_pair = -(y * np.log(np.clip(p, EPS, 1.0)) + (1 - y) * np.log(np.clip(1 - p, EPS, 1.0)))
+        br_pair = 2.0 * (p - y) ** 2
+        flip = p < 0.5
+        three_ll = three_br = np.full(ok.size, math.nan)
+        if margin is not None:
+            from scipy.special import ndtr  # type: ignore[import-untyped]
+
+            mg = float(margin)
+            w01 = ndtr((m[:, 0] - m[:, 1] - mg) / np.sqrt(v[:, 0] + v[:, 1]))
+            w10 = ndtr((m[:, 1] - m[:, 0] - mg) / np.sqrt(v[:, 1] + v[:, 0]))
+            three = np.column_stack([w01, np.maximum(0.0, 1.0 - w01 - w10), w10])
+            yt = np.zeros((ok.size, 3))
+            tied = first_y[:, 0] == first_y[:, 1]
+            yt[np.arange(ok.size), np.where(tied, 1, np.where(first_y[:, 0] > 0, 0, 2))] = 1.0
+            _vectors(three, yt)
+            three_ll = -np.sum(yt * np.log(np.clip(three, EPS, 1.0)), axis=1)
+            three_br = np.sum((three - yt) ** 2, axis=1)
+            self._three.extend(zip(three_ll.tolist(), three_br.tolist(), strict=True))
+        self._first.extend(zip(ll_first.tolist(), br_first.tolist(), strict=True))
+        self._first_p.append(p_first.reshape(-1))
+        self._first_y.append(first_y.reshape(-1))
+        self._pair_p.append(np.where(flip, 1.0 - p, p))
+        self._pair_y.append(np.where(flip, 1.0 - y, y))
+        cols = (index[ok].tolist(), ll_first.tolist(), br_first.tolist(), ll_pair.tolist(),
+                br_pair.tolist(), three_ll.tolist(), three_br.tolist())
+        self._records.extend(
+            {"index": i, "first_log_loss": a, "first_brier": b, "pair_log_loss": c,
+             "pair_brier": d, "three_log_loss": e, "three_brier": f}
+            for i, a, b, c, d, e, f in zip(*cols, strict=True))
+        return True
+
     def predictions(self, what: str) -> tuple[FloatArray, FloatArray]:
         """All predictions and outcomes of ``what``: ``"first"`` (every side of every
         contest) or ``"pair"`` (every pair, the favourite's side)."""

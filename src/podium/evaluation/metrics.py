@@ -96,11 +96,19 @@ _LN10 = math.log(10.0)
 # Input checking
 
 
+def _writable(a: ArrayLike, dtype: type[np.generic]) -> Any:
+    """A C-contiguous array of ``dtype`` that can be written (a copy of a read-only one,
+    e.g. a contest's ``lo``): the kernels are always given writable arrays, since a
+    Numba cache holding overloads that differ only in writability can crash on load."""
+    arr = np.ascontiguousarray(a, dtype=dtype)
+    return arr if arr.flags.writeable else arr.copy()
+
+
 def _round_arrays(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike | None
                   ) -> tuple[FloatArray, IntArray, IntArray | None]:
     """Contiguous float64/int64 copies (or views) of one round, checked."""
-    m = np.ascontiguousarray(mu, dtype=np.float64)
-    lo_a = np.ascontiguousarray(lo, dtype=np.int64)
+    m = _writable(mu, np.float64)
+    lo_a = _writable(lo, np.int64)
     if m.ndim != 1 or lo_a.shape != m.shape:
         raise ValueError(f"mu and lo must be 1-D of equal length, got {m.shape} and {lo_a.shape}")
     if not np.isfinite(m).all():
@@ -109,7 +117,7 @@ def _round_arrays(mu: ArrayLike, lo: ArrayLike, hi: ArrayLike | None
         raise ValueError("lo must be non-decreasing (arrays in standings order, best first)")
     if hi is None:
         return m, lo_a, None
-    hi_a = np.ascontiguousarray(hi, dtype=np.int64)
+    hi_a = _writable(hi, np.int64)
     if hi_a.shape != m.shape:
         raise ValueError(f"hi must have the shape of mu, got {hi_a.shape}")
     if np.any(hi_a < lo_a):
@@ -146,8 +154,8 @@ def renumber_ties(lo: ArrayLike, hi: ArrayLike) -> tuple[IntArray, IntArray]:
     >>> [a.tolist() for a in renumber_ties(lo[keep], hi[keep])]
     [[0, 1, 2, 2], [0, 1, 3, 3]]
     """
-    lo_a = np.ascontiguousarray(lo, dtype=np.int64)
-    hi_a = np.ascontiguousarray(hi, dtype=np.int64)
+    lo_a = _writable(lo, np.int64)
+    hi_a = _writable(hi, np.int64)
     if lo_a.ndim != 1 or hi_a.shape != lo_a.shape:
         raise ValueError("lo and hi must be 1-D of equal length")
     return _k.renumber_ranges(lo_a, hi_a)
@@ -304,6 +312,29 @@ def spearman_rho(mu: ArrayLike, lo: ArrayLike) -> float:
 # Accumulation over contests
 
 
+def _running_sum(start: float, values: FloatArray) -> float:
+    """``start + values[0] + values[1] + ...`` added left to right (as a loop of ``+=``;
+    ``np.cumsum`` adds in order, unlike ``np.sum``)."""
+    if values.size == 0:
+        return start
+    return float(np.cumsum(np.concatenate(([start], values)))[-1])
+
+
+def _round_sums(e: FloatArray, offsets: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Per round: ``sum |e|`` and ``e . e``, as ``np.abs(e).sum()`` and ``np.dot(e, e)``
+    give them for the round alone (rounds of one size at a time, as rows of a matrix:
+    ``sum(axis=1)`` and a stack of row-by-column products add in the same order)."""
+    n = np.diff(offsets)
+    a_sum = np.zeros(n.size)
+    q_sum = np.zeros(n.size)
+    for size in np.unique(n[n > 0]).tolist():
+        rounds = np.flatnonzero(n == size)
+        rows = e[offsets[rounds][:, None] + np.arange(size)]
+        a_sum[rounds] = np.abs(rows).sum(axis=1)
+        q_sum[rounds] = (rows[:, None, :] @ rows[:, :, None]).reshape(-1)
+    return a_sum, q_sum
+
+
 class MetricAccumulator:
     """Per-round metrics of a sequence of contests and their aggregates.
 
@@ -362,7 +393,9 @@ class MetricAccumulator:
         self._cwv: dict[str, float] = dict.fromkeys(_CORR, 0.0)
         self._cv: dict[str, float] = dict.fromkeys(_CORR, 0.0)
         self._cn: dict[str, int] = dict.fromkeys(_CORR, 0)
-        self._records: list[dict[str, Any]] = []
+        # per-round records: lists of row dicts (add_round) and column chunks
+        # (add_rounds), in the order added
+        self._parts: list[list[dict[str, Any]] | dict[str, np.ndarray]] = []
         self._added = 0
 
     def _table2(self, key_pair: str, key_rank: str, mu: FloatArray, lo: IntArray,
@@ -455,9 +488,109 @@ class MetricAccumulator:
             out["n_returning"] = int(np.count_nonzero(prev >= 1))
             out["n_top"] = 0
 
-        self._records.append(out)
+        self._row_list().append(out)
         self._added += 1
         return {k: v for k, v in out.items() if k != "index"}
+
+    def _row_list(self) -> list[dict[str, Any]]:
+        """The list of row dicts at the end of the records (a new one after a chunk)."""
+        if not self._parts or not isinstance(self._parts[-1], list):
+            self._parts.append([])
+        last = self._parts[-1]
+        assert isinstance(last, list)
+        return last
+
+    def add_rounds(self, mu: ArrayLike, lo: ArrayLike, hi: ArrayLike, n_prev: ArrayLike,
+                   offsets: ArrayLike, index: ArrayLike) -> None:
+        """Score many contests at once, as :meth:`add_round` for each in turn.
+
+        Round ``r`` is rows ``offsets[r]:offsets[r + 1]`` of the flat arrays (each
+        round in standings order, as :meth:`add_round` takes it) and is labelled
+        ``index[r]``.  Rounds of at most
+        :data:`~podium.evaluation._metrics_kernels.SMALL_ROUND` players are scored in
+        one compiled loop (:func:`~podium.evaluation._metrics_kernels.small_rounds`),
+        larger ones by :meth:`add_round`; every value and aggregate is the same, bit for
+        bit, as adding the rounds one by one (the sums over rounds are taken in the
+        same order).
+        """
+        m = np.ascontiguousarray(mu, dtype=np.float64)
+        lo_a = np.ascontiguousarray(lo, dtype=np.int64)
+        hi_a = np.ascontiguousarray(hi, dtype=np.int64)
+        prev = np.ascontiguousarray(n_prev, dtype=np.int64)
+        off = np.ascontiguousarray(offsets, dtype=np.int64)
+        idx = np.ascontiguousarray(index, dtype=np.int64)
+        if not (m.ndim == 1 and lo_a.shape == m.shape == hi_a.shape == prev.shape):
+            raise ValueError("mu, lo, hi and n_prev must be 1-D of equal length")
+        if (off.ndim != 1 or off.size != idx.size + 1 or off[0] != 0 or off[-1] != m.size
+                or np.any(np.diff(off) < 0)):
+            raise ValueError(f"offsets must rise from 0 to {m.size} with one round per index")
+        if not np.isfinite(m).all():
+            raise ValueError("ratings must be finite")
+        if np.any(prev < 0):
+            raise ValueError("n_prev must be >= 0")
+        if np.any(hi_a < lo_a):
+            raise ValueError("every hi must be >= its lo")
+        same_round = np.ones(m.size, dtype=bool)
+        same_round[off[1:-1]] = False  # a round's first row may go below the last's
+        if m.size > 1 and np.any((lo_a[1:] < lo_a[:-1]) & same_round[1:]):
+            raise ValueError("lo must be non-decreasing (arrays in standings order, best first)")
+        size = np.diff(off)
+        big = np.flatnonzero(size > _k.SMALL_ROUND).tolist()
+        start = 0
+        for r in [*big, idx.size]:  # runs of small rounds, each big round alone
+            if r > start:
+                self._add_small(m, lo_a, hi_a, prev, off[start:r + 1], idx[start:r])
+            if r < idx.size:
+                a, b = int(off[r]), int(off[r + 1])
+                self.add_round(m[a:b], lo_a[a:b], hi_a[a:b], prev[a:b], index=int(idx[r]))
+            start = r + 1
+
+    def _add_small(self, m: FloatArray, lo: IntArray, hi: IntArray, prev: IntArray,
+                   off: IntArray, idx: IntArray) -> None:
+        """:meth:`add_rounds` for a run of small rounds (``off`` from its first row)."""
+        a0, b0 = int(off[0]), int(off[-1])
+        sub_off = off - a0
+        counts, counted, sums, corr, e = _k.small_rounds(
+            m[a0:b0].copy(), lo[a0:b0].copy(), hi[a0:b0].copy(), prev[a0:b0].copy(),
+            sub_off, self.min_history, self.top_k, _LN10 / self.scale, self.extended,
+            self.equal_mu_correct)
+        n = np.diff(sub_off)
+        cols: dict[str, np.ndarray] = {"index": idx, "n": n, "n_returning": counts[1],
+                                       "n_experienced": counts[0],
+                                       "n_top": counts[2] if self.extended else 0 * n}
+        nan = np.full(idx.size, math.nan)
+        for key in ROUND_KEYS:
+            cols[key] = nan
+        subsets = (("pair_inv", "rank_dev"), ("pair_inv_all", "rank_dev_all"),
+                   ("pair_inv_top", "rank_dev_top"))
+        for j, (kp, kr) in enumerate(subsets[:3 if self.extended else 1]):
+            ok = counted[j]
+            w = counts[j][ok]
+            for key, s in ((kp, sums[2 * j]), (kr, sums[2 * j + 1])):
+                cols[key] = np.where(ok, s / np.where(ok, counts[j], 1), math.nan)
+                self._wt[key] = _running_sum(self._wt[key], w.astype(np.float64))
+                self._sum[key] = _running_sum(self._sum[key], s[ok])
+                self._rounds[key] += int(ok.sum())
+        if self.extended:
+            a_sum, q_sum = _round_sums(e, sub_off)
+            has = n > 0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cols["l1"] = np.where(has, a_sum / n, math.nan)
+                cols["l2"] = np.where(has, np.sqrt(q_sum / n), math.nan)
+            self._abs = _running_sum(self._abs, a_sum[has])
+            self._sq = _running_sum(self._sq, q_sum[has])
+            self._count += int(n.sum())
+            n_r = counts[1]
+            for j, key in enumerate(_CORR):
+                v = corr[j]
+                cols[key] = v
+                ok = ~np.isnan(v)
+                self._cw[key] = _running_sum(self._cw[key], n_r[ok].astype(np.float64))
+                self._cwv[key] = _running_sum(self._cwv[key], n_r[ok] * v[ok])
+                self._cv[key] = _running_sum(self._cv[key], v[ok])
+                self._cn[key] += int(ok.sum())
+        self._parts.append(cols)
+        self._added += int(idx.size)
 
     def summary(self) -> dict[str, float]:
         """Aggregates over every round added (keys :data:`SUMMARY_KEYS`; NaN when
@@ -498,14 +631,22 @@ class MetricAccumulator:
             self._cwv[key] += other._cwv[key]
             self._cv[key] += other._cv[key]
             self._cn[key] += other._cn[key]
-        self._records.extend(dict(r) for r in other._records)
+        for part in other._parts:
+            if isinstance(part, list):
+                self._row_list().extend(dict(r) for r in part)
+            else:
+                self._parts.append(dict(part))
         self._added += other._added
         return self
 
     def per_round(self) -> pd.DataFrame:
         """One row per round added: ``index``, the player counts and the round's values."""
         cols = ["index", *COUNT_KEYS, *ROUND_KEYS]
-        return pd.DataFrame.from_records(self._records, columns=cols)
+        frames = [pd.DataFrame.from_records(p, columns=cols) if isinstance(p, list)
+                  else pd.DataFrame(p, columns=cols) for p in self._parts]
+        if not frames:
+            return pd.DataFrame.from_records([], columns=cols)
+        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._added

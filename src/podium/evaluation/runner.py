@@ -37,7 +37,7 @@ from podium.evaluation.team_metrics import (
 from podium.rater import Rater
 from podium.systems import RatingSystem
 
-__all__ = ["EvalResult", "evaluate", "train_size"]
+__all__ = ["EvalResult", "RatingsBefore", "evaluate", "ratings_before", "train_size"]
 
 
 def train_size(n_contests: int, train_frac: float) -> int:
@@ -196,46 +196,46 @@ def evaluate(
     cal = CalibrationAccumulator(max_sides=calibration_max_sides) if extended else None
     team_acc = (TeamMetricAccumulator(min_history=min_history)
                 if any(c.teams is not None for c in contests[n_train:]) else None)
-    table = rater.players
     sys_obj = rater.system
-    rate_s = 0.0
-    metric_s = 0.0
-    rows = 0
-    for t, contest in enumerate(contests):
-        # an outcome-free round has no order to score, but calibration
-        # still scores its draw probability
-        if t >= n_train and (cal is not None or not contest.is_outcome_free):
-            m0 = time.perf_counter()
-            idx, _ = table.lookup(contest.handles)
-            known = idx >= 0
-            mu_new, sig_new = sys_obj.newcomer(contest)
-            mu = np.full(len(contest), mu_new, dtype=np.float64)
-            n_prev = np.zeros(len(contest), dtype=np.int64)
-            mu[known] = table.mu[idx[known]]
-            n_prev[known] = table.contests[idx[known]]
-            if not np.isfinite(mu).all():
-                bad = contest.handles[int(np.flatnonzero(~np.isfinite(mu))[0])]
-                raise ConvergenceError(
-                    f"{rater.system_name}: the rating of player {bad!r} before contest #{t} "
-                    f"{contest.label!r} is not finite; these parameters make the system "
-                    f"diverge ({sys_obj.params()})"
-                )
-            sig = np.full(len(contest), sig_new, dtype=np.float64)
-            sig[known] = table.sigma[idx[known]]
-            if not contest.is_outcome_free:  # an all-tied round scores only calibration
-                acc.add_round(mu, contest.lo, contest.hi, n_prev, index=t)
-                if team_acc is not None and contest.teams is not None:
-                    _score_teams(team_acc, sys_obj, contest, mu, sig, n_prev, t)
-            if cal is not None:
-                cal.add_contest(sys_obj, contest, mu, sig, n_prev, min_history=min_history,
-                                index=t)
-            metric_s += time.perf_counter() - m0
-        r0 = time.perf_counter()
-        rater.add(contest)
-        rate_s += time.perf_counter() - r0
-        rows += len(contest)
-        if progress is not None:
-            progress(t + 1, n)
+    r0 = time.perf_counter()
+    # rated as `podium rate` rates them (Rater.extend: batches, compiled loops over
+    # rounds); each scored contest's ratings before it are read back from the events
+    if progress is None:
+        failed = _extend(rater, contests)
+    else:
+        done = 0
+
+        def each(_rep: object) -> None:
+            nonlocal done
+            done += 1
+            progress(done, n)
+
+        failed = _extend(rater, contests, each)
+    rate_s = time.perf_counter() - r0
+    m0 = time.perf_counter()
+    # the contests before a failing one were rated
+    last = n if failed is None else min(n, rater.contests_processed + 1)
+    before = ratings_before(rater, contests, range(n_train, last))
+    # an outcome-free round has no order to score, but calibration still scores its
+    # draw probability
+    ranked = before.select(~before.outcome_free)
+    _check_finite(rater, contests, before if cal is not None else ranked)
+    if failed is not None:
+        raise failed
+    rows = int(np.sum(rater.contests.players, dtype=np.int64))
+    acc.add_rounds(ranked.mu, ranked.lo, ranked.hi, ranked.n_prev, ranked.offsets,
+                   ranked.contests)
+    if team_acc is not None:
+        off = before.offsets
+        for k, t in enumerate(before.contests.tolist()):
+            contest = contests[t]
+            if contest.teams is not None and not before.outcome_free[k]:
+                a, b = int(off[k]), int(off[k + 1])
+                _score_teams(team_acc, sys_obj, contest, before.mu[a:b], before.sigma[a:b],
+                             before.n_prev[a:b], t)
+    if cal is not None:
+        _calibrate(cal, sys_obj, contests, before, min_history)
+    metric_s = time.perf_counter() - m0
     metrics = acc.summary()
     per_round = acc.per_round()
     if team_acc is not None:
@@ -260,6 +260,182 @@ def evaluate(
         per_round=per_round,
         rater=rater if keep_rater else None,
         calibration=cal,
+    )
+
+
+def _extend(rater: Rater, contests: Sequence[Contest],
+            progress: Callable[[Any], None] | None = None) -> BaseException | None:
+    """``rater.extend(contests)``; the exception of a contest that failed (the Rater is
+    then just before it), else ``None``."""
+    try:
+        rater.extend(contests, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - the ratings before it are checked first
+        return exc
+    return None
+
+
+@dataclass(frozen=True)
+class RatingsBefore:
+    """The ratings the participants of some contests held just before each of them,
+    as flat arrays: contest ``k`` (of the contests asked for) is rows
+    ``offsets[k]:offsets[k + 1]``, in its standings order.
+
+    Attributes
+    ----------
+    contests:
+        The positions of the contests in the history.
+    offsets:
+        Where each contest's rows start (one more than the contests).
+    outcome_free:
+        Per contest: :attr:`Contest.is_outcome_free <podium.core.contest.Contest.is_outcome_free>`.
+    mu, sigma:
+        The rating and uncertainty before the contest (a debutant's: the system's
+        newcomer prior for the contest).
+    n_prev:
+        Contests rated earlier (0 for a debut).
+    lo, hi:
+        Each row's tie range in its contest.
+    """
+
+    contests: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    outcome_free: npt.NDArray[np.bool_]
+    mu: npt.NDArray[np.float64]
+    sigma: npt.NDArray[np.float64]
+    n_prev: npt.NDArray[np.int64]
+    lo: npt.NDArray[np.int64]
+    hi: npt.NDArray[np.int64]
+
+    def select(self, keep: npt.NDArray[np.bool_]) -> RatingsBefore:
+        """The contests where ``keep`` is true."""
+        sizes = np.diff(self.offsets)
+        rows = np.repeat(keep, sizes)
+        offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+        np.cumsum(sizes[keep], out=offsets[1:])
+        return RatingsBefore(self.contests[keep], offsets, self.outcome_free[keep],
+                             self.mu[rows], self.sigma[rows], self.n_prev[rows],
+                             self.lo[rows], self.hi[rows])
+
+
+def ratings_before(rater: Rater, contests: Sequence[Contest],
+                   which: Sequence[int]) -> RatingsBefore:
+    """Each participant's rating just before each contest of ``which`` (increasing),
+    from a ``rater`` that has rated ``contests`` from the start with its full event log
+    (up to the last of ``which`` at least, or up to the one before it, which then failed).
+
+    The rating a player holds before contest ``t`` is the one its last rated contest
+    before ``t`` left it with: that contest's event (``mu``, ``sigma``), and the
+    contests played are its earlier events; a player with none is a newcomer at
+    ``system.newcomer(contest)``.  These are the values ``rater.players`` holds just
+    before ``t`` is rated (what :meth:`Rater.add` contest by contest would show), read
+    in one pass over the events.
+    """
+    which_a = np.asarray(which, dtype=np.int64)
+    chosen = [contests[t] for t in which_a.tolist()]
+    log = rater.contests
+    sizes = np.array([log.players[t] if t < len(log) else len(contests[t])
+                      for t in which_a.tolist()], dtype=np.int64)
+    offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    n_rows = int(offsets[-1])
+    ev = rater.events.arrays()
+    ev_contest = ev["contest"].astype(np.int64)
+    ev_player = ev["player"].astype(np.int64)
+    # a rated contest's rows are its events, in order (the events run in contest order)
+    ev_start = np.searchsorted(ev_contest, which_a, side="left")
+    rated = np.searchsorted(ev_contest, which_a, side="right") - ev_start == sizes
+    at = np.repeat(ev_start - offsets[:-1], sizes) + np.arange(n_rows)
+    players = np.full(n_rows, -1, dtype=np.int64)
+    row_rated = np.repeat(rated, sizes)
+    players[row_rated] = ev_player[at[row_rated]]
+    others = np.flatnonzero(~rated)
+    if others.size:  # skipped (or failed) contests: their players by handle
+        sub = [chosen[k] for k in others.tolist()]
+        sub_off = np.zeros(len(sub) + 1, dtype=np.int64)
+        np.cumsum(sizes[others], out=sub_off[1:])
+        found, _, _ = rater.players.lookup_rounds(sub, sub_off.tolist())
+        players[~row_rated] = found
+    if chosen:
+        lo = np.concatenate([c.lo for c in chosen]).astype(np.int64)
+        hi = np.concatenate([c.hi for c in chosen]).astype(np.int64)
+    else:
+        lo = hi = np.zeros(0, dtype=np.int64)
+    teams = np.array([c.teams is not None for c in chosen], dtype=bool)
+    free = np.zeros(len(chosen), dtype=bool)
+    nonempty = sizes > 0
+    free[nonempty] = hi[offsets[:-1][nonempty]] + 1 >= sizes[nonempty]
+    for k in np.flatnonzero(teams | ~nonempty).tolist():
+        free[k] = chosen[k].is_outcome_free
+    round_of = np.repeat(which_a, sizes)
+    span = np.int64(len(contests) + 1)
+    order = np.argsort(ev_player * span + ev_contest, kind="stable")
+    keys = (ev_player * span + ev_contest)[order]
+    # the last event of the row's player in a contest before the row's
+    last = np.searchsorted(keys, players * span + round_of, side="left") - 1
+    first = np.searchsorted(keys, players * span, side="left")
+    known = (players >= 0) & (last >= first)
+    src = order[last[known]]
+    sys_obj = rater.system
+    if type(sys_obj).newcomer is RatingSystem.newcomer:
+        mu0, sig0 = sys_obj.newcomer(None)
+        mu = np.full(n_rows, mu0, dtype=np.float64)
+        sigma = np.full(n_rows, sig0, dtype=np.float64)
+    else:  # a prior that depends on the contest
+        priors = np.array([sys_obj.newcomer(c) for c in chosen], dtype=np.float64)
+        mu = np.repeat(priors[:, 0], sizes) if chosen else np.zeros(0)
+        sigma = np.repeat(priors[:, 1], sizes) if chosen else np.zeros(0)
+    mu[known] = ev["mu"][src]
+    sigma[known] = ev["sigma"][src]
+    n_prev = np.zeros(n_rows, dtype=np.int64)
+    n_prev[known] = last[known] - first[known] + 1
+    return RatingsBefore(which_a, offsets, free, mu, sigma, n_prev, lo, hi)
+
+
+def _calibrate(cal: CalibrationAccumulator, system: RatingSystem, contests: Sequence[Contest],
+               before: RatingsBefore, min_history: int) -> None:
+    """Add the contests of ``before`` to ``cal`` in order: runs of two-player contests
+    at once (:meth:`CalibrationAccumulator.add_pairs`), the others one by one."""
+    off = before.offsets
+    pair = np.diff(off) == 2
+    pair &= np.array([contests[t].teams is None for t in before.contests.tolist()], dtype=bool)
+    # runs of equal `pair`: [start, end)
+    edges = np.flatnonzero(np.diff(pair.astype(np.int8))) + 1
+    bounds = [0, *edges.tolist(), pair.size]
+    for start, end in zip(bounds[:-1], bounds[1:], strict=False):
+        if start == end:
+            continue
+        if pair[start]:
+            rows = slice(int(off[start]), int(off[end]))
+            ts = before.contests[start:end]
+            if cal.add_pairs(system, before.mu[rows].reshape(-1, 2),
+                             before.sigma[rows].reshape(-1, 2),
+                             before.n_prev[rows].reshape(-1, 2),
+                             before.lo[rows].reshape(-1, 2),
+                             np.array([contests[t].weight for t in ts.tolist()], np.float64),
+                             ts, min_history=min_history):
+                continue
+        for k in range(start, end):
+            a, b = int(off[k]), int(off[k + 1])
+            t = int(before.contests[k])
+            cal.add_contest(system, contests[t], before.mu[a:b], before.sigma[a:b],
+                            before.n_prev[a:b], min_history=min_history, index=t)
+
+
+def _check_finite(rater: Rater, contests: Sequence[Contest], before: RatingsBefore) -> None:
+    """:class:`ConvergenceError` naming the first player whose rating before a scored
+    contest is not finite."""
+    bad = np.flatnonzero(~np.isfinite(before.mu))
+    if not bad.size:
+        return
+    row = int(bad[0])
+    k = int(np.searchsorted(before.offsets, row, side="right")) - 1
+    t = int(before.contests[k])
+    contest = contests[t]
+    handle = contest.handles[row - int(before.offsets[k])]
+    raise ConvergenceError(
+        f"{rater.system_name}: the rating of player {handle!r} before contest #{t} "
+        f"{contest.label!r} is not finite; these parameters make the system "
+        f"diverge ({rater.system.params()})"
     )
 
 
