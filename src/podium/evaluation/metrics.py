@@ -98,8 +98,9 @@ _LN10 = math.log(10.0)
 
 def _writable(a: ArrayLike, dtype: type[np.generic]) -> Any:
     """A C-contiguous array of ``dtype`` that can be written (a copy of a read-only one,
-    e.g. a contest's ``lo``): the kernels are always given writable arrays, since a
-    Numba cache holding overloads that differ only in writability can crash on load."""
+    e.g. a contest's ``lo``): the kernels always get writable arrays, so each compiles
+    (and caches, and prebuilds) one overload instead of two that differ only in
+    writability."""
     arr = np.ascontiguousarray(a, dtype=dtype)
     return arr if arr.flags.writeable else arr.copy()
 
