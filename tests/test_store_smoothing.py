@@ -135,8 +135,14 @@ def test_a_correction_rebuilds_and_the_past_changes_are_explained(store_url: str
         kept = [c for c in cs if c.name != "round 2"]
         ref = _reference(store, "mmr-smooth")
         ref.extend(kept)
-        assert _stored(store) == _rows_of(ref)
-        assert store.past_changes(handle).reason == "rebuild"  # type: ignore[union-attr]
+        rebuilt = _stored(store)
+        assert rebuilt == _rows_of(ref)
+        pc = store.past_changes(handle)
+        assert pc is not None and pc.reason == "rebuild" and pc.changes
+        for x in pc.changes:  # against the curve stored before the correction
+            assert x.before == after[(handle, x.contest_name)][0]
+            assert x.after == rebuilt[(handle, x.contest_name)][0]
+            assert not x.own and not x.via
 
 
 def test_whr_companion_and_refusals(store_url: str) -> None:
@@ -242,7 +248,8 @@ def test_page_api_and_explain_show_both_curves(store_url: str, tmp_path: Path,
         page = client.get(f"/players/{handle}").text
         assert 'class="rating-line"' in page and 'class="smoothed-line"' in page
         assert 'id="level-offset"' in page
-        assert f"{curve.offset:+.0f}" in page  # the offset is stated
+        side = "above" if curve.offset >= 0 else "below"
+        assert f"sit {abs(curve.offset):,.0f} {side} the filtered ones" in page  # stated
         assert 'id="past-changes"' in page and "own new result" in page
         api = client.get(f"/api/players/{handle}/smoothed").json()
         assert api["offset"] == pytest.approx(curve.offset)
@@ -279,3 +286,20 @@ def test_level_offset_is_the_mean_gap(store_url: str) -> None:
         with store.engine.connect() as conn:
             n = conn.execute(select(S.events.c.player_pk)).all()
         assert len(n) == len(gaps)
+
+
+def test_season_boundaries_are_left_to_the_filter(store_url: str) -> None:
+    cs = _history(5)
+    with Store.create(store_url, "mmr") as store:
+        store.set_smoothing("mmr-smooth")
+        store.ingest_many(cs[:3])
+        store.new_season("soft", time_seconds=cs[2].time_seconds + 10)
+        for c in cs[3:]:
+            store.ingest(c)
+        ref = _reference(store, "mmr-smooth")
+        ref.extend(cs[:3])
+        for c in cs[3:]:
+            ref.add(c)
+        assert _stored(store) == _rows_of(ref)
+        status = store.smoothing()
+        assert status is not None and status.contests == len(cs) + 1  # the boundary's row

@@ -52,6 +52,7 @@ class SmoothedOut(BaseModel):
     system: str
     filter_system: str
     offset: float | None
+    offset_mu: float | None
     pairs: int
     points: list[SmoothedPointOut]
 

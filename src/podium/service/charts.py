@@ -169,8 +169,8 @@ CHART_STYLE = (
     "{fill:none;stroke:#1f4e79;stroke-width:2;stroke-linejoin:round}"
     ".rating-chart .rating-point{fill:#fff;stroke:#1f4e79;stroke-width:2}"
     ".rating-chart .smoothed-line,.rating-chart .legend-smoothed"
-    "{fill:none;stroke:#b5651d;stroke-width:2;stroke-dasharray:6 4;stroke-linejoin:round}"
-    ".rating-chart .smoothed-point{fill:#b5651d}"
+    "{fill:none;stroke:#7b3fa0;stroke-width:2;stroke-dasharray:6 4;stroke-linejoin:round}"
+    ".rating-chart .smoothed-point{fill:#7b3fa0}"
     ".rating-chart .perf-point{fill:#e07a1f;fill-opacity:.75}"
 )
 

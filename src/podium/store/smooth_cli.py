@@ -51,7 +51,8 @@ def format_status(status: Any) -> str:
     last = status.last
     off = ("no shared player-rounds yet" if status.offset is None else
            f"{status.offset:+.1f} (smoothed minus filtered display rating, mean over "
-           f"{status.pairs} player-rounds; the pages subtract it)")
+           f"{status.pairs} player-rounds; the pages subtract it); between the mu, "
+           f"{status.offset_mu:+.1f}, the rest is the filter's display rule")
     return "\n".join([
         f"smoothed companion: {status.system}, {status.contests} contest(s) covered",
         f"level offset: {off}",

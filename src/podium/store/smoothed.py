@@ -20,7 +20,6 @@ writes it as text (``podium explain --past``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +77,9 @@ class SmoothedCurve:
     offset:
         Mean of smoothed minus filtered display rating over the ``pairs``
         player-rounds of the ladder that both rate (``None``: none yet).
+    offset_mu:
+        The same for ``mu``: the part of ``offset`` that is not the filter's display
+        rule (:func:`podium.store.smoothing.level_offset`).
     points:
         One per contest the companion rates for the player, oldest first.
     """
@@ -86,6 +88,7 @@ class SmoothedCurve:
     system: str
     filter_system: str
     offset: float | None
+    offset_mu: float | None
     pairs: int
     points: list[SmoothedPoint] = field(default_factory=list)
 
@@ -177,6 +180,7 @@ class SmoothingStatus:
     params: dict[str, Any]
     contests: int
     offset: float | None
+    offset_mu: float | None
     pairs: int
     last: dict[str, Any]
 
@@ -210,7 +214,8 @@ def smoothing_status(ctx: StoreContext) -> SmoothingStatus | None:
     if cfg is None or state is None:
         return None
     return SmoothingStatus(cfg["system"], cfg["params"], int(state["count"]),
-                           state.get("offset"), int(state.get("pairs", 0)),
+                           state.get("offset"), state.get("offset_mu"),
+                           int(state.get("pairs", 0)),
                            state.get("last", {}))
 
 
@@ -265,7 +270,7 @@ def smoothed_curve(ctx: StoreContext, handle: str) -> SmoothedCurve | None:
     points = [SmoothedPoint(r[0], r[1], int(r[2]), None if r[3] is None else float(r[3]),
                             float(r[4]), float(r[5]), float(r[4]) - shift) for r in rows]
     return SmoothedCurve(spelt, cfg["system"], ctx.system_name, offset,
-                         int(state.get("pairs", 0)), points)
+                         state.get("offset_mu"), int(state.get("pairs", 0)), points)
 
 
 def past_changes(ctx: StoreContext, handle: str) -> PastChanges | None:
@@ -289,7 +294,7 @@ def past_changes(ctx: StoreContext, handle: str) -> PastChanges | None:
             .where(ch.c.player_pk == pk)).all()
     changes = sorted(
         (PastChange(r[0], r[1], int(r[2]), float(r[3]), float(r[4]), float(r[4]) - float(r[3]),
-                    bool(r[6]), list(json.loads(r[7]))) for r in rows),
+                    bool(r[6]), r[7].split("\t") if r[7] else []) for r in rows),
         key=lambda x: (-abs(x.change), x.time_seconds))
     last = state.get("last", {})
     return PastChanges(

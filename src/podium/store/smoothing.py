@@ -141,7 +141,7 @@ def smooth_tables(prefix: str) -> SmoothTables:
         Column("new_rating", Double, nullable=False),
         Column("moved", Integer, nullable=False),
         Column("own", Boolean, nullable=False),
-        Column("via", Text, nullable=False),
+        Column("via", Text, nullable=False),  # tab-separated handles
         PrimaryKeyConstraint("player_pk", "contest_pk", name=f"pk_{n}smooth_changes"),
         sqlite_with_rowid=False,
     )
@@ -179,16 +179,20 @@ def companion_params(filter_system: str, filter_params: dict[str, Any], system: 
     return out
 
 
-def level_offset(conn: Connection, t: S.LadderTables, st: SmoothTables) -> tuple[float, int]:
-    """The mean, over every player-round the two curves share, of the smoothed display
-    rating minus the filtered one, and the number of those player-rounds (``nan``, 0:
-    none)."""
+def level_offset(conn: Connection, t: S.LadderTables,
+                 st: SmoothTables) -> tuple[float, float, int]:
+    """The level offset between the two curves: the mean, over every player-round both
+    rate, of the smoothed display rating minus the filtered one; the same for ``mu``
+    (the rest of the first is the filter's display rule: Elo-MMR displays
+    ``mu - 3 (sigma - sigma_limit)``, a smoothed rating displays its ``mu``); and the
+    number of those player-rounds (``nan``, ``nan``, 0: none)."""
     s, e = st.events, t.events
-    sql = (f'SELECT avg(s."display_rating" - e."display_rating"), count(*) '
-           f'FROM "{s.name}" s JOIN "{e.name}" e ON e."contest_pk" = s."contest_pk" '
-           'AND e."player_pk" = s."player_pk"')
-    mean, n = fetch(conn, sql)[0]
-    return (float("nan") if mean is None else float(mean)), int(n)
+    sql = (f'SELECT avg(s."display_rating" - e."display_rating"), avg(s."mu" - e."mu"), '
+           f'count(*) FROM "{s.name}" s JOIN "{e.name}" e ON e."contest_pk" = '
+           's."contest_pk" AND e."player_pk" = s."player_pk"')
+    shown, mu, n = fetch(conn, sql)[0]
+    nan = float("nan")
+    return (nan if shown is None else float(shown)), (nan if mu is None else float(mu)), int(n)
 
 
 @dataclass
@@ -288,6 +292,11 @@ class SmoothCompanion:
         new = [(int(r.pk), r.cid, item) for r, item in
                zip(rows, stored_contests(conn, t, start, head), strict=True)
                if not isinstance(item, SeasonStart)]
+        if not full and not new:  # only season boundaries since: nothing to smooth
+            state = {**state, "count": head}  # type: ignore[dict-item]
+            set_meta(conn, KEY_STATE, json.dumps(state, allow_nan=False), t.meta)
+            self._kept = kept
+            return state
         hr = kept.rater
         old = hr.fit
         old_rows = 0 if old is None else old.mu.size
@@ -316,11 +325,12 @@ class SmoothCompanion:
         if hr.fit is not None:
             self._write(conn, hr, pks, full, old_rows, old_display, old_sigma,
                         len(hr.contests) - len(new), summary)
-        offset, pairs = level_offset(conn, t, self.tables)
+        offset, offset_mu, pairs = level_offset(conn, t, self.tables)
         state_id = uuid.uuid4().hex
         self._write_state(conn, hr, pks)
         new_state = {"id": state_id, "count": head, "epoch": epoch,
-                     "offset": None if pairs == 0 else offset, "pairs": pairs,
+                     "offset": None if pairs == 0 else offset,
+                     "offset_mu": None if pairs == 0 else offset_mu, "pairs": pairs,
                      "last": summary}
         set_meta(conn, KEY_STATE, json.dumps(new_state, allow_nan=False), t.meta)
         self.ctx.hook("smoothed")
@@ -398,17 +408,20 @@ class SmoothCompanion:
         insert_rows(conn, st.events, _EVENT_COLS, list(zip(
             cpk[write].tolist(), key_of[player[write]].tolist(), fit.mu[write].tolist(),
             fit.sigma[write].tolist(), display[write].tolist(), strict=True)))
-        # the past: rows of contests before this update's, whose rating moved
+        # the past: rows that had a smoothed rating before this update (the rows of new
+        # contests have none; a rebuild compares with the stored curves), whose rating moved
         delta = display - before
-        past = np.flatnonzero((contest_of_row < first_new) & rated & np.isfinite(before)
-                              & (np.abs(delta) >= MIN_CHANGE) & (key_of[player] >= 0))
+        past = np.flatnonzero(rated & np.isfinite(before) & (np.abs(delta) >= MIN_CHANGE)
+                              & (key_of[player] >= 0))
         conn.execute(delete(st.changes))
         summary["touched"] = int(touched.size)
         summary["moved"] = int(past.size)
         summary["max_past_change"] = float(np.abs(delta[past]).max()) if past.size else 0.0
         if past.size == 0:
             return
-        new_rows = contest_of_row >= first_new
+        # whose new results revised them: none to name after a rebuild (its cause is the
+        # correction of the history)
+        new_rows = (contest_of_row >= first_new) & (not full)
         fresh = np.zeros(h.n_players, dtype=bool)
         fresh[player[new_rows]] = True
         moved = np.bincount(player[past], minlength=h.n_players)
@@ -416,17 +429,19 @@ class SmoothCompanion:
         rank = np.arange(order.size) - np.searchsorted(player[order], player[order])
         chosen = order[rank < TOP_CHANGES]
         via = self._via(h.row_contest, player, fresh, lab.handles, chosen, new_rows)
-        insert_rows(conn, st.changes, _CHANGE_COLS, [
-            (int(key_of[player[r]]), int(cpk[r]), float(before[r]), float(display[r]),
-             int(moved[player[r]]), bool(fresh[player[r]]), json.dumps(via[k]))
-            for k, r in enumerate(chosen.tolist())])
+        who = player[chosen]
+        insert_rows(conn, st.changes, _CHANGE_COLS, list(zip(
+            key_of[who].tolist(), cpk[chosen].tolist(), before[chosen].tolist(),
+            display[chosen].tolist(), moved[who].tolist(), fresh[who].tolist(), via,
+            strict=True)))
 
     @staticmethod
     def _via(row_contest: npt.NDArray[np.int64], player: npt.NDArray[np.int64],
              fresh: npt.NDArray[np.bool_], handles: list[str], chosen: npt.NDArray[np.int64],
-             new_rows: npt.NDArray[np.bool_]) -> list[list[str]]:
+             new_rows: npt.NDArray[np.bool_]) -> list[str]:
         """For each chosen row: up to :data:`VIA` other players of its contest who played
-        in a new contest (whose new results revised that contest)."""
+        in a new contest (whose new results revised that contest), tab-separated (a
+        handle holds no control character: :func:`podium.core.guards.normalize_handle`)."""
         marked = np.flatnonzero(fresh[player] & ~new_rows)
         by_contest: dict[int, list[int]] = {}
         wanted = set(row_contest[chosen].tolist())
@@ -437,9 +452,9 @@ class SmoothCompanion:
                 if len(got) <= VIA:
                     got.append(int(player[r]))
         out = []
-        for r in chosen.tolist():
-            others = [p for p in by_contest.get(int(row_contest[r]), []) if p != player[r]]
-            out.append([handles[p] for p in others[:VIA]])
+        for k, p in zip(row_contest[chosen].tolist(), player[chosen].tolist(), strict=True):
+            others = [q for q in by_contest.get(k, ()) if q != p]
+            out.append("\t".join(handles[q] for q in others[:VIA]))
         return out
 
     def _player_keys(self, conn: Connection, handles: list[str]) -> list[int]:
