@@ -69,6 +69,7 @@ def main() -> int:
         sm = stores["smoothed"]
         status = sm.smoothing()
         assert status is not None and status.offset is not None
+        assert status.offset_mu is not None
         handles = sm.ratings_frame()["handle"].tolist()
         stored = {}
         for h in handles:
@@ -105,8 +106,9 @@ the `mmr-smooth` companion (`update_sweeps` 3, `tol` 0.01).
 | turning the companion on ({len(head)} contests smoothed, rows written) s | {enable_s:.2f} |
 | smoothing all {len(cs)} contests at once (`HistoryRater.extend`) s | {whole_s:.2f} |
 | last ingest: sweeps / curves rewritten / earlier ratings moved / largest move | {moves} |
-| level offset (smoothed minus filtered, mean over {status.pairs:,} player-rounds) \
-| {status.offset:+.1f} |
+| level offset (smoothed minus filtered display rating, mean over {status.pairs:,} \
+player-rounds) | {status.offset:+.1f} |
+| of which between the mu (the rest: Elo-MMR's display rule) | {status.offset_mu:+.1f} |
 | stored curves against smoothing all at once: mean / max abs difference | {gap} |
 """
     print(body)

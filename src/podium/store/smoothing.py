@@ -53,7 +53,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -77,13 +77,14 @@ import podium.store.schema as S
 from podium.beliefs import SeasonStart
 from podium.core.contest import Contest
 from podium.errors import CheckpointError, ConfigError, ContestError
-from podium.history.engines import HISTORY_SYSTEMS, get_history_system, is_history_system
-from podium.history_rater import HistoryRater
 from podium.store.bulk import fetch, insert_rows
 from podium.store.common import StoreContext, chunks, json_params
 from podium.store.migrations import set_meta
 from podium.store.models import StoreError
 from podium.store.rows import stored_contests
+
+if TYPE_CHECKING:
+    from podium.history_rater import HistoryRater
 
 __all__ = ["SmoothCompanion", "SmoothTables", "smooth_tables", "read_smoothing",
            "level_offset", "companion_params", "MIN_CHANGE", "TOP_CHANGES", "KEY_CONFIG",
@@ -171,6 +172,8 @@ def companion_params(filter_system: str, filter_params: dict[str, Any], system: 
     """The companion's parameters: ``params``, over -- for ``mmr-smooth`` -- the filter's
     parameters that ``mmr-smooth`` shares (a ladder rated by ``mmr`` gets the same
     model, so that the smoother's first pass is the filter)."""
+    from podium.history.engines import HISTORY_SYSTEMS
+
     out: dict[str, Any] = {}
     if system == "mmr-smooth" and filter_system in ("mmr", "mmr-fast", "mmr-plus"):
         known = HISTORY_SYSTEMS[system].defaults
@@ -236,6 +239,8 @@ class SmoothCompanion:
             For a system that is not a whole-history one, an unknown parameter, or a
             stored contest the system refuses (naming it).
         """
+        from podium.history.engines import HISTORY_SYSTEMS, get_history_system, is_history_system
+
         st = self.tables
         meta = self.ctx.tables.meta
         self._kept = None
@@ -273,6 +278,8 @@ class SmoothCompanion:
         cfg, state, got = read_smoothing(conn, t)
         if cfg is None:
             return None
+        from podium.history_rater import HistoryRater  # a ladder with a companion only
+
         epoch, revision = int(got.get("epoch", "0")), int(got.get("revision", "0"))
         c, sn = t.contests, t.seasons
         head = int(conn.execute(select(c.c.seq).order_by(c.c.seq.desc()).limit(1))
@@ -343,6 +350,8 @@ class SmoothCompanion:
         kept, self._kept = self._kept, None  # about to change: kept again after the write
         if kept is not None and kept.state_id == state["id"]:
             return kept
+        from podium.history_rater import HistoryRater
+
         data = conn.execute(select(self.tables.state.c.data)
                             .where(self.tables.state.c.pk == 0)).scalar()
         if data is None:
