@@ -18,13 +18,15 @@ router by :func:`podium.service.api.build_router`, *before* ``GET
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
 from podium.service.api_common import get_store
+from podium.service.models import model_from_dataclass
+from podium.store.smoothed import PastChanges, SmoothedCurve
 
 __all__ = ["add_smoothed_routes", "SmoothedOut", "PastChangesOut"]
 
@@ -33,60 +35,10 @@ __all__ = ["add_smoothed_routes", "SmoothedOut", "PastChangesOut"]
 handle_q = Query(min_length=1, max_length=1000, description="the player's handle")
 
 
-class SmoothedPointOut(BaseModel):
-    """One contest of the two curves."""
-
-    contest_id: str
-    contest_name: str
-    time_seconds: int
-    filtered: float | None
-    smoothed: float
-    smoothed_sigma: float
-    aligned: float
-
-
-class SmoothedOut(BaseModel):
-    """A player's filtered and smoothed curves (docs/history.md, "In the store")."""
-
-    handle: str
-    system: str
-    filter_system: str
-    offset: float | None
-    offset_mu: float | None
-    pairs: int
-    points: list[SmoothedPointOut]
-
-
-class PastChangeOut(BaseModel):
-    """One earlier rating the last update moved, and why."""
-
-    contest_id: str
-    contest_name: str
-    time_seconds: int
-    before: float
-    after: float
-    change: float
-    own: bool
-    via: list[str]
-
-
-class PastChangesOut(BaseModel):
-    """What the last update of the smoothed curve changed in a player's past."""
-
-    handle: str
-    system: str
-    reason: str
-    revision: int
-    time_seconds: int
-    contests: list[list[str]]
-    new_contests: int
-    sweeps: int
-    settled: bool
-    touched: int
-    moved_total: int
-    max_past_change: float
-    moved: int
-    changes: list[PastChangeOut]
+#: The answers' models, generated from the store's dataclasses
+#: (:func:`podium.service.models.model_from_dataclass`: one definition of the fields).
+SmoothedOut = model_from_dataclass(SmoothedCurve, name="SmoothedOut")
+PastChangesOut = model_from_dataclass(PastChanges, name="PastChangesOut")
 
 
 def _missing(store: Any, handle: str) -> HTTPException:
@@ -101,7 +53,7 @@ def _curve(request: Request, handle: str) -> JSONResponse:
     out = store.smoothed_curve(handle)
     if out is None:
         raise _missing(store, handle)
-    return JSONResponse(out.to_dict())
+    return JSONResponse(asdict(out))
 
 
 def _past(request: Request, handle: str) -> JSONResponse:
@@ -109,7 +61,7 @@ def _past(request: Request, handle: str) -> JSONResponse:
     out = store.past_changes(handle)
     if out is None:
         raise _missing(store, handle)
-    return JSONResponse(out.to_dict())
+    return JSONResponse(asdict(out))
 
 
 def add_smoothed_routes(router: APIRouter, errors: dict[int | str, dict[str, Any]]) -> None:

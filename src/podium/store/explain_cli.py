@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from typing import Any
 
 from podium.errors import UsageError
@@ -86,7 +87,7 @@ def _explain_past(args: argparse.Namespace) -> int:
                    if store.smoothing() is None else f"no player {args.player!r}")
             raise UsageError(f"podium explain --past: {why}")
     if args.json:
-        print(json.dumps(out.to_dict(), allow_nan=False))
+        print(json.dumps(asdict(out), allow_nan=False))
     else:
         print(format_past_changes(out, top=max(args.top, 1)))
     return 0

@@ -20,7 +20,7 @@ writes it as text (``podium explain --past``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, select
@@ -92,10 +92,6 @@ class SmoothedCurve:
     pairs: int
     points: list[SmoothedPoint] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """As JSON (the API's answer)."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class PastChange:
@@ -165,10 +161,6 @@ class PastChanges:
     max_past_change: float
     moved: int
     changes: list[PastChange] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """As JSON (the API's answer)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
