@@ -199,6 +199,17 @@ def _player(conn: Connection, ctx: StoreContext, handle: str) -> tuple[int, str]
     return None
 
 
+def _companion_and_player(conn: Connection, ctx: StoreContext, handle: str
+                          ) -> tuple[dict[str, Any], dict[str, Any], int, str] | None:
+    """The companion's configuration and state, and ``handle``'s key and spelling
+    (``None``: no companion or no such player)."""
+    cfg, state, _ = read_smoothing(conn, ctx.tables)
+    if cfg is None or state is None:
+        return None
+    found = _player(conn, ctx, handle)
+    return None if found is None else (cfg, state, *found)
+
+
 def smoothing_status(ctx: StoreContext) -> SmoothingStatus | None:
     """The ladder's companion (``None``: the ladder has none)."""
     with read_txn(ctx.engine) as conn:
@@ -243,13 +254,10 @@ def smoothed_curve(ctx: StoreContext, handle: str) -> SmoothedCurve | None:
     t = ctx.tables
     st = smooth_tables(t.prefix)
     with read_txn(ctx.engine) as conn:
-        cfg, state, _ = read_smoothing(conn, t)
-        if cfg is None or state is None:
-            return None
-        found = _player(conn, ctx, handle)
+        found = _companion_and_player(conn, ctx, handle)
         if found is None:
             return None
-        pk, spelt = found
+        cfg, state, pk, spelt = found
         s, e, c = st.events, t.events, t.contests
         rows = conn.execute(
             select(c.c.cid, c.c.name, c.c.time_seconds, e.c.display_rating, s.c.display_rating,
@@ -271,13 +279,10 @@ def past_changes(ctx: StoreContext, handle: str) -> PastChanges | None:
     t = ctx.tables
     st = smooth_tables(t.prefix)
     with read_txn(ctx.engine) as conn:
-        cfg, state, _ = read_smoothing(conn, t)
-        if cfg is None or state is None:
-            return None
-        found = _player(conn, ctx, handle)
+        found = _companion_and_player(conn, ctx, handle)
         if found is None:
             return None
-        pk, spelt = found
+        cfg, state, pk, spelt = found
         ch, c = st.changes, t.contests
         rows = conn.execute(
             select(c.c.cid, c.c.name, c.c.time_seconds, ch.c.old_rating, ch.c.new_rating,
