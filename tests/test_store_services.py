@@ -31,6 +31,8 @@ PUBLIC_API = {
     # ladders and seasons (issue 28)
     "create_ladder", "has_ladder", "ladder", "ladder_settings", "ladders", "new_season",
     "seasons", "set_ladder_settings",
+    # the smoothed companion (issue 29)
+    "set_smoothing", "smoothing", "smoothed_curve", "past_changes",
     # attributes
     "actor", "allow_future", "case_insensitive_handles", "engine", "future_margin_s",
     "hooks", "keep_snapshots", "params", "schema_version", "snapshot_events",

@@ -48,6 +48,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.replay",
     "podium.store.cli",
     "podium.store.explain_cli",
+    "podium.store.smooth_cli",
     "podium.store.admin_cli",
     "podium.store.ladder_cli",
     "podium.service.cli",

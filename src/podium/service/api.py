@@ -41,6 +41,7 @@ from podium.service.api_ladders import (
     ladder_dependency,
     parse_as_of,
 )
+from podium.service.api_smoothed import add_smoothed_routes
 from podium.service.explain_api import add_explain_routes
 from podium.service.models import (
     CountOut,
@@ -408,6 +409,9 @@ def build_router(*, ladder: bool = False) -> APIRouter:
         """Up to ``limit`` handles starting with ``prefix``, best rated first."""
         handles = get_store(request).search_handles(prefix, limit=limit)
         return json_answer({"prefix": prefix, "handles": list(handles)})
+
+    # before the next route: its path converter would take ".../smoothed" as a handle
+    add_smoothed_routes(router, _ERRORS)
 
     @router.get("/players/{handle:path}", response_model=M["PlayerView"], responses=_ERRORS,
                 summary="A player's rating and full history")

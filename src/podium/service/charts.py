@@ -168,6 +168,9 @@ CHART_STYLE = (
     ".rating-chart .rating-line,.rating-chart .legend-rating"
     "{fill:none;stroke:#1f4e79;stroke-width:2;stroke-linejoin:round}"
     ".rating-chart .rating-point{fill:#fff;stroke:#1f4e79;stroke-width:2}"
+    ".rating-chart .smoothed-line,.rating-chart .legend-smoothed"
+    "{fill:none;stroke:#7b3fa0;stroke-width:2;stroke-dasharray:6 4;stroke-linejoin:round}"
+    ".rating-chart .smoothed-point{fill:#7b3fa0}"
     ".rating-chart .perf-point{fill:#e07a1f;fill-opacity:.75}"
 )
 
@@ -207,6 +210,8 @@ def rating_chart_svg(
     height: int = 320,
     title: str = "Rating history",
     show_performance: bool = True,
+    revised: Sequence[ChartPoint] = (),
+    revised_label: str = "smoothed",
 ) -> str:
     """An SVG chart of a rating history.
 
@@ -220,6 +225,11 @@ def rating_chart_svg(
         Accessible title of the chart (``<title>`` and ``aria-label``).
     show_performance:
         Draw the performance points.
+    revised:
+        A second curve over the same contests (the smoothed ratings of a whole-history
+        companion, issue 29), drawn dashed (``smoothed-line``, ``smoothed-point``).
+    revised_label:
+        Its name in the legend.
 
     Returns
     -------
@@ -249,7 +259,9 @@ def rating_chart_svg(
             f'text-anchor="middle">no rated contests yet</text></svg>'
         )
 
-    ratings = [p.rating for p in pts]
+    second = sorted((p for p in revised if math.isfinite(p.rating)),
+                    key=lambda p: p.time_seconds)
+    ratings = [p.rating for p in pts] + [p.rating for p in second]
     r_lo, r_hi = min(ratings), max(ratings)
     margin = max(100.0, 0.25 * (r_hi - r_lo))
     perfs = [p.perf for p in pts if show_performance and p.perf is not None
@@ -318,6 +330,20 @@ def rating_chart_svg(
         for k, p in enumerate(pts)
     )
     out.append(f'<path class="rating-line" d="{d}"/>')
+    if second:
+        def x_at(k: int, q: ChartPoint) -> float:
+            if by_index:
+                return x_of(min(k, n - 1))
+            return left + pw * (min(max(q.time_seconds, t0), t1) - t0) / (t1 - t0)
+
+        d2 = " ".join(f"{'M' if k == 0 else 'L'}{_fmt(x_at(k, q))},{_fmt(y_of(q.rating))}"
+                      for k, q in enumerate(second))
+        out.append(f'<path class="smoothed-line" d="{d2}"/><g class="smoothed-points">')
+        out.extend(
+            f'<circle class="smoothed-point" cx="{_fmt(x_at(k, q))}" '
+            f'cy="{_fmt(y_of(q.rating))}" r="2.5"><title>{escape(revised_label)}: '
+            f'{_tooltip(q, perf=False)}</title></circle>' for k, q in enumerate(second))
+        out.append("</g>")
 
     def link(inner: str, href: str | None) -> str:
         return f'<a href="{escape(href)}">{inner}</a>' if href else inner
@@ -361,6 +387,13 @@ def rating_chart_svg(
         f'<g class="legend"><line class="legend-rating" x1="{lx}" x2="{lx + 18}" y1="14" y2="14"/>'
         f'<text x="{lx + 24}" y="14" dominant-baseline="middle">rating</text>'
     )
+    if second:
+        sx = lx + 190
+        out.append(
+            f'<line class="legend-smoothed" x1="{sx}" x2="{sx + 18}" y1="14" y2="14"/>'
+            f'<text x="{sx + 24}" y="14" dominant-baseline="middle">'
+            f"{escape(revised_label, quote=False)}</text>"
+        )
     if show_performance and perfs:
         out.append(
             f'<circle class="perf-point" cx="{lx + 88}" cy="14" r="3"/>'

@@ -293,11 +293,20 @@ def build_router(*, ladder: bool = False) -> APIRouter:
                 players=None, href=None)
             for h in view.history
         ]
-        chart = rating_chart_svg(points, title=f"Rating history of {view.handle}")
+        # issue 29: the smoothed companion's curve (aligned to the filter's level)
+        curve = store.smoothed_curve(view.handle)
+        revised = [] if curve is None else [
+            ChartPoint(time_seconds=q.time_seconds, rating=q.aligned, label=q.contest_name)
+            for q in curve.points]
+        chart = rating_chart_svg(points, title=f"Rating history of {view.handle}",
+                                 revised=revised, revised_label=f"smoothed ({curve.system})"
+                                 if curve is not None else "smoothed")
         return _page(request, "player.html", title=view.handle, player=view, chart=chart,
                      history=list(reversed(view.history)),
                      has_teams=any(h.team is not None for h in view.history),
-                     elsewhere=elsewhere)
+                     elsewhere=elsewhere, curve=curve,
+                     smoothed={q.contest_id: q for q in curve.points} if curve else {},
+                     past=store.past_changes(view.handle) if curve is not None else None)
 
     @router.get("/contests", response_class=HTMLResponse)
     def contests_page(

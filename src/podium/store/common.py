@@ -27,6 +27,7 @@ from sqlalchemy import Column, Connection, Engine, Index, MetaData, Table, selec
 import podium.store.schema as S
 from podium.core.contest import Contest
 from podium.core.guards import DEFAULT_FUTURE_MARGIN_S
+from podium.errors import ConfigError
 from podium.store.actor import check_actor
 from podium.store.bulk import fetch
 from podium.store.engine import LOCK_KEY, display_url
@@ -117,8 +118,20 @@ def same_params(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def resolve_system(system: str,
                    params: dict[str, Any] | None) -> tuple[RatingSystem, dict[str, Any]]:
-    """Build the system (ConfigError for unknown names/parameters) and its full parameters."""
-    sysobj = get_system(system, **(params or {}))
+    """Build the system (ConfigError for unknown names/parameters, and for a
+    whole-history system, naming ``podium smooth``) and its full parameters."""
+    try:
+        sysobj = get_system(system, **(params or {}))
+    except ConfigError:
+        from podium.history.engines import is_history_system
+
+        if not is_history_system(system):
+            raise
+        raise ConfigError(
+            f"{system!r} is a whole-history system: a ladder is rated by a filter, and a "
+            "whole-history system can be its smoothed companion; create the ladder with a "
+            f"filter (e.g. --system mmr), then run podium smooth --system {system}"
+        ) from None
     return sysobj, json_params(sysobj.params())
 
 

@@ -140,6 +140,15 @@ from podium.store.queries import Queries
 from podium.store.raters import RaterCache
 from podium.store.rows import HandleCache
 from podium.store.seasons import Seasons
+from podium.store.smoothed import (
+    PastChanges,
+    SmoothedCurve,
+    SmoothingStatus,
+    past_changes,
+    set_smoothing,
+    smoothed_curve,
+    smoothing_status,
+)
 from podium.store.tokens import ROLES, TokenIdentity, TokenInfo, TokenRegistry
 from podium.store.writes import Writes
 from podium.systems import RatingSystem
@@ -196,6 +205,7 @@ class StoreServices:
         self.raters.release()
         self.handles.release()
         self.explain.release()
+        self.writes.smoothing.release()
 
 
 class Store:
@@ -638,6 +648,24 @@ class Store:
               contest_id: str | None = None) -> AuditPage:
         return self.services.audit.read(offset=offset, limit=limit, action=action,
                                         contest_id=contest_id)
+
+    # ------------------------------------------------------------------ smoothed companion
+    @_doc_of(set_smoothing)
+    def set_smoothing(self, system: str | None,
+                      params: dict[str, Any] | None = None) -> SmoothingStatus | None:
+        return set_smoothing(self.services.writes, system, params)
+
+    @_doc_of(smoothing_status)
+    def smoothing(self) -> SmoothingStatus | None:
+        return smoothing_status(self.services.context)
+
+    @_doc_of(smoothed_curve)
+    def smoothed_curve(self, handle: str) -> SmoothedCurve | None:
+        return smoothed_curve(self.services.context, handle)
+
+    @_doc_of(past_changes)
+    def past_changes(self, handle: str) -> PastChanges | None:
+        return past_changes(self.services.context, handle)
 
     # ------------------------------------------------------------------ tokens
     @_doc_of(TokenRegistry.create_token)

@@ -88,6 +88,7 @@ from podium.store.rows import (
     stored_contest,
     update_players,
 )
+from podium.store.smoothing import SmoothCompanion
 
 __all__ = ["Writes", "check_item", "first_spellings", "head_of", "check_current_season"]
 
@@ -252,6 +253,9 @@ class Writes:
         self.handles = handles
         self.audit = audit
         self.priors = PriorSource(ctx)
+        #: The ladder's smoothed companion (issue 29), updated by every write before it
+        #: commits (nothing for a ladder without one).
+        self.smoothing = SmoothCompanion(ctx)
 
     def run_write(self, what: str, body: Callable[[Connection], _T]) -> _T:
         """Run ``body`` in a write transaction holding the context's write lock (database
@@ -554,6 +558,7 @@ class Writes:
         self.audit.record_many(conn, "ingest", [
             (it.cid, it.chash, {"index": r.index, "players": r.players})
             for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
+        self.smoothing.update(conn)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(all_new)
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
@@ -643,6 +648,7 @@ class Writes:
                            detail={"index": pos, "players": len(item.contest),
                                    "rerated": len(later)})
         self.raters.maybe_snapshot(conn, rater, head.count + 1, epoch)
+        self.smoothing.update(conn)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(new_handles)
         self.raters.stage(CachedRater(rater, head.count + 1, m.store_id, epoch))
