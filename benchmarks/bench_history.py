@@ -19,7 +19,8 @@ Sections (``--section``, several allowed; default all):
   winner (``mmr-smooth`` by its causal forecast, ``ttt`` and ``whr`` smoothed over the
   whole history, so not causal: an upper reference).
 
-``--write-docs`` writes each section's table into docs/history.md.
+``--write-docs`` writes each section's table into docs/history.md, and the
+``codeforces`` and ``ttt`` tables (issue 29's speed targets) into docs/benchmarks.md too.
 """
 
 from __future__ import annotations
@@ -52,8 +53,12 @@ from podium.history import (  # noqa: E402
     whr,
 )
 from podium.history.mmr_smooth import smooth_result  # noqa: E402
+from podium.history.smooth_state import SWEEP_PANELS  # noqa: E402
 
 DOC = "docs/history.md"
+#: Sections whose tables docs/benchmarks.md carries as well (the speed targets).
+BENCHMARKS_DOC = "docs/benchmarks.md"
+IN_BENCHMARKS = ("codeforces", "ttt")
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -180,7 +185,7 @@ def section_codeforces(args: argparse.Namespace) -> str:
     state = SmoothState.start(lab.history, window_tol=args.window_tol)
     state.rate_forward(state.history.n_contests - 1)
     first_pass = time.perf_counter() - t0
-    reports, converged = state.solve(args.tol, 100)
+    reports, converged = state.solve(args.tol, 100, args.memory)
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
     _, t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3))
@@ -203,7 +208,9 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"{t_smooth / t_filter:.1f}x | {t_smooth:.1f} |\n"
             f"| `mmr-smooth`, adding the last contest | {t_add / t_filter:.2f}x "
             f"({100 * t_add / t_smooth:.2f} % of the full pass) | {t_add:.1f} |\n\n"
-            f"First pass (Elo-MMR itself, the starting point): {first_pass:.1f} s; "
+            f"First pass (Elo-MMR itself, the starting point): {first_pass:.1f} s; then "
+            f"{len(reports)} sweeps (Anderson memory {args.memory}; the sweeps' Chebyshev "
+            f"panels {SWEEP_PANELS:g}x the first pass's width); "
             f"`window_tol` {args.window_tol:g}; unconverged solves {res.unsolved}; mean "
             f"smoothed rating minus filtered rating over all player-rounds: {gap:+.1f}.\n\n"
             "| sweep | s | players | rounds | residual max abs Δperf | max abs Δ cavity |\n"
@@ -305,13 +312,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cf-contests", type=int, default=None)
     ap.add_argument("--tol", type=float, default=0.01)
     ap.add_argument("--window-tol", type=float, default=1e-9)
+    ap.add_argument("--memory", type=int, default=10,
+                    help="Anderson memory of mmr-smooth's sweeps (default: its own)")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     for name in args.section or list(SECTIONS):
         load = load_average()
         body = SECTIONS[name](args)
         if args.write_docs:
-            write_section(DOC, f"history-{name}", body, load_at_start=load)
+            for doc in (DOC, BENCHMARKS_DOC) if name in IN_BENCHMARKS else (DOC,):
+                write_section(doc, f"history-{name}", body, load_at_start=load)
 
 
 if __name__ == "__main__":

@@ -196,6 +196,32 @@ def test_performances_solve_theorem_3_2_with_the_cavity_terms() -> None:
     assert worst < 20 * tol
 
 
+def test_sweeps_wide_panels_solve_theorem_3_2() -> None:
+    """Phase 1 of the sweeps (Chebyshev panels ``SWEEP_PANELS`` times the first pass's
+    width, rounds of more than 24 tie groups) still gives every performance as the zero
+    of Q_i over the cavity terms, to 1e-6 rating points."""
+    from podium.history.smooth_state import SWEEP_PANELS
+
+    assert SWEEP_PANELS > 1.0
+    h, _ = model_history(6, n_players=120, n_rounds=4)
+    st = SmoothState.start(h, window_tol=0.0)
+    st.rate_forward(h.n_contests)
+    st.solve(0.01, 50)
+    assert st.large.all()  # every round goes through the panels
+    st.phase1(np.arange(h.n_contests))
+    rd = st.rounds
+    worst = 0.0
+    for c in range(h.n_contests):
+        r = np.arange(h.contest_rows[c], h.contest_rows[c + 1])
+        w = TANH / np.hypot(rd.cav_sig[r], rd.beta[r])
+        place = h.team_place[h.contest_teams[c]:h.contest_teams[c + 1]]
+        for k in range(r.size):
+            zero = brentq(_q, -6000, 9000, args=(rd.cav_mu[r], w, place, place[k]),
+                          xtol=1e-10)
+            worst = max(worst, abs(zero - rd.perf[r[k]]))
+    assert worst < 1e-6
+
+
 def test_smoothing_estimates_skills_better_than_the_filter() -> None:
     """On rounds drawn from the model, the smoothed ratings are closer to the true
     skills than Elo-MMR's (the filter sees only the past)."""

