@@ -3,21 +3,22 @@ loads them instead of compiling: ``python -m podium.prebuild``.
 
 The build backend (``build_backend/podium_backend.py``) runs it while ``pip install``
 builds the package: it rates the README's main job -- the history of ``podium
-example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- in a
-process whose Numba compiles for a portable CPU (``NUMBA_CPU_NAME=generic``) into the
-package's prebuilt directory, and then writes that directory's manifest
-(:mod:`podium.core.kernel_cache`).  It needs Numba and NumPy only (the build
-environment has no more): the contests are made in memory and nothing is written,
-since writing a small table compiles nothing.  A first
+example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- and small
+histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time),
+whose rounds take other compiled paths, in a process whose Numba compiles for a
+portable CPU (``NUMBA_CPU_NAME=generic``) into the package's prebuilt directory, and
+then writes that directory's manifest (:mod:`podium.core.kernel_cache`).  It needs
+Numba and NumPy only (the build environment has no more): the contests are made in
+memory and nothing is written, since writing a small table compiles nothing.  A first
 ``podium rate`` with ``mmr`` then loads its kernels from there; another system, or the
 same one on another CPU architecture, Numba or Python, compiles on demand as before,
 and says so.
 
 Which systems are compiled is the ``PODIUM_PREBUILD`` variable of the build
 (``mmr`` by default; a comma-separated list, ``all`` for every system, ``none`` for no
-prebuild) or ``--systems``.  Each system is compiled by the job it would run first:
-rating the example history with that system.  Several systems are
-compiled by ``--jobs`` processes side by side, then checked in this one (a kernel
+prebuild) or ``--systems``.  Each system is compiled by the jobs it would run first:
+rating the example history and the small histories with that system.  Several
+systems are compiled by ``--jobs`` processes side by side, then checked in this one (a kernel
 that two of them compiled at once is compiled again if its index lost the race).
 
     python -m podium.prebuild                      # mmr, into podium/_prebuilt
@@ -83,25 +84,54 @@ def _example_contests() -> list[Any]:
                               tie_resolution=a.tie_resolution)
 
 
+#: The small histories a system's job rates besides the example: (what, players, rounds,
+#: participation).  A game's lobbies and a live service's one-contest-at-a-time adds take
+#: other compiled paths than the example's rounds of about a thousand players (a small
+#: round's compiled loop, the serial pairwise terms, ``Rater.add``'s compiled round after
+#: its first contests), so a first run on them would compile without these.
+SMALL_HISTORIES = (("lobbies of about 8", 64, 48, 0.125), ("1v1 matches", 2, 48, 1.0))
+
+
+def _jobs() -> list[tuple[str, list[Any], bool]]:
+    """What each system's job rates: (what, contests, one by one with ``Rater.add``)."""
+    from podium.io.synthetic import synthetic_contests
+
+    jobs: list[tuple[str, list[Any], bool]] = [("the example history", _example_contests(), False)]
+    for k, (what, players, rounds, participation) in enumerate(SMALL_HISTORIES):
+        contests = synthetic_contests(players, rounds, seed=k + 1, participation=participation)
+        jobs += [(what, contests, False), (f"{what}, added one by one", contests, True)]
+    return jobs
+
+
 def _run_jobs(names: Sequence[str]) -> dict[str, float]:
     """Rate the example history with each system in this process, as ``podium rate``
-    does (:meth:`~podium.rater.Rater.extend`); the seconds each took (a system that
-    refuses the history is left out).  Only Numba and NumPy are needed: the build
-    environment has no more."""
+    does (:meth:`~podium.rater.Rater.extend`), then the :data:`SMALL_HISTORIES`, as a
+    batch and one contest at a time (:meth:`~podium.rater.Rater.add`); the seconds each
+    system took (a system that refuses the example history is left out; one that
+    refuses a small history compiles that path on first use).  Only Numba and NumPy are
+    needed: the build environment has no more."""
     from podium.errors import PodiumError
     from podium.rater import Rater
 
-    contests = _example_contests()
+    jobs = _jobs()
     seconds: dict[str, float] = {}
     for name in names:
         t = time.perf_counter()
-        try:
-            Rater(name).extend(contests)
-        except PodiumError as exc:
-            print(f"podium.prebuild: {name} refuses the example history ({exc}); its "
-                  "kernels compile on first use", file=sys.stderr)
-            continue
-        seconds[name] = round(time.perf_counter() - t, 2)
+        for what, contests, one_by_one in jobs:
+            try:
+                rater = Rater(name)
+                if one_by_one:
+                    for contest in contests:
+                        rater.add(contest)
+                else:
+                    rater.extend(contests)
+            except PodiumError as exc:
+                print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for "
+                      "them compile on first use", file=sys.stderr)
+                if what == jobs[0][0]:
+                    break
+        else:
+            seconds[name] = round(time.perf_counter() - t, 2)
     return seconds
 
 
