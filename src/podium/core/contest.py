@@ -17,13 +17,22 @@ of one-member teams.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from podium.core.handles import HandlePool, Spelled, check_codes
+from podium.core.standings import (
+    check_handles,
+    check_ranges,
+    place_keys,
+    score_keys,
+    shared_ranges,
+)
 from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
 
@@ -158,7 +167,7 @@ class Contest:
         Both competition ranking (1, 1, 3) and dense ranking (1, 1, 2) are
         accepted: only the order of places and their equalities matter.
         """
-        return cls._from_keys(handles, _place_keys(handles, places, meta), meta)
+        return cls._from_keys(handles, place_keys(handles, places, meta), meta)
 
     @classmethod
     def from_scores(
@@ -170,7 +179,7 @@ class Contest:
         **meta: Any,
     ) -> Contest:
         """Build from scores (higher is better by default); equal scores tie."""
-        return cls._from_keys(handles, _score_keys(handles, scores, higher_is_better, meta),
+        return cls._from_keys(handles, score_keys(handles, scores, higher_is_better, meta),
                               meta)
 
     @classmethod
@@ -317,7 +326,7 @@ class Contest:
         """A team contest from one row per member: its handle, its team's name and the
         team's 1-based place (the rows of a team must agree); lower is better and equal
         places tie.  ``member_weight``: per-row member weights (``None``: all 1)."""
-        return cls._from_team_keys(handles, teams, _place_keys(handles, places, meta),
+        return cls._from_team_keys(handles, teams, place_keys(handles, places, meta),
                                    member_weight, "place", meta)
 
     @classmethod
@@ -327,7 +336,7 @@ class Contest:
         """As :meth:`from_team_places` with each team's score (higher is better by
         default; equal scores tie)."""
         return cls._from_team_keys(handles, teams,
-                                   _score_keys(handles, scores, higher_is_better, meta),
+                                   score_keys(handles, scores, higher_is_better, meta),
                                    member_weight, "score", meta)
 
     @classmethod
@@ -361,7 +370,7 @@ class Contest:
         else:
             hs = tuple(handles)
             n = len(hs)
-            _check_handles(hs, label)
+            check_handles(hs, label)
         team_names: tuple[str, ...] = ()
         offsets = np.zeros(0, dtype=np.int64)
         if teams is not None:
@@ -398,10 +407,10 @@ class Contest:
             raise ContestError(f"{n} handles but {lo_a.size} lo and {hi_a.size} hi values",
                                contest=label)
         if teams is None:
-            _check_ranges(lo_a, hi_a, hs if hs is not None else Spelled(codes), label,
+            check_ranges(lo_a, hi_a, hs if hs is not None else Spelled(codes), label,
                           "player")
         else:
-            _check_ranges(t_lo, t_hi, team_names, label, "team")
+            check_ranges(t_lo, t_hi, team_names, label, "team")
         if isinstance(time_seconds, bool):
             raise ContestError(f"time_seconds must be a number, got {time_seconds!r}",
                                contest=label)
@@ -512,22 +521,33 @@ class Contest:
     @classmethod
     def many_checked(cls, pool: HandlePool, codes: npt.NDArray[np.int64],
                      lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                     bounds: Iterable[tuple[int, int, str, int, float, float | None, str | None]],
-                     ) -> list[Contest]:
+                     starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+                     names: Sequence[str], times: Sequence[int], weights: Sequence[float],
+                     ceilings: Sequence[float | None] | None = None,
+                     urls: Sequence[str | None] | None = None) -> list[Contest]:
         """Individual contests that a loader has checked, a whole file's at once, as
-        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays,
-        contiguous tie ranges, a finite positive weight, a ceiling ``None``, a number
-        or ``+inf``): ``(start, end, name, time, weight, ceiling, url)`` per contest,
-        its arrays the rows ``start:end`` of ``codes``, ``lo``, ``hi``.  Nothing is
-        checked again."""
-        out = []
-        for a, b, name, t, w, ceil, url in bounds:
-            self = cls.__new__(cls)
-            self._handles = self._team_names = self.teams = None
-            self._codes, self.lo, self.hi = (pool, codes[a:b]), lo[a:b], hi[a:b]
-            self.name, self.time_seconds, self.weight = name, t, w
-            self.perf_ceiling, self.url, self.team_round = ceil, url, False
-            out.append(self)
+        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays, tie
+        ranges that :func:`~podium.core.standings.ranges_hold`, a finite positive
+        weight, a ceiling ``None``, a number or ``+inf``).  Nothing is checked again.
+
+        Contest ``k`` is rows ``starts[k]:starts[k] + sizes[k]`` of ``codes`` (a view),
+        ``lo`` and ``hi`` (shared by the contests of one tie pattern:
+        :func:`~podium.core.standings.shared_ranges`), with ``names[k]``, ``times[k]``,
+        ``weights[k]``, ``ceilings[k]`` and ``urls[k]`` (``None``: none given).  Each
+        attribute is set for every contest at once through its slot (a C-level
+        ``map``): a history of 200,000 matches runs no Python statement per contest."""
+        n = len(names)
+        out = list(map(cls.__new__, repeat(cls, n)))
+        rows = map(slice, starts.tolist(), (starts + sizes).tolist())
+        lo_k, hi_k = shared_ranges(lo, hi, starts, sizes)
+        columns: dict[str, Iterable[Any]] = {
+            "_codes": zip(repeat(pool), map(codes.__getitem__, rows)),
+            "lo": lo_k, "hi": hi_k, "name": names, "time_seconds": times,
+            "weight": weights, "perf_ceiling": repeat(None) if ceilings is None else ceilings,
+            "url": repeat(None) if urls is None else urls, "_handles": repeat(None),
+            "_team_names": repeat(None), "teams": repeat(None), "team_round": repeat(False)}
+        for slot, values in columns.items():
+            deque(map(getattr(cls, slot).__set__, out, values), maxlen=0)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -622,79 +642,3 @@ class Contest:
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _check_handles(hs: tuple[str, ...], label: str) -> None:
-    """Refuse empty standings and a handle that is not a non-empty string."""
-    if not hs:
-        raise ContestError("standings are empty", contest=label)
-    if set(map(type, hs)) != {str} or not all(hs):
-        for h in hs:
-            if not isinstance(h, str) or not h:
-                raise ContestError(f"every handle must be a non-empty string, got {h!r}",
-                                   contest=label)
-
-
-def _place_keys(handles: Sequence[str], places: Any, meta: Any) -> npt.NDArray[np.float64]:
-    """1-based places as sort keys (lower is better), checked: one per handle, finite,
-    at least 1; the error names the contest and the first offending player."""
-    label = meta.get("name") or "<unnamed>"
-    p = np.asarray(places)
-    if p.shape != (len(handles),):
-        raise ContestError(f"{len(handles)} handles but {p.size} places", contest=label)
-    if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
-        bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
-        raise ContestError("place must be a finite number", contest=label, player=bad)
-    if p.size and np.any(p < 1):
-        raise ContestError("places are 1-based and must be >= 1", contest=label,
-                           player=_first_bad(handles, p < 1))
-    return p.astype(np.float64)
-
-
-def _score_keys(handles: Sequence[str], scores: Any, higher_is_better: bool,
-                meta: Any) -> npt.NDArray[np.float64]:
-    """Scores as sort keys (lower is better: negated when higher scores win), checked:
-    one per handle, finite."""
-    label = meta.get("name") or "<unnamed>"
-    s = np.asarray(scores, dtype=np.float64)
-    if s.shape != (len(handles),):
-        raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
-    if s.size and not np.all(np.isfinite(s)):
-        raise ContestError("score must be a finite number", contest=label,
-                           player=_first_bad(handles, ~np.isfinite(s)))
-    return -s if higher_is_better else s
-
-
-def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | None:
-    idx = np.flatnonzero(mask)
-    return handles[int(idx[0])] if idx.size else None
-
-
-def _check_ranges(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                  labels: Sequence[str] | Spelled, contest: str, what: str) -> None:
-    """Check that ``(lo, hi)`` are contiguous 0-based tie ranges over ``len(labels)``
-    positions (players, or teams of a team contest); the error names the entry."""
-    n = len(labels)
-    pos = np.arange(n, dtype=np.int64)
-
-    def fail(msg: str, i: int) -> None:
-        if what == "team":
-            raise ContestError(msg, contest=contest, team=labels[i])
-        raise ContestError(msg, contest=contest, player=labels[i])
-
-    bad = (lo > pos) | (hi < pos)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        fail(f"tie range ({lo[i]}, {hi[i]}) does not contain the {what}'s position {i}", i)
-    # Contiguity: each position either continues the previous tie group
-    # (same lo and hi) or starts a new one right after it ends.
-    same = np.zeros(n, dtype=bool)
-    same[1:] = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
-    starts = np.zeros(n, dtype=bool)
-    starts[0] = lo[0] == 0
-    starts[1:] = (lo[1:] == pos[1:]) & (hi[:-1] == pos[:-1])
-    bad = ~(same | starts)
-    if bad.any() or hi[-1] != n - 1:
-        i = int(np.flatnonzero(bad)[0]) if bad.any() else n - 1
-        fail(f"tie range ({lo[i]}, {hi[i]}) at position {i} is not contiguous with its "
-             f"neighbours: tied {what}s must be adjacent and share the same (lo, hi)", i)

@@ -46,6 +46,9 @@ IntArray = npt.NDArray[np.int64]
 #: A cell that Arrow's integer cast reads as ``float`` does (blanks ``str.strip``
 #: removes alike, at most 15 digits: exact in a double).
 _INTEGER = r"^[ \t]*-?[0-9]{1,15}[ \t]*$"
+#: A cell that ``str.strip`` leaves as it is and that is not empty: printable ASCII,
+#: no space at either end.
+_PLAIN = r"^[!-~]([ -~]*[!-~])?$"
 
 
 class _Bail(Exception):
@@ -196,15 +199,16 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     if n == 0:
         raise _Bail
     # ---- contests: ids in order of first appearance of their stripped key
-    group, cells = _column(table, role["contest"])
-    key_names = [c.strip() for c in cells]
-    if key_names != cells:  # some key stripped: keys that strip alike are one contest
+    group, key_cells = _encoded(table, role["contest"])
+    key_names = key_cells.to_pylist()
+    if not pc.all(pc.match_substring_regex(key_cells, _PLAIN)).as_py():
+        key_names = [c.strip() for c in key_names]  # keys that strip alike: one contest
         keys: dict[str, int] = {}
         of_cell = np.array([keys.setdefault(k, len(keys)) for k in key_names], dtype=np.int64)
         group = of_cell[group]
         key_names = list(keys)
-    if not all(key_names):
-        raise _Bail
+        if not all(key_names):
+            raise _Bail
     n_groups = len(key_names)
     # ---- handles, numbered in a pool (the load's, else one for this file)
     idx, cells = _column(table, role["player"])
@@ -237,14 +241,17 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
         "name": str, "weight": _number(False), "url": str, "perf_ceiling": float}
     given = {r: _meta(table, role[r], parse, group, n_groups)
              for r, parse in meta.items() if r in role}
-    names_of = given.get("name") or [None] * n_groups
-    contest_names = [k if m is None else m for k, m in zip(key_names, names_of, strict=True)]
-    weights = given.get("weight") or [None] * n_groups
-    weight = np.array([1.0 if w is None else w for w in weights], dtype=np.float64)
-    ceilings = given.get("perf_ceiling") or [None] * n_groups
-    urls = given.get("url") or [None] * n_groups
+    contest_names = key_names
+    if "name" in given:
+        contest_names = [k if m is None else m
+                         for k, m in zip(key_names, given["name"], strict=True)]
+    weight = np.ones(n_groups, dtype=np.float64)
+    if "weight" in given:
+        weight = np.array([1.0 if w is None else w for w in given["weight"]], dtype=np.float64)
+    ceilings = given.get("perf_ceiling")
+    urls = given.get("url")
     if bool((weight <= 0).any()) or any(c is not None and (c != c or c == -math.inf)
-                                        for c in ceilings):
+                                        for c in ceilings or ()):
         raise _Bail
     # ---- order: contests by time, then first appearance; rows by key, then file order
     ordered = np.argsort(t_group, kind="stable")
@@ -276,10 +283,12 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     for a in (lo, hi, r_codes):
         a.flags.writeable = False
     # ---- the contests' times and weights, checked at once
-    o = ordered.tolist()
     t_o, w_o = t_group[ordered], weight[ordered]
     if times is not None and not times.accepts(t_o, w_o):
         raise _Bail
-    return Contest.many_checked(pool, r_codes, lo, hi, zip(
-        starts.tolist(), ends.tolist(), [contest_names[g] for g in o], t_o.tolist(),
-        w_o.tolist(), [ceilings[g] for g in o], [urls[g] for g in o], strict=True))
+    o = ordered.tolist()
+    return Contest.many_checked(
+        pool, r_codes, lo, hi, starts, sizes, list(map(contest_names.__getitem__, o)),
+        t_o.tolist(), w_o.tolist(), None if ceilings is None
+        else list(map(ceilings.__getitem__, o)),
+        None if urls is None else list(map(urls.__getitem__, o)))
