@@ -46,6 +46,7 @@ IntArray = npt.NDArray[np.int64]
 #: A cell that Arrow's integer cast reads as ``float`` does (blanks ``str.strip``
 #: removes alike, at most 15 digits: exact in a double).
 _INTEGER = r"^[ \t]*-?[0-9]{1,15}[ \t]*$"
+_POWERS_OF_10 = 10 ** np.arange(1, 19, dtype=np.int64)
 #: A cell that ``str.strip`` leaves as it is and that is not empty: printable ASCII,
 #: no space at either end.
 _PLAIN = r"^[!-~]([ -~]*[!-~])?$"
@@ -62,27 +63,63 @@ def _encoded(table: pa.Table, name: str) -> tuple[IntArray, pa.Array]:
     return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
+def _keys(table: pa.Table, name: str) -> tuple[IntArray, list[str], bool]:
+    """Each row's contest, numbered in order of first appearance of its key cell, the
+    distinct key cells (as Python strings, in that order) and whether each is its own
+    stripped form and not empty (:data:`_PLAIN`).  Keys that are all integers written
+    as ``str(int)`` writes them are grouped as numbers (no string hashing)."""
+    col = table.column(name)
+    try:
+        ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
+    except pa.ArrowInvalid:
+        ints = None
+    if ints is not None and ints.size and int(ints.min()) > -(2**63):
+        # str(int)'s text is the shortest one Arrow reads as that number: equal lengths
+        # mean that form (no sign, zero or hex prefix, no "-0")
+        width = 1 + np.searchsorted(_POWERS_OF_10, np.abs(ints), side="right") + (ints < 0)
+        if bool((np.asarray(pc.binary_length(col)) == width).all()):
+            _, first, inverse = np.unique(ints, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return (rank[inverse.reshape(-1)].astype(np.int64),
+                    col.take(pa.array(first[order])).to_pylist(), True)
+    group, cells = _encoded(table, name)
+    return (group, cells.to_pylist(),
+            bool(pc.all(pc.match_substring_regex(cells, _PLAIN)).as_py()))
+
+
 def _column(table: pa.Table, name: str) -> tuple[IntArray, list[str]]:
     """:func:`_encoded` with the cells as Python strings."""
     idx, cells = _encoded(table, name)
     return idx, cells.to_pylist()
 
 
-def _numbers(table: pa.Table, name: str, whole: bool
-             ) -> tuple[IntArray, npt.NDArray[np.float64]]:
-    """Each row's index into the distinct cells of a number column, and their values
-    by the row reader's rule (:func:`_number`; a blank cell bails).  Cells that are all
-    plain integers of at most 15 digits (exact in a double, as ``float`` reads them)
-    are converted by Arrow at once."""
+def _numbers(table: pa.Table, name: str, whole: bool) -> npt.NDArray[np.float64]:
+    """Each row's value of a number column by the row reader's rule (:func:`_number`;
+    a blank cell bails).  A column of plain decimal integers below 2**53 (exact in a
+    double, as ``float`` reads them) is converted by Arrow at once; else each distinct
+    cell is converted once: by Arrow when all are plain integers of at most 15 digits,
+    else by the row reader's rule."""
+    col = table.column(name)
+    if not pc.any(pc.match_substring(col, "x", ignore_case=True)).as_py():  # no hex
+        try:
+            ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
+        except pa.ArrowInvalid:  # blanks, signs, decimals...: cell by cell
+            pass
+        else:
+            if not ints.size or bool((np.abs(ints) < 2**53).all()):
+                return ints.astype(np.float64)
     idx, cells = _encoded(table, name)
     if len(cells) and pc.all(pc.match_substring_regex(cells, _INTEGER)).as_py():
         ints = pc.cast(pc.utf8_trim(cells, " \t"), pa.int64())
-        return idx, np.asarray(ints, dtype=np.int64).astype(np.float64)
+        return np.asarray(ints, dtype=np.int64).astype(np.float64)[idx]
     parse = _number(whole)
     try:
-        return idx, np.array([parse(c.strip()) for c in cells.to_pylist()], dtype=np.float64)
+        values = np.array([parse(c.strip()) for c in cells.to_pylist()], dtype=np.float64)
     except (ValueError, OverflowError):
         raise _Bail from None
+    return values[idx]
 
 
 def _parsed(table: pa.Table, name: str, parse: Callable[[str], Any]
@@ -199,9 +236,8 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     if n == 0:
         raise _Bail
     # ---- contests: ids in order of first appearance of their stripped key
-    group, key_cells = _encoded(table, role["contest"])
-    key_names = key_cells.to_pylist()
-    if not pc.all(pc.match_substring_regex(key_cells, _PLAIN)).as_py():
+    group, key_names, plain = _keys(table, role["contest"])
+    if not plain:
         key_names = [c.strip() for c in key_names]  # keys that strip alike: one contest
         keys: dict[str, int] = {}
         of_cell = np.array([keys.setdefault(k, len(keys)) for k in key_names], dtype=np.int64)
@@ -226,17 +262,17 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
         pool.names.extend(known)
     codes = code_of[idx]
     # ---- values: the sort key, lower is better (as Contest.from_places / from_scores)
-    idx, values = _numbers(table, role[kind], kind == "place")
+    values = _numbers(table, role[kind], kind == "place")
     if kind == "place" and bool((values < 1).any()):
         raise _Bail
-    key = values[idx] if kind == "place" else -values[idx]
+    key = values if kind == "place" else -values
     # ---- contest time (on every row, agreeing) and metadata
-    idx, t_values = _numbers(table, role["time"], True)
+    t_values = _numbers(table, role["time"], True)
     if not bool(((t_values >= -(2.0**63)) & (t_values < 2.0**63)).all()):
         raise _Bail
-    t_cell = t_values.astype(np.int64)
-    first = _agreeing(group, t_cell[idx], np.ones(n, dtype=bool), n_groups)
-    t_group = t_cell[idx[first]]
+    t_row = t_values.astype(np.int64)
+    first = _agreeing(group, t_row, np.ones(n, dtype=bool), n_groups)
+    t_group = t_row[first]
     meta: dict[str, Callable[[str], Any]] = {
         "name": str, "weight": _number(False), "url": str, "perf_ceiling": float}
     given = {r: _meta(table, role[r], parse, group, n_groups)
@@ -289,6 +325,7 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     o = ordered.tolist()
     return Contest.many_checked(
         pool, r_codes, lo, hi, starts, sizes, list(map(contest_names.__getitem__, o)),
-        t_o.tolist(), w_o.tolist(), None if ceilings is None
+        t_o.tolist(), w_o.tolist() if "weight" in given else [1.0] * len(o),
+        None if ceilings is None
         else list(map(ceilings.__getitem__, o)),
         None if urls is None else list(map(urls.__getitem__, o)))

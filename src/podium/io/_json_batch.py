@@ -157,7 +157,8 @@ def _contests(docs: list[Any], sources: list[str], intern: HandleTable,
     for a in (codes, lo, hi):
         a.flags.writeable = False
     built = Contest.many_checked(
-        pool, codes, lo, hi, starts, sizes, names, t.tolist(), w.tolist(),
+        pool, codes, lo, hi, starts, sizes, names, t.tolist(),
+        [1.0] * len(docs) if bool((w == 1.0).all()) else w.tolist(),
         None if ceil_given.count(None) == len(ceil_given) else
         [None if c is None else float(c) for c in ceil_given],
         None if urls.count(None) == len(urls) else urls)
