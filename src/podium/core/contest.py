@@ -96,7 +96,7 @@ class Contest:
     """
 
     __slots__ = ("_handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
-                 "teams", "team_round", "_team_names", "_codes")
+                 "teams", "team_round", "_team_names", "_pool", "_codes")
 
     lo: npt.NDArray[np.int64]
     hi: npt.NDArray[np.int64]
@@ -461,8 +461,12 @@ class Contest:
         self.teams = None
         self.team_round = False
         self._team_names: tuple[str, ...] | None = None
-        self._codes = codes
+        # a loader's numbers: the pool and this contest's codes in it (two slots, no
+        # tuple per contest)
+        self._pool: HandlePool | None = None
+        self._codes: npt.NDArray[np.int64] | None = None
         if codes is not None:
+            self._pool, self._codes = codes
             codes[1].flags.writeable = False
         if teams is not None:
             offsets.flags.writeable = False
@@ -480,9 +484,9 @@ class Contest:
         """The players' handles, best first (one per standing)."""
         hs = self._handles
         if hs is None:  # numbered by a loader: spelled out on first use
-            assert self._codes is not None
-            names = self._codes[0].names
-            hs = self._handles = tuple(map(names.__getitem__, self._codes[1].tolist()))
+            assert self._pool is not None and self._codes is not None
+            names = self._pool.names
+            hs = self._handles = tuple(map(names.__getitem__, self._codes.tolist()))
         return hs
 
     @property
@@ -502,7 +506,10 @@ class Contest:
     def handle_codes(self) -> tuple[HandlePool, npt.NDArray[np.int64]] | None:
         """``(pool, codes)`` when a loader numbered the handles: ``pool.names[codes[k]]``
         is ``handles[k]`` (see :class:`HandlePool`); ``None`` otherwise."""
-        return self._codes
+        if self._codes is None:
+            return None
+        assert self._pool is not None
+        return self._pool, self._codes
 
     @classmethod
     def from_codes(
@@ -541,7 +548,7 @@ class Contest:
         rows = map(slice, starts.tolist(), (starts + sizes).tolist())
         lo_k, hi_k = shared_ranges(lo, hi, starts, sizes)
         columns: dict[str, Iterable[Any]] = {
-            "_codes": zip(repeat(pool), map(codes.__getitem__, rows)),
+            "_pool": repeat(pool), "_codes": map(codes.__getitem__, rows),
             "lo": lo_k, "hi": hi_k, "name": names, "time_seconds": times,
             "weight": weights, "perf_ceiling": repeat(None) if ceilings is None else ceilings,
             "url": repeat(None) if urls is None else urls, "_handles": repeat(None),
@@ -552,14 +559,15 @@ class Contest:
 
     def __getstate__(self) -> dict[str, Any]:
         # a copy or pickle does not carry the load's handle pool
-        state = {k: getattr(self, k) for k in self.__slots__ if k not in ("_codes", "_handles")}
+        state = {k: getattr(self, k) for k in self.__slots__
+                 if k not in ("_pool", "_codes", "_handles")}
         state["_handles"] = self.handles
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
-        self._codes = None
+        self._pool = self._codes = None
 
     @property
     def is_outcome_free(self) -> bool:

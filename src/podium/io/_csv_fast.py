@@ -322,10 +322,14 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     t_o, w_o = t_group[ordered], weight[ordered]
     if times is not None and not times.accepts(t_o, w_o):
         raise _Bail
+    in_order = ordered.size == n_groups and bool((ordered[1:] > ordered[:-1]).all())
     o = ordered.tolist()
+
+    def by_order(values: list[Any]) -> list[Any]:
+        return values if in_order else list(map(values.__getitem__, o))
+
     return Contest.many_checked(
-        pool, r_codes, lo, hi, starts, sizes, list(map(contest_names.__getitem__, o)),
-        t_o.tolist(), w_o.tolist() if "weight" in given else [1.0] * len(o),
-        None if ceilings is None
-        else list(map(ceilings.__getitem__, o)),
-        None if urls is None else list(map(urls.__getitem__, o)))
+        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o.tolist(),
+        w_o.tolist() if "weight" in given else [1.0] * len(o),
+        None if ceilings is None else by_order(ceilings),
+        None if urls is None else by_order(urls))
