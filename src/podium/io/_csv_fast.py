@@ -3,7 +3,9 @@ and built at once.
 
 :func:`podium.io.csv_long.csv_contests` reads a file of at least
 :data:`~podium.io.csv_long.COLUMNAR_FROM_BYTES` bytes here first. Arrow splits the file
-into columns (every cell as text); each column's distinct cells are stripped, parsed and
+into columns (every cell as text); a number column of plain decimal integers is
+converted by Arrow at once, contest ids written as ``str(int)`` writes them are grouped
+as numbers, and otherwise each column's distinct cells are stripped, parsed and
 checked once, in Python, with the rules of the row reader (:mod:`podium.io.csv_long`):
 the same ``float`` parse, finiteness, whole places and times, places from 1, a time on
 every row, metadata that agrees within a contest, handles interned by the load's
@@ -12,8 +14,9 @@ with NumPy (contests by time, then first appearance; a contest's rows by place o
 ties by row order, as :meth:`~podium.core.contest.Contest.from_scores` ranks them), the
 contest-level rules (distinct handles, contest weights and times,
 :class:`~podium.io._times.TimeCheck`) are checked over all the contests in one pass, and
-every contest is built by :meth:`~podium.core.contest.Contest.many_checked`, its arrays
-slices of the file's.
+every contest is built by :meth:`~podium.core.contest.Contest.many_checked` (its
+handle numbers a view of the file's, its tie ranges shared with the contests of the
+same tie pattern).
 
 Whatever this reader cannot take as it is -- a quote or a NUL byte in the file, a
 team column, no time column, blank lines before the header, a row Arrow cannot split
