@@ -204,3 +204,30 @@ def test_refused_handles_are_kept_alike(tmp_path: Path, monkeypatch: pytest.Monk
         loaded = load_contests(path, keep_refused_handles=True)
         seen.append(([_fields(c) for c in loaded.contests], loaded.refused_handles))
     assert seen[0] == seen[1] and seen[0][1]
+
+
+def test_integer_columns_are_not_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Contest ids written as str(int) writes them, and integer times and scores, are
+    converted without encoding their distinct cells: only the player column is; an id
+    written otherwise ("07", "+7", "0x7") sends the contest column the general way."""
+    from podium.io import _csv_fast
+
+    encoded: list[int] = []
+    real = _csv_fast._encoded
+
+    def spy(table: object, name: str) -> object:
+        encoded.append(1)
+        return real(table, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_csv_fast, "_encoded", spy)
+    path = tmp_path / "i.csv"
+    rows = "".join(f"{k},{T0 + k},p{k % 5},{k % 3}\n{k},{T0 + k},q{k % 7},1\n"
+                   for k in range(-5, 20))
+    path.write_text("contest,time,player,score\n" + rows)
+    _same_both_ways(path, monkeypatch)
+    assert len(encoded) == 1
+    for other in ("07", "+7", "0x7", "-0"):
+        encoded.clear()
+        path.write_text("contest,time,player,score\n" + rows + f"{other},{T0},z,1\n")
+        _same_both_ways(path, monkeypatch)
+        assert len(encoded) == 2
