@@ -237,3 +237,25 @@ def test_whole_file_range_check_and_shared_patterns() -> None:
             assert len({id(x) for x in got_lo}) <= len({
                 (tuple(x.tolist()), tuple(y.tolist())) for x, y in zip(got_lo, got_hi,
                                                                        strict=True)})
+
+
+def test_loaded_contests_go_to_the_oldest_generation(tmp_path: Path) -> None:
+    """load_contests moves what it made into the collector's oldest generation (no pass
+    of the young generations over the history), and leaves alone a program's own frozen
+    objects."""
+    import gc
+
+    folder = _write(tmp_path / "d", _history(30, 8))
+    assert gc.isenabled()
+    contests = load_contests(folder).contests
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert all(id(c) in oldest for c in contests)
+    mine = [[k] for k in range(5)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_contests(folder)
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    del mine
