@@ -239,23 +239,38 @@ def test_whole_file_range_check_and_shared_patterns() -> None:
                                                                        strict=True)})
 
 
-def test_loaded_contests_go_to_the_oldest_generation(tmp_path: Path) -> None:
-    """load_contests moves what it made into the collector's oldest generation (no pass
-    of the young generations over the history), and leaves alone a program's own frozen
-    objects."""
+def test_loaded_contests_go_to_the_oldest_generation(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large load moves what it made into the collector's oldest generation (no pass
+    of the young generations over the history); a small one does not; neither touches a
+    program's own frozen objects."""
     import gc
+
+    import podium.io.history as history
 
     folder = _write(tmp_path / "d", _history(30, 8))
     assert gc.isenabled()
+    freezes: list[int] = []
+    real_freeze = gc.freeze
+
+    def freeze() -> None:
+        freezes.append(1)
+        real_freeze()
+
+    monkeypatch.setattr(gc, "freeze", freeze)
+    load_contests(folder)  # small: what it made stays young
+    assert freezes == []
+    monkeypatch.setattr(history, "_PROMOTE_FROM", 0)  # as a large load
     contests = load_contests(folder).contests
     oldest = {id(o) for o in gc.get_objects(generation=2)}
-    assert all(id(c) in oldest for c in contests)
+    assert all(id(c) in oldest for c in contests) and freezes == [1]
     mine = [[k] for k in range(5)]
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
         load_contests(folder)
         assert gc.get_freeze_count() == frozen and gc.isenabled()
+        assert freezes == [1, 1]  # the program's own freeze only
     finally:
         gc.unfreeze()
     del mine

@@ -98,6 +98,11 @@ def _format_time(t: int) -> str:
     return f"t={t}, {stamp}"
 
 
+#: Young objects (the collector's count) from which a load moves what it made into the
+#: oldest generation (:func:`_gc_paused`).
+_PROMOTE_FROM = 20_000
+
+
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while loading.
@@ -113,12 +118,13 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
-                # What the load made is long-lived: ``freeze`` then ``unfreeze`` moves
-                # every tracked object into the oldest generation without a pass over
-                # them, where the collector would otherwise walk the whole history
+            if gc.get_count()[0] >= _PROMOTE_FROM and gc.get_freeze_count() == 0:
+                # What a large load made is long-lived: ``freeze`` then ``unfreeze``
+                # moves every tracked object into the oldest generation without a pass
+                # over them, where the collector would otherwise walk the whole history
                 # once per young generation (a fifth of loading 49,520 matches).  Not
-                # done when the program froze objects of its own.
+                # done for a small load (a service's young garbage stays young) nor
+                # when the program froze objects of its own.
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
