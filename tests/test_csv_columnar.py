@@ -57,6 +57,16 @@ VALID = {
         "contest,time,player,score\n a ,\t1000000000 ,x, 007\na,1000000000,y,-0\n"
         "b,0999999999,x,-12\nb, 999999999,y,1\nc,999999999,x,1234567890123456\n"
         "c,999999999,y,1234567890123457\n"),
+    "integer contest ids, grouped as numbers": (
+        "contest,time,player,score\n7,5,a,1\n7,5,b,2\n-3,4,a,1\n-3,4,c,0\n0,3,a,1\n"
+        "12,6,c,1\n0,3,b,2\n12,6,a,2\n9223372036854775807,6,a,1\n"
+        "9223372036854775807,6,b,1\n"),
+    "integer-like contest ids that differ as text": (
+        "contest,time,player,score\n1,5,a,1\n01,5,b,1\n1,5,b,2\n10,4,a,1\n10,4,c,0\n"
+        "-0,3,a,1\n0,3,a,2\n0x1,6,a,1\n-5,2,a,3\n-5,2,c,1\n0,3,c,1\n"),
+    "scores beyond 2**53 (a double's ties)": (
+        "contest,time,player,score\nc,1000000000,x,12345678901234567\n"
+        "c,1000000000,y,12345678901234568\nc,1000000000,z,3\n"),
     "one contest of many": "contest,time,player,place\n" + "".join(
         f"c,{T0},p{i},{1 + i // 3}\n" for i in range(40)),
 }
@@ -143,6 +153,9 @@ BAD = [
     "contest,time,player,place\nc,4e9,a,1\n",
     "contest,time,player,place\nc,1e30,a,1\n",
     "contest,time,player,place\nc,1e9,a,1\nc,1e9,b,2\nd,1.5e9,a,1\nd,1.5e9,a,2\n",
+    "contest,time,player,score\nc,1000000000,a,0x10\nc,1000000000,b,1\n",
+    "contest,time,player,score\nc,0x3B9ACA00,a,1\nc,0x3B9ACA00,b,2\n",
+    "contest,time,player,place\n1,1000000000,a,1\n1,1000000000,b,2\n1,1000000000,a,3\n",
 ]
 
 
@@ -191,3 +204,30 @@ def test_refused_handles_are_kept_alike(tmp_path: Path, monkeypatch: pytest.Monk
         loaded = load_contests(path, keep_refused_handles=True)
         seen.append(([_fields(c) for c in loaded.contests], loaded.refused_handles))
     assert seen[0] == seen[1] and seen[0][1]
+
+
+def test_integer_columns_are_not_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Contest ids written as str(int) writes them, and integer times and scores, are
+    converted without encoding their distinct cells: only the player column is; an id
+    written otherwise ("07", "+7", "0x7") sends the contest column the general way."""
+    from podium.io import _csv_fast
+
+    encoded: list[int] = []
+    real = _csv_fast._encoded
+
+    def spy(table: object, name: str) -> object:
+        encoded.append(1)
+        return real(table, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_csv_fast, "_encoded", spy)
+    path = tmp_path / "i.csv"
+    rows = "".join(f"{k},{T0 + k},p{k % 5},{k % 3}\n{k},{T0 + k},q{k % 7},1\n"
+                   for k in range(-5, 20))
+    path.write_text("contest,time,player,score\n" + rows)
+    _same_both_ways(path, monkeypatch)
+    assert len(encoded) == 1
+    for other in ("07", "+7", "0x7", "-0"):
+        encoded.clear()
+        path.write_text("contest,time,player,score\n" + rows + f"{other},{T0},z,1\n")
+        _same_both_ways(path, monkeypatch)
+        assert len(encoded) == 2

@@ -17,13 +17,22 @@ of one-member teams.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from podium.core.handles import HandlePool, Spelled, check_codes
+from podium.core.standings import (
+    check_handles,
+    check_ranges,
+    place_keys,
+    score_keys,
+    shared_ranges,
+)
 from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
 
@@ -87,7 +96,7 @@ class Contest:
     """
 
     __slots__ = ("_handles", "lo", "hi", "name", "time_seconds", "weight", "perf_ceiling", "url",
-                 "teams", "team_round", "_team_names", "_codes")
+                 "teams", "team_round", "_team_names", "_pool", "_codes")
 
     lo: npt.NDArray[np.int64]
     hi: npt.NDArray[np.int64]
@@ -158,7 +167,7 @@ class Contest:
         Both competition ranking (1, 1, 3) and dense ranking (1, 1, 2) are
         accepted: only the order of places and their equalities matter.
         """
-        return cls._from_keys(handles, _place_keys(handles, places, meta), meta)
+        return cls._from_keys(handles, place_keys(handles, places, meta), meta)
 
     @classmethod
     def from_scores(
@@ -170,7 +179,7 @@ class Contest:
         **meta: Any,
     ) -> Contest:
         """Build from scores (higher is better by default); equal scores tie."""
-        return cls._from_keys(handles, _score_keys(handles, scores, higher_is_better, meta),
+        return cls._from_keys(handles, score_keys(handles, scores, higher_is_better, meta),
                               meta)
 
     @classmethod
@@ -317,7 +326,7 @@ class Contest:
         """A team contest from one row per member: its handle, its team's name and the
         team's 1-based place (the rows of a team must agree); lower is better and equal
         places tie.  ``member_weight``: per-row member weights (``None``: all 1)."""
-        return cls._from_team_keys(handles, teams, _place_keys(handles, places, meta),
+        return cls._from_team_keys(handles, teams, place_keys(handles, places, meta),
                                    member_weight, "place", meta)
 
     @classmethod
@@ -327,7 +336,7 @@ class Contest:
         """As :meth:`from_team_places` with each team's score (higher is better by
         default; equal scores tie)."""
         return cls._from_team_keys(handles, teams,
-                                   _score_keys(handles, scores, higher_is_better, meta),
+                                   score_keys(handles, scores, higher_is_better, meta),
                                    member_weight, "score", meta)
 
     @classmethod
@@ -361,7 +370,7 @@ class Contest:
         else:
             hs = tuple(handles)
             n = len(hs)
-            _check_handles(hs, label)
+            check_handles(hs, label)
         team_names: tuple[str, ...] = ()
         offsets = np.zeros(0, dtype=np.int64)
         if teams is not None:
@@ -398,10 +407,10 @@ class Contest:
             raise ContestError(f"{n} handles but {lo_a.size} lo and {hi_a.size} hi values",
                                contest=label)
         if teams is None:
-            _check_ranges(lo_a, hi_a, hs if hs is not None else Spelled(codes), label,
+            check_ranges(lo_a, hi_a, hs if hs is not None else Spelled(codes), label,
                           "player")
         else:
-            _check_ranges(t_lo, t_hi, team_names, label, "team")
+            check_ranges(t_lo, t_hi, team_names, label, "team")
         if isinstance(time_seconds, bool):
             raise ContestError(f"time_seconds must be a number, got {time_seconds!r}",
                                contest=label)
@@ -452,8 +461,12 @@ class Contest:
         self.teams = None
         self.team_round = False
         self._team_names: tuple[str, ...] | None = None
-        self._codes = codes
+        # a loader's numbers: the pool and this contest's codes in it (two slots, no
+        # tuple per contest)
+        self._pool: HandlePool | None = None
+        self._codes: npt.NDArray[np.int64] | None = None
         if codes is not None:
+            self._pool, self._codes = codes
             codes[1].flags.writeable = False
         if teams is not None:
             offsets.flags.writeable = False
@@ -471,9 +484,9 @@ class Contest:
         """The players' handles, best first (one per standing)."""
         hs = self._handles
         if hs is None:  # numbered by a loader: spelled out on first use
-            assert self._codes is not None
-            names = self._codes[0].names
-            hs = self._handles = tuple(map(names.__getitem__, self._codes[1].tolist()))
+            assert self._pool is not None and self._codes is not None
+            names = self._pool.names
+            hs = self._handles = tuple(map(names.__getitem__, self._codes.tolist()))
         return hs
 
     @property
@@ -493,7 +506,10 @@ class Contest:
     def handle_codes(self) -> tuple[HandlePool, npt.NDArray[np.int64]] | None:
         """``(pool, codes)`` when a loader numbered the handles: ``pool.names[codes[k]]``
         is ``handles[k]`` (see :class:`HandlePool`); ``None`` otherwise."""
-        return self._codes
+        if self._codes is None:
+            return None
+        assert self._pool is not None
+        return self._pool, self._codes
 
     @classmethod
     def from_codes(
@@ -512,34 +528,51 @@ class Contest:
     @classmethod
     def many_checked(cls, pool: HandlePool, codes: npt.NDArray[np.int64],
                      lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                     bounds: Iterable[tuple[int, int, str, int, float, float | None, str | None]],
-                     ) -> list[Contest]:
+                     starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
+                     names: Sequence[str], times: Sequence[int], weights: Sequence[float],
+                     ceilings: Sequence[float | None] | None = None,
+                     urls: Sequence[str | None] | None = None) -> list[Contest]:
         """Individual contests that a loader has checked, a whole file's at once, as
-        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays,
-        contiguous tie ranges, a finite positive weight, a ceiling ``None``, a number
-        or ``+inf``): ``(start, end, name, time, weight, ceiling, url)`` per contest,
-        its arrays the rows ``start:end`` of ``codes``, ``lo``, ``hi``.  Nothing is
-        checked again."""
-        out = []
-        for a, b, name, t, w, ceil, url in bounds:
-            self = cls.__new__(cls)
-            self._handles = self._team_names = self.teams = None
-            self._codes, self.lo, self.hi = (pool, codes[a:b]), lo[a:b], hi[a:b]
-            self.name, self.time_seconds, self.weight = name, t, w
-            self.perf_ceiling, self.url, self.team_round = ceil, url, False
-            out.append(self)
+        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays, tie
+        ranges that :func:`~podium.core.standings.ranges_hold`, a finite positive
+        weight, a ceiling ``None``, a number or ``+inf``).  Nothing is checked again.
+
+        Contest ``k`` is rows ``starts[k]:starts[k] + sizes[k]`` of ``codes`` (a view),
+        ``lo`` and ``hi`` (shared by the contests of one tie pattern:
+        :func:`~podium.core.standings.shared_ranges`), with ``names[k]``, ``times[k]``,
+        ``weights[k]``, ``ceilings[k]`` and ``urls[k]`` (``None``: none given).  Each
+        attribute is set for every contest at once through its slot (a C-level
+        ``map``): a history of 200,000 matches runs no Python statement per contest."""
+        n = len(names)
+        out = list(map(cls.__new__, repeat(cls, n)))
+        size = int(sizes[0]) if n else 0
+        if (n and codes.size == n * size and bool((sizes == size).all())
+                and bool((starts == np.arange(n) * size).all())):
+            views: Iterable[Any] = list(codes.reshape(n, size))  # one size: a 2-d view's rows
+        else:
+            views = map(codes.__getitem__, map(slice, starts.tolist(), (starts + sizes).tolist()))
+        lo_k, hi_k = shared_ranges(lo, hi, starts, sizes)
+        columns: dict[str, Iterable[Any]] = {
+            "_pool": repeat(pool), "_codes": views,
+            "lo": lo_k, "hi": hi_k, "name": names, "time_seconds": times,
+            "weight": weights, "perf_ceiling": repeat(None) if ceilings is None else ceilings,
+            "url": repeat(None) if urls is None else urls, "_handles": repeat(None),
+            "_team_names": repeat(None), "teams": repeat(None), "team_round": repeat(False)}
+        for slot, values in columns.items():
+            deque(map(getattr(cls, slot).__set__, out, values), maxlen=0)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
         # a copy or pickle does not carry the load's handle pool
-        state = {k: getattr(self, k) for k in self.__slots__ if k not in ("_codes", "_handles")}
+        state = {k: getattr(self, k) for k in self.__slots__
+                 if k not in ("_pool", "_codes", "_handles")}
         state["_handles"] = self.handles
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
-        self._codes = None
+        self._pool = self._codes = None
 
     @property
     def is_outcome_free(self) -> bool:
@@ -622,79 +655,3 @@ class Contest:
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _check_handles(hs: tuple[str, ...], label: str) -> None:
-    """Refuse empty standings and a handle that is not a non-empty string."""
-    if not hs:
-        raise ContestError("standings are empty", contest=label)
-    if set(map(type, hs)) != {str} or not all(hs):
-        for h in hs:
-            if not isinstance(h, str) or not h:
-                raise ContestError(f"every handle must be a non-empty string, got {h!r}",
-                                   contest=label)
-
-
-def _place_keys(handles: Sequence[str], places: Any, meta: Any) -> npt.NDArray[np.float64]:
-    """1-based places as sort keys (lower is better), checked: one per handle, finite,
-    at least 1; the error names the contest and the first offending player."""
-    label = meta.get("name") or "<unnamed>"
-    p = np.asarray(places)
-    if p.shape != (len(handles),):
-        raise ContestError(f"{len(handles)} handles but {p.size} places", contest=label)
-    if p.size and (not np.issubdtype(p.dtype, np.number) or not np.all(np.isfinite(p))):
-        bad = _first_bad(handles, ~np.isfinite(p.astype(float, copy=False)))
-        raise ContestError("place must be a finite number", contest=label, player=bad)
-    if p.size and np.any(p < 1):
-        raise ContestError("places are 1-based and must be >= 1", contest=label,
-                           player=_first_bad(handles, p < 1))
-    return p.astype(np.float64)
-
-
-def _score_keys(handles: Sequence[str], scores: Any, higher_is_better: bool,
-                meta: Any) -> npt.NDArray[np.float64]:
-    """Scores as sort keys (lower is better: negated when higher scores win), checked:
-    one per handle, finite."""
-    label = meta.get("name") or "<unnamed>"
-    s = np.asarray(scores, dtype=np.float64)
-    if s.shape != (len(handles),):
-        raise ContestError(f"{len(handles)} handles but {s.size} scores", contest=label)
-    if s.size and not np.all(np.isfinite(s)):
-        raise ContestError("score must be a finite number", contest=label,
-                           player=_first_bad(handles, ~np.isfinite(s)))
-    return -s if higher_is_better else s
-
-
-def _first_bad(handles: Sequence[str], mask: npt.NDArray[np.bool_]) -> str | None:
-    idx = np.flatnonzero(mask)
-    return handles[int(idx[0])] if idx.size else None
-
-
-def _check_ranges(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                  labels: Sequence[str] | Spelled, contest: str, what: str) -> None:
-    """Check that ``(lo, hi)`` are contiguous 0-based tie ranges over ``len(labels)``
-    positions (players, or teams of a team contest); the error names the entry."""
-    n = len(labels)
-    pos = np.arange(n, dtype=np.int64)
-
-    def fail(msg: str, i: int) -> None:
-        if what == "team":
-            raise ContestError(msg, contest=contest, team=labels[i])
-        raise ContestError(msg, contest=contest, player=labels[i])
-
-    bad = (lo > pos) | (hi < pos)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        fail(f"tie range ({lo[i]}, {hi[i]}) does not contain the {what}'s position {i}", i)
-    # Contiguity: each position either continues the previous tie group
-    # (same lo and hi) or starts a new one right after it ends.
-    same = np.zeros(n, dtype=bool)
-    same[1:] = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
-    starts = np.zeros(n, dtype=bool)
-    starts[0] = lo[0] == 0
-    starts[1:] = (lo[1:] == pos[1:]) & (hi[:-1] == pos[:-1])
-    bad = ~(same | starts)
-    if bad.any() or hi[-1] != n - 1:
-        i = int(np.flatnonzero(bad)[0]) if bad.any() else n - 1
-        fail(f"tie range ({lo[i]}, {hi[i]}) at position {i} is not contiguous with its "
-             f"neighbours: tied {what}s must be adjacent and share the same (lo, hi)", i)

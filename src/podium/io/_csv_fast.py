@@ -3,7 +3,9 @@ and built at once.
 
 :func:`podium.io.csv_long.csv_contests` reads a file of at least
 :data:`~podium.io.csv_long.COLUMNAR_FROM_BYTES` bytes here first. Arrow splits the file
-into columns (every cell as text); each column's distinct cells are stripped, parsed and
+into columns (every cell as text); a number column of plain decimal integers is
+converted by Arrow at once, contest ids written as ``str(int)`` writes them are grouped
+as numbers, and otherwise each column's distinct cells are stripped, parsed and
 checked once, in Python, with the rules of the row reader (:mod:`podium.io.csv_long`):
 the same ``float`` parse, finiteness, whole places and times, places from 1, a time on
 every row, metadata that agrees within a contest, handles interned by the load's
@@ -12,8 +14,9 @@ with NumPy (contests by time, then first appearance; a contest's rows by place o
 ties by row order, as :meth:`~podium.core.contest.Contest.from_scores` ranks them), the
 contest-level rules (distinct handles, contest weights and times,
 :class:`~podium.io._times.TimeCheck`) are checked over all the contests in one pass, and
-every contest is built by :meth:`~podium.core.contest.Contest.many_checked`, its arrays
-slices of the file's.
+every contest is built by :meth:`~podium.core.contest.Contest.many_checked` (its
+handle numbers a view of the file's, its tie ranges shared with the contests of the
+same tie pattern).
 
 Whatever this reader cannot take as it is -- a quote or a NUL byte in the file, a
 team column, no time column, blank lines before the header, a row Arrow cannot split
@@ -46,6 +49,10 @@ IntArray = npt.NDArray[np.int64]
 #: A cell that Arrow's integer cast reads as ``float`` does (blanks ``str.strip``
 #: removes alike, at most 15 digits: exact in a double).
 _INTEGER = r"^[ \t]*-?[0-9]{1,15}[ \t]*$"
+_POWERS_OF_10 = 10 ** np.arange(1, 19, dtype=np.int64)
+#: A cell that ``str.strip`` leaves as it is and that is not empty: printable ASCII,
+#: no space at either end.
+_PLAIN = r"^[!-~]([ -~]*[!-~])?$"
 
 
 class _Bail(Exception):
@@ -59,27 +66,63 @@ def _encoded(table: pa.Table, name: str) -> tuple[IntArray, pa.Array]:
     return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
+def _keys(table: pa.Table, name: str) -> tuple[IntArray, list[str], bool]:
+    """Each row's contest, numbered in order of first appearance of its key cell, the
+    distinct key cells (as Python strings, in that order) and whether each is its own
+    stripped form and not empty (:data:`_PLAIN`).  Keys that are all integers written
+    as ``str(int)`` writes them are grouped as numbers (no string hashing)."""
+    col = table.column(name)
+    try:
+        ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
+    except pa.ArrowInvalid:
+        ints = None
+    if ints is not None and ints.size and int(ints.min()) > -(2**63):
+        # str(int)'s text is the shortest one Arrow reads as that number: equal lengths
+        # mean that form (no sign, zero or hex prefix, no "-0")
+        width = 1 + np.searchsorted(_POWERS_OF_10, np.abs(ints), side="right") + (ints < 0)
+        if bool((np.asarray(pc.binary_length(col)) == width).all()):
+            _, first, inverse = np.unique(ints, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return (rank[inverse.reshape(-1)].astype(np.int64),
+                    col.take(pa.array(first[order])).to_pylist(), True)
+    group, cells = _encoded(table, name)
+    return (group, cells.to_pylist(),
+            bool(pc.all(pc.match_substring_regex(cells, _PLAIN)).as_py()))
+
+
 def _column(table: pa.Table, name: str) -> tuple[IntArray, list[str]]:
     """:func:`_encoded` with the cells as Python strings."""
     idx, cells = _encoded(table, name)
     return idx, cells.to_pylist()
 
 
-def _numbers(table: pa.Table, name: str, whole: bool
-             ) -> tuple[IntArray, npt.NDArray[np.float64]]:
-    """Each row's index into the distinct cells of a number column, and their values
-    by the row reader's rule (:func:`_number`; a blank cell bails).  Cells that are all
-    plain integers of at most 15 digits (exact in a double, as ``float`` reads them)
-    are converted by Arrow at once."""
+def _numbers(table: pa.Table, name: str, whole: bool) -> npt.NDArray[np.float64]:
+    """Each row's value of a number column by the row reader's rule (:func:`_number`;
+    a blank cell bails).  A column of plain decimal integers below 2**53 (exact in a
+    double, as ``float`` reads them) is converted by Arrow at once; else each distinct
+    cell is converted once: by Arrow when all are plain integers of at most 15 digits,
+    else by the row reader's rule."""
+    col = table.column(name)
+    if not pc.any(pc.match_substring(col, "x", ignore_case=True)).as_py():  # no hex
+        try:
+            ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
+        except pa.ArrowInvalid:  # blanks, signs, decimals...: cell by cell
+            pass
+        else:
+            if not ints.size or bool((np.abs(ints) < 2**53).all()):
+                return ints.astype(np.float64)
     idx, cells = _encoded(table, name)
     if len(cells) and pc.all(pc.match_substring_regex(cells, _INTEGER)).as_py():
         ints = pc.cast(pc.utf8_trim(cells, " \t"), pa.int64())
-        return idx, np.asarray(ints, dtype=np.int64).astype(np.float64)
+        return np.asarray(ints, dtype=np.int64).astype(np.float64)[idx]
     parse = _number(whole)
     try:
-        return idx, np.array([parse(c.strip()) for c in cells.to_pylist()], dtype=np.float64)
+        values = np.array([parse(c.strip()) for c in cells.to_pylist()], dtype=np.float64)
     except (ValueError, OverflowError):
         raise _Bail from None
+    return values[idx]
 
 
 def _parsed(table: pa.Table, name: str, parse: Callable[[str], Any]
@@ -196,15 +239,15 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     if n == 0:
         raise _Bail
     # ---- contests: ids in order of first appearance of their stripped key
-    group, cells = _column(table, role["contest"])
-    key_names = [c.strip() for c in cells]
-    if key_names != cells:  # some key stripped: keys that strip alike are one contest
+    group, key_names, plain = _keys(table, role["contest"])
+    if not plain:
+        key_names = [c.strip() for c in key_names]  # keys that strip alike: one contest
         keys: dict[str, int] = {}
         of_cell = np.array([keys.setdefault(k, len(keys)) for k in key_names], dtype=np.int64)
         group = of_cell[group]
         key_names = list(keys)
-    if not all(key_names):
-        raise _Bail
+        if not all(key_names):
+            raise _Bail
     n_groups = len(key_names)
     # ---- handles, numbered in a pool (the load's, else one for this file)
     idx, cells = _column(table, role["player"])
@@ -222,29 +265,32 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
         pool.names.extend(known)
     codes = code_of[idx]
     # ---- values: the sort key, lower is better (as Contest.from_places / from_scores)
-    idx, values = _numbers(table, role[kind], kind == "place")
+    values = _numbers(table, role[kind], kind == "place")
     if kind == "place" and bool((values < 1).any()):
         raise _Bail
-    key = values[idx] if kind == "place" else -values[idx]
+    key = values if kind == "place" else -values
     # ---- contest time (on every row, agreeing) and metadata
-    idx, t_values = _numbers(table, role["time"], True)
+    t_values = _numbers(table, role["time"], True)
     if not bool(((t_values >= -(2.0**63)) & (t_values < 2.0**63)).all()):
         raise _Bail
-    t_cell = t_values.astype(np.int64)
-    first = _agreeing(group, t_cell[idx], np.ones(n, dtype=bool), n_groups)
-    t_group = t_cell[idx[first]]
+    t_row = t_values.astype(np.int64)
+    first = _agreeing(group, t_row, np.ones(n, dtype=bool), n_groups)
+    t_group = t_row[first]
     meta: dict[str, Callable[[str], Any]] = {
         "name": str, "weight": _number(False), "url": str, "perf_ceiling": float}
     given = {r: _meta(table, role[r], parse, group, n_groups)
              for r, parse in meta.items() if r in role}
-    names_of = given.get("name") or [None] * n_groups
-    contest_names = [k if m is None else m for k, m in zip(key_names, names_of, strict=True)]
-    weights = given.get("weight") or [None] * n_groups
-    weight = np.array([1.0 if w is None else w for w in weights], dtype=np.float64)
-    ceilings = given.get("perf_ceiling") or [None] * n_groups
-    urls = given.get("url") or [None] * n_groups
+    contest_names = key_names
+    if "name" in given:
+        contest_names = [k if m is None else m
+                         for k, m in zip(key_names, given["name"], strict=True)]
+    weight = np.ones(n_groups, dtype=np.float64)
+    if "weight" in given:
+        weight = np.array([1.0 if w is None else w for w in given["weight"]], dtype=np.float64)
+    ceilings = given.get("perf_ceiling")
+    urls = given.get("url")
     if bool((weight <= 0).any()) or any(c is not None and (c != c or c == -math.inf)
-                                        for c in ceilings):
+                                        for c in ceilings or ()):
         raise _Bail
     # ---- order: contests by time, then first appearance; rows by key, then file order
     ordered = np.argsort(t_group, kind="stable")
@@ -276,10 +322,17 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     for a in (lo, hi, r_codes):
         a.flags.writeable = False
     # ---- the contests' times and weights, checked at once
-    o = ordered.tolist()
     t_o, w_o = t_group[ordered], weight[ordered]
     if times is not None and not times.accepts(t_o, w_o):
         raise _Bail
-    return Contest.many_checked(pool, r_codes, lo, hi, zip(
-        starts.tolist(), ends.tolist(), [contest_names[g] for g in o], t_o.tolist(),
-        w_o.tolist(), [ceilings[g] for g in o], [urls[g] for g in o], strict=True))
+    in_order = ordered.size == n_groups and bool((ordered[1:] > ordered[:-1]).all())
+    o = ordered.tolist()
+
+    def by_order(values: list[Any]) -> list[Any]:
+        return values if in_order else list(map(values.__getitem__, o))
+
+    return Contest.many_checked(
+        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o.tolist(),
+        w_o.tolist() if "weight" in given else [1.0] * len(o),
+        None if ceilings is None else by_order(ceilings),
+        None if urls is None else by_order(urls))

@@ -65,10 +65,11 @@ try:  # optional, faster JSON parser
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
-__all__ = ["EmptyContest", "contest_from_json_dict", "decode_contest", "read_contest_json"]
+__all__ = ["Decoders", "EmptyContest", "contest_from_json_dict", "decode_contest", "decoders",
+           "plain_fields", "read_contest_json"]
 
 
-class _Decoders:
+class Decoders:
     """msgspec's typed decoders of the contest object, built on first use (reading a CSV
     never imports msgspec): ``full`` decodes every field, standings included, checking
     every type in C; ``raw`` keeps the standings as JSON text (for the compiled reader
@@ -93,11 +94,12 @@ class _Decoders:
 
 
 @functools.cache
-def _decoders() -> _Decoders:
-    return _Decoders()
+def decoders() -> Decoders:
+    """The load's msgspec decoders (:class:`Decoders`), built once."""
+    return Decoders()
 
 
-def _plain_fields(doc: Any) -> bool:
+def plain_fields(doc: Any) -> bool:
     """Whether the fast paths take the top-level fields: an integer time, numbers
     within 64 bits (else the checking path reads the text again and names them)."""
     if isinstance(doc.time_seconds, float):
@@ -112,12 +114,12 @@ def _decode_scanned(data: bytes, source: str, intern: HandleTable) -> Contest | 
     table is then as it was and :func:`_decode_fast` reads it)."""
     fast, pool = intern.fast, intern.pool
     assert fast is not None and pool is not None
-    dec = _decoders()
+    dec = decoders()
     try:
         doc = dec.raw.decode(data)
     except dec.error:
         return None
-    if not _plain_fields(doc):
+    if not plain_fields(doc):
         return None
     scan = fast.scan(np.frombuffer(doc.standings, dtype=np.uint8), len(pool))
     if scan is None:
@@ -147,7 +149,7 @@ def _decode_fast(
         scanned = _decode_scanned(data, source, intern)
         if scanned is not None:
             return scanned
-    dec = _decoders()
+    dec = decoders()
     try:
         doc = dec.full.decode(data)
     except dec.error:  # also ValidationError
@@ -156,7 +158,7 @@ def _decode_fast(
     n = len(standings)
     if n == 0:
         return EmptyContest(doc.name, source) if allow_empty else None
-    if not _plain_fields(doc):
+    if not plain_fields(doc):
         return None
     raw, los, his = zip(*standings, strict=True)
     try:

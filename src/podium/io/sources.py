@@ -37,7 +37,8 @@ from typing import IO
 from podium.core.contest import Contest
 from podium.errors import DataFormatError
 from podium.io._handles import HandleTable
-from podium.io._paths import INDEX_RE, read_bytes
+from podium.io._json_batch import BATCH_BYTES, BATCH_FILE_BYTES, batch_contests
+from podium.io._paths import INDEX_RE, read_bytes, read_small
 from podium.io._times import TimeCheck
 from podium.io.json_contests import EmptyContest, decode_contest
 
@@ -63,27 +64,34 @@ def _json_index(name: str, where: str) -> int | None:
     return int(stem)
 
 
-def _dir_entries(directory: Path, warn: Warn = None) -> list[tuple[int, Path]]:
+def _dir_entries(directory: Path, warn: Warn = None) -> list[tuple[int, str]]:
     """The ``(index, path)`` of every contest file of a directory, by index."""
-    found: dict[int, Path] = {}
+    found: dict[int, str] = {}
     try:
         entries = list(os.scandir(directory))
     except OSError as exc:
         raise DataFormatError(f"{directory}: cannot list directory: {exc.strerror or exc}") from exc
+    # what str(Path(directory, name)) gives, without a Path per file
+    folder = "" if str(directory) == "." else os.path.join(str(directory), "")
     for entry in entries:
-        idx = _json_index(entry.name, str(Path(directory, entry.name)))
+        name = entry.name
+        stem = name[:-5]
+        if stem.isascii() and stem.isdigit() and name.endswith(".json"):
+            idx: int | None = int(stem)  # the common name, without the general rule
+        else:
+            idx = _json_index(name, folder + name)
         if idx is None:
             continue
         if not entry.is_file():
             if warn is not None:
                 what = "a directory" if entry.is_dir() else "not a regular file"
-                warn(f"skipped {Path(directory, entry.name)}: {what}")
+                warn(f"skipped {folder + name}: {what}")
             continue
         if idx in found:
             raise DataFormatError(
-                f"{directory}: two files have index {idx}: {found[idx].name!r} and {entry.name!r}"
-            )
-        found[idx] = Path(directory, entry.name)
+                f"{directory}: two files have index {idx}: "
+                f"{os.path.basename(found[idx])!r} and {name!r}")
+        found[idx] = folder + name
     if not found:
         raise DataFormatError(f"{directory}: no contest files (0.json, 1.json, ...) in directory")
     return sorted(found.items())
@@ -94,14 +102,48 @@ def iter_dir(
     warn: Warn = None,
 ) -> Iterator[tuple[int, Contest | EmptyContest]]:
     """Contests of a directory of ``<n>.json`` files in index order (the first ``limit``
-    files by index), each read with :func:`podium.io.json_contests.decode_contest`;
-    ``warn`` is told of the ``<n>.json`` entries skipped (not regular files)."""
+    files by index), each as :func:`podium.io.json_contests.decode_contest` reads it;
+    ``warn`` is told of the ``<n>.json`` entries skipped (not regular files).
+
+    Small files are read in batches (:func:`podium.io._json_batch.batch_contests`: a
+    batch checked and built at once); a batch it does not take, and a large file, are
+    read file by file."""
     entries = _dir_entries(directory, warn)
     if limit is not None:
         entries = entries[:limit]
+    batch: list[tuple[int, str, bytes]] = []
+    size = 0
     for idx, p in entries:
-        yield idx, decode_contest(read_bytes(p), str(p), intern, allow_empty=True,
-                                  times=times)
+        try:
+            data = read_small(p, BATCH_FILE_BYTES)
+        except DataFormatError:
+            yield from _dir_batch(batch, intern, times)  # an earlier file's error first
+            raise
+        if data is not None:
+            batch.append((idx, p, data))
+            size += len(data)
+            if size < BATCH_BYTES:
+                continue
+        yield from _dir_batch(batch, intern, times)
+        batch, size = [], 0
+        if data is None:  # a large file: alone
+            yield idx, decode_contest(read_bytes(p), p, intern, allow_empty=True, times=times)
+    yield from _dir_batch(batch, intern, times)
+
+
+def _dir_batch(batch: list[tuple[int, str, bytes]], intern: HandleTable, times: TimeCheck | None
+               ) -> Iterator[tuple[int, Contest | EmptyContest]]:
+    """The contests of a batch of ``(index, path, JSON text)`` of a directory: at once
+    when :func:`~podium.io._json_batch.batch_contests` takes them, else file by file."""
+    if not batch:
+        return
+    indices, paths, datas = (list(x) for x in zip(*batch, strict=True))
+    found = batch_contests(datas, paths, intern, times) if len(batch) > 1 else None
+    if found is not None:
+        yield from zip(indices, found, strict=True)
+        return
+    for idx, p, data in batch:
+        yield idx, decode_contest(data, p, intern, allow_empty=True, times=times)
 
 
 def _not_regular(member: tarfile.TarInfo) -> str:
