@@ -137,6 +137,7 @@ class RatingSource:
     where: tuple[ColumnElement[bool], ...]
 
     def cols(self) -> tuple[Any, ...]:
+        """The columns a page reads, in this order (rows are read by position)."""
         c = self.table.c
         return (c.handle, c.display_rating, c.mu, c.sigma, c.contests, c.last_contest_time,
                 c.max_display_rating, c.last_change)
@@ -167,12 +168,14 @@ def _conds(src: RatingSource, view: RatingView, hide: bool, min_contests: int,
 
 def _rows(rows: Sequence[Any], view: RatingView, first_rank: int, mu: FloatArray,
           sigma: FloatArray, shown: FloatArray) -> list[LeaderboardRow]:
-    prov = view.provisional([int(r.contests) for r in rows], sigma)
+    """The leaderboard rows of ``rows`` (columns of :meth:`RatingSource.cols`) with
+    their as-of values, ranked from ``first_rank``."""
+    prov = view.provisional([int(r[4]) for r in rows], sigma).tolist()
     return [
-        LeaderboardRow(first_rank + k, r.handle, float(shown[k]), float(mu[k]), float(sigma[k]),
-                       int(r.contests), int(r.last_contest_time),
-                       float(r.max_display_rating), float(r.last_change), bool(prov[k]))
-        for k, r in enumerate(rows)
+        LeaderboardRow(first_rank + k, r[0], s, m, sg, int(r[4]), int(r[5]), float(r[6]),
+                       float(r[7]), p)
+        for k, (r, s, m, sg, p) in enumerate(zip(rows, shown.tolist(), mu.tolist(),
+                                                 sigma.tolist(), prov, strict=True))
     ]
 
 
