@@ -23,10 +23,10 @@ settings); :func:`read_time` checks the time asked for.  :func:`ranked_page`,
   :meth:`~podium.systems.RatingSystem.as_of_bound` of the last ``mu`` read, for the
   smallest stored ``sigma`` (one read of ``ix_players_sigma``) drifted over the time
   since the latest contest.  The bound holds whatever the read time, so a top page
-  reads about the rows whose ``mu`` is within the page's as-of rating plus the drift
-  penalty of the most certain player: 60-90 rows for a top 50 of the whole Codeforces
-  history, from the latest contest to twenty years after it.  A page at offset ``n``
-  reads at least ``n`` rows.  For a system without a bound every row is read.  Counts
+  needs the rows whose ``mu`` is within the page's as-of rating plus the drift penalty
+  of the most certain player: 61 to 86 rows for a top 50 of the whole Codeforces
+  history, from the latest contest to twenty years after it (one chunk of 100).  A
+  page at offset ``n`` reads at least ``n + limit`` rows.  For a system without a bound every row is read.  Counts
   and ranks under drift read every row that could count (a rating range: those rated
   at or above its lower end, since the stored rating bounds the as-of one).
 
