@@ -136,12 +136,14 @@ def _later() -> st.SearchStrategy[int]:
        offset=st.integers(0, 45), limit=st.integers(0, 12), chunk=st.integers(1, 8),
        hide=st.booleans(), prov_contests=st.integers(0, 4),
        prov_sigma=st.one_of(st.none(), st.floats(60.0, 400.0)),
-       min_contests=st.integers(1, 4), active=st.one_of(st.none(), st.integers(0, 12)))
+       min_contests=st.integers(1, 4), active=st.one_of(st.none(), st.integers(0, 12)),
+       pick=st.integers(0, 10 ** 6))
 def test_pages_are_the_full_computation(cases: dict[int, Case], k: int, later: int,
                                         season: int | None, offset: int, limit: int,
                                         chunk: int, hide: bool, prov_contests: int,
                                         prov_sigma: float | None, min_contests: int,
-                                        active: int | None) -> None:
+                                        active: int | None, pick: int) -> None:
+    """A page, and (read as of now) a player's rank and the count from its rating."""
     case = cases[k]
     store = case.store
     rule = store.set_ladder_settings(provisional_contests=prov_contests,
@@ -158,6 +160,19 @@ def test_pages_are_the_full_computation(cases: dict[int, Case], k: int, later: i
                                 include_provisional=not hide, active_since=active_since,
                                 season=season)
     assert got == want
+    if season is not None:
+        return
+    board = full_computation(frame, case.system, at, rule, hide=False, min_contests=1,
+                             active_since=None, offset=0, limit=len(frame))
+    row = board[pick % len(board)]
+    view = store.player(row.handle, as_of=at)
+    assert view is not None and (view.rank, view.display_rating) == (row.rank,
+                                                                     row.display_rating)
+    shown = full_computation(frame, case.system, at, rule, hide=hide, min_contests=1,
+                             active_since=None, offset=0, limit=len(frame))
+    assert store.count_players(min_rating=row.display_rating, as_of=at,
+                               include_provisional=not hide) == \
+        sum(r.display_rating >= row.display_rating for r in shown)
 
 
 @pytest.mark.parametrize("k", range(len(DRIFTING)))

@@ -26,9 +26,11 @@ settings); :func:`read_time` checks the time asked for.  :func:`ranked_page`,
   needs the rows whose ``mu`` is within the page's as-of rating plus the drift penalty
   of the most certain player: 61 to 86 rows for a top 50 of the whole Codeforces
   history, from the latest contest to twenty years after it (one chunk of 100).  A
-  page at offset ``n`` reads at least ``n + limit`` rows.  For a system without a bound every row is read.  Counts
-  and ranks under drift read every row that could count (a rating range: those rated
-  at or above its lower end, since the stored rating bounds the as-of one).
+  page at offset ``n`` reads at least ``n + limit`` rows.  For a system without a
+  bound every row is read.  Counts and ranks under drift read the rows that could
+  count (a rating range: those rated at or above its lower end), as told by two
+  bounds of the as-of rating: the stored rating, and the system's bound of ``mu``
+  (a condition ``mu > mu_lo``).
 
 The page is the rows of the full computation (every row's as-of rating, sorted), in
 the same order with the same values: the walk only decides which rows to read, and
@@ -302,6 +304,31 @@ def _scan(conn: Connection, src: RatingSource, conds: Sequence[ColumnElement[boo
             np.array(cnt, dtype=np.int64))
 
 
+def _reaching(conn: Connection, src: RatingSource, view: RatingView,
+              value: float) -> list[ColumnElement[bool]]:
+    """Conditions that every row of ``src`` rated ``value`` or more as of the view's
+    time meets, when the system gives a bound
+    (:meth:`~podium.systems.RatingSystem.as_of_bound`; none otherwise): a stored
+    display rating of ``value`` or more (drift only lowers it: the bound of a row's own
+    ``mu`` and ``sigma`` with no time elapsed is its stored rating), and ``mu > mu_lo``,
+    where the bound of ``mu_lo`` -- which bounds every row with a smaller ``mu`` too --
+    is below ``value``."""
+    sigma_min = _floor(conn, src)
+    if sigma_min is None:
+        return []
+    c = src.table.c
+    stored = c.display_rating >= value
+    elapsed = 0.0 if view.latest is None else float(max(view.time - view.latest, 0))
+    at_zero = view.system.as_of_bound(np.zeros(1), sigma_min, elapsed)
+    if at_zero is None:
+        return []
+    mu_lo = value - float(at_zero[0]) - 1e-6 * max(1.0, abs(value))  # a guess, checked
+    bound = view.system.as_of_bound(np.array([mu_lo]), sigma_min, elapsed)
+    if bound is None or not float(bound[0]) < value:
+        return [stored]
+    return [stored, c.mu > mu_lo]
+
+
 def count_rated(conn: Connection, src: RatingSource, view: RatingView, *,
                 extra: Sequence[ColumnElement[bool]] = (), min_rating: float | None = None,
                 max_rating: float | None = None, hide_provisional: bool = False) -> int:
@@ -322,8 +349,8 @@ def count_rated(conn: Connection, src: RatingSource, view: RatingView, *,
     if not by_sigma and min_rating is None and max_rating is None:
         return int(conn.execute(select(func.count()).select_from(src.table)
                                 .where(*conds)).scalar_one())
-    if min_rating is not None:  # as-of <= stored: only these can reach the range
-        conds.append(c.display_rating >= float(min_rating))
+    if min_rating is not None:  # only these can reach the range
+        conds += _reaching(conn, src, view, float(min_rating))
     mu, sigma, last, _, _, contests = _scan(conn, src, conds)
     _, sg, shown = view.values(mu, sigma, last)
     ok = np.ones(shown.size, dtype=bool)
@@ -349,7 +376,8 @@ def rank_of(conn: Connection, src: RatingSource, view: RatingView, handle: str,
         better += int(conn.execute(above.where(*conds, c.display_rating == shown,
                                                c.handle < handle)).scalar_one())
         return better + 1
-    conds = [*_conds(src, view, hide_provisional, 1, False), c.display_rating >= shown]
+    conds = [*_conds(src, view, hide_provisional, 1, False),
+             *_reaching(conn, src, view, float(shown))]
     mu, sigma, last, _, names, contests = _scan(conn, src, conds)
     _, sg, values = view.values(mu, sigma, last)
     ok = np.ones(values.size, dtype=bool)

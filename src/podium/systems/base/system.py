@@ -178,7 +178,9 @@ class RatingSystem(ABC):
         A leaderboard in as-of order (:func:`podium.store.asof.ranked_page`) walks the
         players by ``mu``, best first, and stops once this bound of the next one falls
         below the page; without a bound it reads every player.  A system that
-        overrides it must make it hold for the floating-point values it computes.
+        overrides it must make it hold for the floating-point values it computes, and
+        so says that drift never raises a display rating (the bound of a player's own
+        ``mu`` and ``sigma`` with no time elapsed is its stored display rating).
         """
         return None
 
