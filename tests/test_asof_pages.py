@@ -202,6 +202,7 @@ def test_every_page_on_both_databases(store_url: str, k: int) -> None:
         case.store.close()
 
 
+@settings(max_examples=300, deadline=None)  # the first call loads the drift kernel
 @given(mu=st.floats(-5000.0, 5000.0), sigma_min=st.floats(1.0, 400.0),
        extra=st.floats(0.0, 500.0), elapsed_min=st.integers(0, 10 ** 9),
        more=st.integers(0, 10 ** 9), below=st.floats(0.0, 3000.0),
