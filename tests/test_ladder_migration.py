@@ -1,4 +1,5 @@
-"""The migration to schema version 6 (ladders) on a store made by the release before it.
+"""The migration to schema version 6 (ladders) on a store made by the release before it,
+and the migration to version 7 (the indexes of ratings as of a time) of every ladder.
 
 ``tests/fixtures/store_v5/store_v5.db`` was written by Podium at commit 55f931e (schema
 version 5; ``make_store_v5.py`` beside it says how): 14 contests (one in which everybody
@@ -22,6 +23,7 @@ import pytest
 from sqlalchemy import MetaData, Table, inspect, select
 
 from podium import Contest, Rater
+from podium.io import synthetic_contests
 from podium.store import Store
 from podium.store import schema as S
 from podium.store.engine import make_engine, write_txn
@@ -117,9 +119,9 @@ def test_the_fixture_is_a_schema_5_store(tmp_path: Path) -> None:
 
 def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
     before = _rows(v5_url)
-    with pytest.raises(Exception, match="schema version 5, older than this Podium's 6"):
+    with pytest.raises(Exception, match="schema version 5, older than this Podium's 7"):
         Store.open(v5_url)
-    assert Store.upgrade(v5_url) == (5, 6)
+    assert Store.upgrade(v5_url) == (5, 7)
     after = _rows(v5_url)
     for name in V5_TABLES:
         if name == "meta":
@@ -127,7 +129,7 @@ def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
             old = [r for r in before[name] if r[0] not in drop]
             new = [r for r in after[name] if r[0] not in drop]
             assert new == old
-            assert dict(after[name])["schema_version"] == "6"
+            assert dict(after[name])["schema_version"] == "7"
         else:
             assert after[name] == before[name], name  # bit for bit: floats, bytes
     new_tables = _rows(v5_url, ("ladders", "seasons", "season_ratings", "priors"))
@@ -160,7 +162,7 @@ def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
         solo.extend(later)
         cases.assert_store_equals_rater(duo, solo)
         cases.assert_store_equals_rater(store, ref)
-    assert Store.upgrade(v5_url) == (6, 6)
+    assert Store.upgrade(v5_url) == (7, 7)
 
 
 def test_the_schema_of_a_migrated_store_is_the_schema(v5_url: str, tmp_path: Path) -> None:
@@ -183,3 +185,66 @@ def test_the_schema_of_a_migrated_store_is_the_schema(v5_url: str, tmp_path: Pat
             eng.dispose()
     assert shapes[0] == shapes[1]
     assert set(shapes[1]) == {t.name for t in S.metadata.sorted_tables}
+
+
+V7_INDEXES = ("players_mu", "players_sigma", "season_ratings_mu", "season_ratings_sigma")
+
+
+def _all_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    eng = make_engine(url)
+    try:
+        with eng.connect() as conn:
+            names = sorted(inspect(conn).get_table_names())
+    finally:
+        eng.dispose()
+    return _rows(url, tuple(names))
+
+
+def _indexes(url: str) -> dict[str, list[tuple[str, list[str]]]]:
+    eng = make_engine(url)
+    try:
+        with eng.connect() as conn:
+            ins = inspect(conn)
+            return {t: sorted((str(i["name"]), [str(c) for c in i["column_names"]])
+                              for i in ins.get_indexes(t))
+                    for t in ins.get_table_names()}
+    finally:
+        eng.dispose()
+
+
+def test_migration_7_indexes_every_ladder(store_url: str) -> None:
+    """A version-6 store (two ladders with time drift, a finished season): version 7 only
+    adds four indexes to each ladder's tables -- every row stays as it is -- and the
+    leaderboards as of a time read the same rows as before."""
+    history = synthetic_contests(30, 8, seed=5, participation=0.7, start_time=1_600_000_000)
+    with Store.create(store_url, "mmr", {"drift_per_day": 25.0}) as store:
+        store.ingest_many(history[:5])
+        store.new_season("soft", time_seconds=history[5].time_seconds - 1)
+        store.ingest_many(history[5:])
+        duo = store.create_ladder("duo", "mmr-plus", {"drift_per_day": 9.0})
+        duo.ingest_many(history)
+        at = history[-1].time_seconds + 400 * 86_400
+        boards = [store.leaderboard(limit=100, as_of=at), store.leaderboard(limit=100, season=1),
+                  duo.leaderboard(limit=100, as_of=at)]
+    schema = _indexes(store_url)
+    eng = make_engine(store_url)
+    try:
+        with write_txn(eng) as conn:
+            for prefix in ("", "ladder1_"):
+                for name in V7_INDEXES:
+                    conn.exec_driver_sql(f"DROP INDEX ix_{prefix}{name}")
+            conn.exec_driver_sql("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    finally:
+        eng.dispose()
+    before = _all_rows(store_url)
+    assert _indexes(store_url) != schema
+    with pytest.raises(Exception, match="schema version 6, older than this Podium's 7"):
+        Store.open(store_url)
+    assert Store.upgrade(store_url) == (6, 7)
+    after = _all_rows(store_url)
+    assert after.pop("meta") != before.pop("meta")  # the version, nothing else
+    assert after == before
+    assert _indexes(store_url) == schema
+    with Store.open(store_url) as store:
+        assert [store.leaderboard(limit=100, as_of=at), store.leaderboard(limit=100, season=1),
+                store.ladder("duo").leaderboard(limit=100, as_of=at)] == boards

@@ -239,7 +239,7 @@ def test_content_hash_sees_team_structure() -> None:
 @pytest.fixture()
 def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A store of schema version 3 holding individual contests (written by this Podium,
-    then the version-4, -5 and -6 additions dropped, as version 3 wrote it)."""
+    then the version-4, -5, -6 and -7 additions dropped, as version 3 wrote it)."""
     name = _team_system.register(monkeypatch)
     with Store.create(store_url, name) as store:
         store.ingest_many([c for c in HISTORY if c.teams is None])
@@ -254,6 +254,9 @@ def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         # ... and what version 6 added
         for table in ("ladders", "seasons", "season_ratings", "priors"):
             conn.execute(text(f"DROP TABLE {table}"))
+        # ... and what version 7 added (season_ratings' indexes went with the table)
+        for index in ("ix_players_mu", "ix_players_sigma"):
+            conn.execute(text(f"DROP INDEX {index}"))
         set_meta(conn, "schema_version", "3")
     eng.dispose()
     yield store_url

@@ -34,6 +34,13 @@ failed or killed migration leaves the previous version intact) and records
   (:func:`podium.store.ladders.create_ladder`) at the version of the Podium that creates
   it: a later step that changes a ladder's tables must change them for every ladder of
   the registry.
+* **7** -- ratings as of a time: in every ladder of the registry, the indexes
+  ``ix_players_mu`` on ``players (mu DESC, handle)``, ``ix_players_sigma`` on ``players
+  (sigma)``, ``ix_season_ratings_mu`` on ``season_ratings (season, mu DESC, handle)``
+  and ``ix_season_ratings_sigma`` on ``season_ratings (season, sigma)`` (each named
+  with the ladder's prefix), which the leaderboard as of a time under time drift
+  walks (:func:`podium.store.asof.ranked_page`).  No row is rewritten; building the
+  indexes reads each ladder's players and season ratings once.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -305,6 +312,26 @@ def _v6(conn: Connection) -> None:
         pk=0, name="default", prefix="", created_at=int(time.time())))
 
 
+def _v7(conn: Connection) -> None:
+    md = MetaData()
+    ladders = Table("ladders", md, Column("pk", Integer, primary_key=True),
+                    Column("prefix", Text))
+    for (prefix,) in conn.execute(select(ladders.c.prefix).order_by(ladders.c.pk)).all():
+        n = str(prefix)
+        players = Table(f"{n}players", md, Column("pk", Integer, primary_key=True),
+                        Column("handle", Text), Column("mu", Double),
+                        Column("sigma", Double))
+        ratings = Table(f"{n}season_ratings", md, Column("season", Integer),
+                        Column("handle", Text), Column("mu", Double),
+                        Column("sigma", Double))
+        Index(f"ix_{n}players_mu", players.c.mu.desc(), players.c.handle).create(conn)
+        Index(f"ix_{n}players_sigma", players.c.sigma).create(conn)
+        Index(f"ix_{n}season_ratings_mu", ratings.c.season, ratings.c.mu.desc(),
+              ratings.c.handle).create(conn)
+        Index(f"ix_{n}season_ratings_sigma", ratings.c.season,
+              ratings.c.sigma).create(conn)
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
@@ -313,6 +340,7 @@ MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (4, _v4),
     (5, _v5),
     (6, _v6),
+    (7, _v7),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

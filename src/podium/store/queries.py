@@ -89,8 +89,8 @@ class Queries:
         system = self.ctx.system
         latest = (self._latest_time(conn) if as_of is not None or system.has_time_drift
                   else None)
-        return RatingView(system, read_time(as_of, latest), read_settings(conn,
-                                                                         self.ctx.tables))
+        return RatingView(system, read_time(as_of, latest),
+                          read_settings(conn, self.ctx.tables), latest)
 
     def _hide(self, view: RatingView, include_provisional: bool | None) -> bool:
         if include_provisional is None:
@@ -125,7 +125,7 @@ class Queries:
                                .where(sn.c.number == season + 1)).scalar_one())
         sr = t.season_ratings
         return (RatingSource(sr, (sr.c.season == season,)),
-                RatingView(self.ctx.system, end, read_settings(conn, t)))
+                RatingView(self.ctx.system, end, read_settings(conn, t), end))
 
     @staticmethod
     def _check_page(offset: int, limit: int) -> None:

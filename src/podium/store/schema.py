@@ -94,6 +94,13 @@ Per ladder, version 6 adds:
     one row per player who entered with one, written when the player first played, so
     that a replay never asks the other ladder again.
 
+**Ratings as of a time** (version 7).  Each ladder's ``players`` is also indexed by
+``mu`` (descending, then ``handle``: ``ix_players_mu``) and by ``sigma``
+(``ix_players_sigma``), and ``season_ratings`` by ``(season, mu)`` and ``(season,
+sigma)``: the leaderboard as of a time under time drift walks the players by ``mu``
+and bounds the rest with the smallest ``sigma`` (:func:`podium.store.asof.ranked_page`).
+No row changes.
+
 The database is the source of truth for contests, standings, players and
 events; snapshots can always be rebuilt by replaying the stored standings.
 
@@ -145,7 +152,7 @@ __all__ = [
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def handle_type() -> TypeEngine[str]:
@@ -222,6 +229,10 @@ def _build(prefix: str, md: MetaData) -> LadderTables:
     # with the rating in the index so that counts of active rated players read it alone
     Index(f"ix_{n}players_active", players_t.c.last_contest_time,
           players_t.c.display_rating)
+    # version 7: the players by mean and by uncertainty, so that a leaderboard as of a
+    # time under time drift reads a few rows (podium.store.asof.ranked_page)
+    Index(f"ix_{n}players_mu", players_t.c.mu.desc(), players_t.c.handle)
+    Index(f"ix_{n}players_sigma", players_t.c.sigma)
 
     contests_t = Table(
         f"{n}contests", md,
@@ -329,6 +340,10 @@ def _build(prefix: str, md: MetaData) -> LadderTables:
     )
     Index(f"ix_{n}season_ratings_display", season_ratings_t.c.season,
           season_ratings_t.c.display_rating.desc(), season_ratings_t.c.handle)
+    Index(f"ix_{n}season_ratings_mu", season_ratings_t.c.season,
+          season_ratings_t.c.mu.desc(), season_ratings_t.c.handle)
+    Index(f"ix_{n}season_ratings_sigma", season_ratings_t.c.season,
+          season_ratings_t.c.sigma)
     priors_t = Table(
         f"{n}priors", md,
         Column("player_pk", Integer, ForeignKey(f"{n}players.pk"), primary_key=True,

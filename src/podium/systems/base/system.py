@@ -167,6 +167,23 @@ class RatingSystem(ABC):
         return (np.asarray(mu, dtype=np.float64).copy(),
                 np.asarray(sigma, dtype=np.float64).copy())
 
+    def as_of_bound(self, mu: npt.ArrayLike, sigma_min: float,
+                    elapsed_min: float) -> FloatArray | None:
+        """An upper bound of the display rating *as of a time* (:meth:`drift`, then
+        :meth:`display_rating`) of every player whose stored rating has a mean at most
+        ``mu`` (per entry) and an uncertainty at least ``sigma_min``, and whose last
+        round is at least ``elapsed_min`` seconds before that time; ``None`` when the
+        system gives none (the default).
+
+        A leaderboard in as-of order (:func:`podium.store.asof.ranked_page`) walks the
+        players by ``mu``, best first, and stops once this bound of the next one falls
+        below the page; without a bound it reads every player.  A system that
+        overrides it must make it hold for the floating-point values it computes, and
+        so says that drift never raises a display rating (the bound of a player's own
+        ``mu`` and ``sigma`` with no time elapsed is its stored display rating).
+        """
+        return None
+
     def season_reset(self, mu: FloatArray, sigma: FloatArray, played: IntArray, keep: float,
                      widen: float) -> tuple[FloatArray, FloatArray]:
         """The soft reset at the start of a season: each player's new ``(mu, sigma)``.

@@ -258,6 +258,30 @@ class EloMMR(RatingSystem):
                 K.drifted_sigmas(sg.ravel(), float(self.drift_per_day),
                                  dt.ravel()).reshape(sg.shape))
 
+    def as_of_bound(self, mu: npt.ArrayLike, sigma_min: float,
+                    elapsed_min: float) -> FloatArray | None:
+        """The display rating of ``mu`` drifted from ``(sigma_min, elapsed_min)``.
+
+        :meth:`drift` keeps ``mu`` and widens ``sigma^2`` by ``drift_per_day * days``:
+        the drifted ``sigma`` grows with ``sigma`` and with the time (so does each
+        rounded operation of :func:`K.drifted_sigmas`), and the display rating ``mu -
+        display_sigmas (sigma - sig_limit)`` (3) grows with ``mu`` and, for
+        ``display_sigmas >= 0``, falls as ``sigma`` grows.  So this bounds the as-of
+        display rating of every player rated at most ``mu`` with ``sigma >= sigma_min``
+        and ``elapsed_min`` seconds or more since the last round.  ``None`` (no bound)
+        when ``display_sigmas < 0`` (drift then raises the display rating) or for a
+        subclass that changes :meth:`drift` or :meth:`display_rating`.
+        """
+        cls = type(self)
+        if (self.display_sigmas < 0 or cls.drift is not EloMMR.drift
+                or cls.display_rating is not EloMMR.display_rating
+                or cls.display_center != EloMMR.display_center):
+            return None
+        m = np.asarray(mu, dtype=np.float64)
+        _, sg = self.drift(m, np.full(m.shape, float(sigma_min)),
+                           np.full(m.shape, max(float(elapsed_min), 0.0)))
+        return np.asarray(self.display_rating(m, sg), dtype=np.float64)
+
     def performance_model(
         self, sigma: FloatArray, played: npt.NDArray[np.int64], weight: float
     ) -> PerformanceModel:
