@@ -17,7 +17,9 @@ total rate is all matches over the slowest writer's time.  Runs:
   lock (what every write was before ladders).
 
 A fresh database schema each run (every table dropped first).  Every ladder is then
-checked to equal a Rater over its matches, bit for bit.  ``--write-docs`` puts the
+checked to equal a Rater over its matches, bit for bit.  The table also gives the writer
+processes' CPU per match and their CPU over the wall time (how many cores the writers
+kept busy; the database server's own CPU is not counted).  ``--write-docs`` puts the
 table into ``docs/service.md`` (block ``ladders-concurrency``).
 """
 
@@ -180,10 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"PostgreSQL, `mmr`, eight-player matches, one `Store.ingest` (one transaction) "
              f"per match; {args.matches} matches per writer; {os.cpu_count()} CPUs.", "",
              "| writers | total matches/s against one ladder alone | matches/s (total) | "
-             "wall (s) | each writer's wall (s) |", "|---|---|---|---|---|"]
+             "wall (s) | each writer's wall (s) | writers' CPU per match (ms) | writers' CPU "
+             "/ wall (cores busy) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['what']} | **{r['per_s'] / base:.2f}x** | {r['per_s']:,.0f} | "
-                     f"{r['wall_s']:.2f} | {', '.join(map(str, r['writer_walls']))} |")
+                     f"{r['wall_s']:.2f} | {', '.join(map(str, r['writer_walls']))} | "
+                     f"{1000 * r['cpu_s'] / r['matches']:.2f} | "
+                     f"{r['cpu_s'] / r['wall_s']:.2f} |")
     table = "\n".join(lines) + "\n"
     print(table)
     if args.json:

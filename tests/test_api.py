@@ -654,3 +654,29 @@ def test_pool_settings_reach_the_store(db_url: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PODIUM_POOL_SIZE", "many")
     with pytest.raises(PodiumError, match="PODIUM_POOL_SIZE must be an integer, got 'many'"):
         create_app_from_env()
+
+
+def test_synchronous_reaches_the_store(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``podium serve --synchronous`` (``PODIUM_SYNCHRONOUS`` for workers): the SQLite
+    store's PRAGMA synchronous (1 = NORMAL, the default; 2 = FULL)."""
+    from podium.service.app import create_app_from_env
+    from podium.store import StoreError
+
+    def setting(app: Any) -> int:
+        with app.state.store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            return int(raw.execute("PRAGMA synchronous").fetchone()[0])
+
+    for value, expected in ((None, 1), ("full", 2), ("normal", 1)):
+        app = create_app(db_url, None) if value is None else create_app(
+            db_url, None, synchronous=value)
+        with TestClient(app):
+            assert setting(app) == expected
+    monkeypatch.setenv("PODIUM_DB", db_url)
+    monkeypatch.setenv("PODIUM_SYNCHRONOUS", "full")
+    app = create_app_from_env()
+    with TestClient(app):
+        assert setting(app) == 2
+    monkeypatch.setenv("PODIUM_SYNCHRONOUS", "off")
+    with pytest.raises(StoreError, match="synchronous must be one of 'normal', 'full'"):
+        create_app_from_env()

@@ -205,7 +205,7 @@ def test_failure_rolls_back(store_url: str, monkeypatch: Any) -> None:
             raise RuntimeError("disk on fire")
 
         with monkeypatch.context() as m:
-            m.setattr(writes_module, "update_players", boom)
+            m.setattr(writes_module, "update_rows", boom)  # the players rows, last
             with pytest.raises(RuntimeError, match="disk on fire"):
                 store.ingest(contests[4])
         assert cases.dump(store_url) == before
@@ -602,6 +602,26 @@ def test_hooks_see_every_stage_and_can_abort(store_url):
 
 
 # ====================================================================== SQLite only
+
+def test_synchronous_setting(sqlite_url):
+    """The store option ``synchronous``: what a SQLite commit waits for (PRAGMA
+    synchronous 1 = NORMAL, the default; 2 = FULL), on every connection of the pool;
+    another value is refused naming the two."""
+    def setting(store: Store) -> int:
+        with store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            return int(raw.execute("PRAGMA synchronous").fetchone()[0])
+
+    with Store.create(sqlite_url, "mmr") as store:
+        assert setting(store) == 1
+    with Store.open(sqlite_url, synchronous="full") as store:
+        store.ingest(Contest([("a", 0, 0), ("b", 1, 1)], name="m", time_seconds=1_700_000_000))
+        assert setting(store) == 2 and store.count_players() == 2
+    with Store.open(sqlite_url, synchronous="NORMAL") as store:
+        assert setting(store) == 1
+    with pytest.raises(StoreError, match=r"synchronous must be one of 'normal', 'full'.*"
+                                         r"got 'off'"):
+        Store.open(sqlite_url, synchronous="off")
 
 
 def test_bare_path_is_sqlite(tmp_path, monkeypatch):

@@ -171,6 +171,7 @@ def create_app(
     store: Any = None,
     pool_size: int | None = None,
     max_overflow: int | None = None,
+    synchronous: str = "normal",
     max_predict_bytes: int = DEFAULT_MAX_PREDICT_BYTES,
     max_predict_players: int = DEFAULT_MAX_PREDICT_PLAYERS,
     allow_future: bool = False,
@@ -210,6 +211,9 @@ def create_app(
         The store's connection pool: connections kept open, and how many more may be
         opened under load (``None``: SQLAlchemy's defaults, 5 and 10); see
         :func:`podium.store.engine.make_engine`.
+    synchronous:
+        A SQLite store's durability, ``"normal"`` (default) or ``"full"`` (the store
+        option; see :mod:`podium.store.engine`).
     max_predict_bytes:
         Largest body of ``POST /api/predict`` (public) and of any other request
         (413 above it).
@@ -275,7 +279,7 @@ def create_app(
     owned = store is None
     if store is None:
         options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow,
-                                   "allow_future": allow_future}
+                                   "allow_future": allow_future, "synchronous": synchronous}
         if keep_snapshots is not None:
             options["keep_snapshots"] = keep_snapshots
         if explain_cache_s is not None:
@@ -438,7 +442,8 @@ def create_app_from_env() -> FastAPI:
 
     Reads ``PODIUM_DB`` (required), ``PODIUM_TOKEN`` (optional: writes disabled
     without it), ``PODIUM_MAX_BODY_BYTES``, ``PODIUM_MAX_PREDICT_BYTES``,
-    ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW`` and
+    ``PODIUM_MAX_PREDICT_PLAYERS``, ``PODIUM_POOL_SIZE``, ``PODIUM_MAX_OVERFLOW``,
+    ``PODIUM_SYNCHRONOUS`` (``normal`` or ``full``) and
     ``PODIUM_ALLOW_FUTURE`` (``1``/``true``/``yes`` or ``0``/``false``/``no``; optional),
     ``PODIUM_PRIVATE`` (the same: every route needs a token), ``PODIUM_CORS_ORIGINS``
     (comma-separated origins), ``PODIUM_MAX_EXPORTS``, ``PODIUM_MAX_EXPLAINS``,
@@ -455,6 +460,7 @@ def create_app_from_env() -> FastAPI:
                       DEFAULT_MAX_BODY_BYTES if limit is None else limit,
                       pool_size=_env_int("PODIUM_POOL_SIZE"),
                       max_overflow=_env_int("PODIUM_MAX_OVERFLOW"),
+                      synchronous=os.environ.get("PODIUM_SYNCHRONOUS") or "normal",
                       max_predict_bytes=(DEFAULT_MAX_PREDICT_BYTES if predict_bytes is None
                                          else predict_bytes),
                       max_predict_players=(DEFAULT_MAX_PREDICT_PLAYERS

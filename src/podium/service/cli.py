@@ -91,6 +91,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # any worker starts.
     app = create_app(args.db, token, args.max_body_bytes, system=system, params=params,
                      pool_size=args.pool_size, max_overflow=args.max_overflow,
+                     synchronous=args.synchronous,
                      max_predict_bytes=args.max_predict_bytes,
                      max_predict_players=args.max_predict_players,
                      allow_future=args.allow_future,
@@ -130,6 +131,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     os.environ["PODIUM_ALLOW_FUTURE"] = "1" if args.allow_future else "0"
     os.environ["PODIUM_PRIVATE"] = "1" if args.private else "0"
     os.environ["PODIUM_CORS_ORIGINS"] = ",".join(origins)
+    os.environ["PODIUM_SYNCHRONOUS"] = args.synchronous
     if token:
         os.environ["PODIUM_TOKEN"] = token
     else:
@@ -237,6 +239,12 @@ def add_parsers(subparsers: Any) -> None:
     s.add_argument("--pool-size", type=int, default=None, metavar="N",
                    help="database connections each worker keeps open (default 5, "
                    "SQLAlchemy's)")
+    s.add_argument("--synchronous", choices=("normal", "full"), default="normal",
+                   help="a SQLite store's durability: 'normal' (default) keeps every "
+                   "committed write through a crash of the server (kill -9) and may lose "
+                   "the last ones in a power loss; 'full' waits for the disk at every "
+                   "commit (an fsync) so that a power loss loses nothing committed "
+                   "(PostgreSQL: ignored, its synchronous_commit decides)")
     s.add_argument("--max-overflow", type=int, default=None, metavar="N",
                    help="connections each worker may open beyond --pool-size under load "
                    "(default 10); a worker opens at most the sum")

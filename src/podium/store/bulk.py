@@ -5,8 +5,10 @@ building SQLAlchemy parameter dictionaries for them costs more than the database
 work.  These helpers hand plain tuples to the driver instead:
 
 * SQLite: ``cursor.executemany`` of one prepared statement;
-* PostgreSQL: binary ``COPY ... FROM STDIN`` for inserts; for updates a binary
-  ``COPY`` into a temporary table and one ``UPDATE ... FROM`` it.
+* PostgreSQL: binary ``COPY ... FROM STDIN`` for inserts; for updates of a few rows
+  (:data:`PG_SMALL_UPDATE`) one ``executemany`` of ``UPDATE`` s (psycopg pipelines
+  them), for more a binary ``COPY`` into a temporary table and one ``UPDATE ... FROM``
+  it.
 
 Both run on the connection of the current transaction, so they commit or roll
 back with everything else.  Table and column names come from
@@ -27,10 +29,14 @@ from typing import Any
 
 from sqlalchemy import Connection, Table
 
-__all__ = ["insert_rows", "update_rows", "fetch", "execute"]
+__all__ = ["insert_rows", "update_rows", "fetch", "execute", "PG_SMALL_UPDATE"]
 
 
 _CHECKED: dict[tuple[str, tuple[str, ...]], str] = {}
+# SQLite's INSERT of a table and column list, and its UPDATE of a table, key and
+# columns, written once (every write runs several)
+_INSERTS: dict[tuple[str, tuple[str, ...]], str] = {}
+_UPDATES: dict[tuple[str, tuple[str, ...], int], str] = {}
 
 
 def _names(table: Table, columns: Sequence[str]) -> str:
@@ -45,15 +51,39 @@ def _names(table: Table, columns: Sequence[str]) -> str:
     return names
 
 
+def _sqlite_insert(table: Table, columns: Sequence[str]) -> str:
+    """The SQLite ``INSERT`` of one row of ``columns`` into ``table`` (``?`` marks)."""
+    key = (table.name, tuple(columns))
+    sql = _INSERTS.get(key)
+    if sql is None:
+        marks = ", ".join("?" for _ in columns)
+        sql = _INSERTS[key] = (f'INSERT INTO "{table.name}" ({_names(table, columns)}) '
+                               f"VALUES ({marks})")
+    return sql
+
+
 _PG_TYPES = {"INTEGER": "int4", "BIGINT": "int8", "DOUBLE": "float8", "FLOAT": "float8",
              "DOUBLE PRECISION": "float8", "BOOLEAN": "bool", "TEXT": "text"}
 
 
+_PG_TYPES_OF: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+
+#: Most rows an update on PostgreSQL sends as one ``executemany`` of ``UPDATE``s (a
+#: pipeline: one round trip); more go through a temporary table (``COPY`` and one
+#: ``UPDATE ... FROM``), whose four statements cost more than a few rows' updates.
+PG_SMALL_UPDATE = 64
+
+
 def _pg_types(conn: Connection, table: Table, columns: Sequence[str]) -> list[str]:
-    out = []
-    for c in columns:
-        name = str(table.c[c].type.compile(conn.dialect)).upper().split(" COLLATE")[0]
-        out.append(_PG_TYPES[name])
+    """The binary ``COPY`` types of ``columns`` of ``table`` (found once per list)."""
+    key = (table.name, tuple(columns))
+    out = _PG_TYPES_OF.get(key)
+    if out is None:
+        out = []
+        for c in columns:
+            name = str(table.c[c].type.compile(conn.dialect)).upper().split(" COLLATE")[0]
+            out.append(_PG_TYPES[name])
+        _PG_TYPES_OF[key] = out
     return out
 
 
@@ -103,14 +133,13 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str],
     """Insert ``rows`` (tuples in the order of ``columns``) into ``table``."""
     if not rows:
         return
-    cols = _names(table, columns)
     if conn.dialect.name == "postgresql":
-        _pg_copy(conn, table.name, cols, _pg_types(conn, table, columns), rows)
+        _pg_copy(conn, table.name, _names(table, columns), _pg_types(conn, table, columns),
+                 rows)
         return
-    marks = ", ".join("?" for _ in columns)
     raw = conn.connection.driver_connection
     assert raw is not None
-    raw.executemany(f'INSERT INTO "{table.name}" ({cols}) VALUES ({marks})', rows)
+    raw.executemany(_sqlite_insert(table, columns), rows)
 
 
 def update_rows(conn: Connection, table: Table, key: str | Sequence[str], columns: Sequence[str],
@@ -129,10 +158,17 @@ def update_rows(conn: Connection, table: Table, key: str | Sequence[str], column
     allc = [*keys, *columns]
     cols = _names(table, allc)
     if conn.dialect.name == "postgresql":
-        # one temporary table per table and column list (its columns are fixed at creation)
-        tmp = f"_podium_update_{table.name}_{zlib.crc32(cols.encode()):08x}"
         raw = conn.connection.driver_connection
         assert raw is not None
+        if len(rows) <= PG_SMALL_UPDATE:
+            sets = ", ".join(f'"{c}" = %s' for c in columns)
+            where = " AND ".join(f'"{k}" = %s' for k in keys)
+            with raw.cursor() as cur:
+                cur.executemany(f'UPDATE "{table.name}" SET {sets} WHERE {where}',
+                                [(*r[nk:], *r[:nk]) for r in rows], returning=False)
+                return int(cur.rowcount)  # (psycopg: the sum over the statements)
+        # one temporary table per table and column list (its columns are fixed at creation)
+        tmp = f"_podium_update_{table.name}_{zlib.crc32(cols.encode()):08x}"
         with raw.cursor() as cur:
             cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS "{tmp}" ON COMMIT DROP AS '
                         f'SELECT {cols} FROM "{table.name}" WITH NO DATA')
@@ -143,10 +179,13 @@ def update_rows(conn: Connection, table: Table, key: str | Sequence[str], column
         with raw.cursor() as cur:
             cur.execute(f'UPDATE "{table.name}" AS t SET {sets} FROM "{tmp}" AS v WHERE {on}')
             return int(cur.rowcount)
-    # numbered parameters (?1 is the tuple's first item): the tuples are bound as they are
-    sets = ", ".join(f'"{c}" = ?{nk + i + 1}' for i, c in enumerate(columns))
-    where = " AND ".join(f'"{k}" = ?{i + 1}' for i, k in enumerate(keys))
+    ukey = (table.name, tuple(allc), nk)
+    sql = _UPDATES.get(ukey)
+    if sql is None:
+        # numbered parameters (?1 is the tuple's first item): the tuples are bound as they are
+        sets = ", ".join(f'"{c}" = ?{nk + i + 1}' for i, c in enumerate(columns))
+        where = " AND ".join(f'"{k}" = ?{i + 1}' for i, k in enumerate(keys))
+        sql = _UPDATES[ukey] = f'UPDATE "{table.name}" SET {sets} WHERE {where}'
     raw = conn.connection.driver_connection
     assert raw is not None
-    res = raw.executemany(f'UPDATE "{table.name}" SET {sets} WHERE {where}', rows)
-    return int(res.rowcount)
+    return int(raw.executemany(sql, rows).rowcount)

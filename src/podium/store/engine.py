@@ -10,9 +10,24 @@
   ``BEGIN`` (in WAL mode a reader keeps the snapshot of its first read and never
   blocks or is blocked by the writer); on PostgreSQL REPEATABLE READ.
 
-SQLite files are put in WAL mode with ``synchronous=NORMAL``: a transaction is
-atomic whatever happens to the process (kill -9 included); after a power loss
-the last committed transactions may be lost, never half of one.
+SQLite files are put in WAL mode.  Their ``synchronous`` setting is an engine option
+(:data:`SYNCHRONOUS`, a store option of the same name):
+
+* ``"normal"`` (the default): a commit appends the transaction to the write-ahead log
+  without waiting for the disk; the log is synced at each checkpoint.  A transaction
+  is atomic and durable whatever happens to the *process* (kill -9 included: what was
+  committed is in the operating system's cache and reaches the file); after a power
+  loss or a crash of the operating system the last committed transactions may be
+  lost, never half of one.
+* ``"full"``: every commit also waits for the log to reach the disk (an ``fsync``
+  per write: several milliseconds each on a virtual machine's disk), so that a
+  committed transaction survives a power loss too.
+
+On PostgreSQL the server's own ``synchronous_commit`` decides (on by default: every
+commit is flushed to its WAL), and this option is not used.
+
+A write transaction's ``BEGIN IMMEDIATE`` is sent with the driver's cursor: the
+statement machinery of SQLAlchemy cost more than SQLite's work for it.
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -31,7 +46,8 @@ from sqlalchemy.pool import StaticPool
 from podium.store.models import DEFAULT_DB, StoreError
 
 __all__ = ["DEFAULT_DB", "normalize_url", "display_url", "sqlite_path", "make_engine",
-           "write_txn", "read_txn", "db_errors", "LOCK_KEY", "REGISTRY_LOCK_KEY"]
+           "write_txn", "read_txn", "db_errors", "LOCK_KEY", "REGISTRY_LOCK_KEY",
+           "SYNCHRONOUS", "check_synchronous"]
 
 #: Key of the PostgreSQL advisory lock that serialises the writers of the ladder
 #: ``default`` ("podium" in ASCII); ladder number ``k`` locks ``LOCK_KEY + k``, and
@@ -39,6 +55,20 @@ __all__ = ["DEFAULT_DB", "normalize_url", "display_url", "sqlite_path", "make_en
 LOCK_KEY = 0x706F6469756D
 #: Key of the PostgreSQL advisory lock held while a ladder is created.
 REGISTRY_LOCK_KEY = LOCK_KEY - 1
+
+#: The values of the ``synchronous`` option of a SQLite engine (see the module notes),
+#: the first being the default.
+SYNCHRONOUS = ("normal", "full")
+
+
+def check_synchronous(value: object) -> str:
+    """``value`` as a ``synchronous`` setting (:data:`SYNCHRONOUS`), or :class:`StoreError`
+    naming the values allowed."""
+    if isinstance(value, str) and value.lower() in SYNCHRONOUS:
+        return value.lower()
+    raise StoreError(f"synchronous must be one of {', '.join(map(repr, SYNCHRONOUS))} "
+                     f"(SQLite: 'normal' survives a crash of the process, 'full' also a "
+                     f"power loss), got {value!r}")
 
 
 def normalize_url(db: str | os.PathLike[str]) -> str:
@@ -96,7 +126,7 @@ def _pool_kwargs(pool_size: int | None, max_overflow: int | None) -> dict[str, i
 
 
 def make_engine(db: str, *, busy_timeout: float = 600.0, pool_size: int | None = None,
-                max_overflow: int | None = None) -> Engine:
+                max_overflow: int | None = None, synchronous: str = "normal") -> Engine:
     """An engine for ``db`` set up for the store's transactions.
 
     Parameters
@@ -112,16 +142,21 @@ def make_engine(db: str, *, busy_timeout: float = 600.0, pool_size: int | None =
         (``None``: SQLAlchemy's default, 10).  At most ``pool_size + max_overflow``
         connections are open at once; a request for one more waits up to 30 s.
 
+    synchronous:
+        ``"normal"`` or ``"full"``: what a SQLite file's commit waits for (see the module
+        notes); PostgreSQL and in-memory SQLite ignore it.
+
     Both pool settings apply to PostgreSQL and to SQLite files; an in-memory SQLite
     database always has its one shared connection and ignores them.
 
     Raises
     ------
     StoreError
-        For an unsupported URL or back end, or a pool setting below 1 (``pool_size``)
-        or 0 (``max_overflow``).
+        For an unsupported URL or back end, a pool setting below 1 (``pool_size``)
+        or 0 (``max_overflow``), or another ``synchronous``.
     """
     u = _url(db)
+    sync = check_synchronous(synchronous).upper()
     backend = u.get_backend_name()
     pool = _pool_kwargs(pool_size, max_overflow)
     if backend == "sqlite":
@@ -148,14 +183,21 @@ def make_engine(db: str, *, busy_timeout: float = 600.0, pool_size: int | None =
                     mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
                     if str(mode).lower() != "wal":
                         cur.execute("PRAGMA journal_mode = WAL")
-                    cur.execute("PRAGMA synchronous = NORMAL")
+                    cur.execute(f"PRAGMA synchronous = {sync}")
             finally:
                 cur.close()
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Connection) -> None:
-            write = conn.get_execution_options().get("podium_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+            if conn.get_execution_options().get("podium_write", False):
+                # the driver's cursor: a write's BEGIN is on every write's path; a
+                # failure (the busy timeout) is the driver's error, which db_errors
+                # reports as SQLAlchemy's
+                raw = conn.connection.driver_connection
+                assert raw is not None
+                raw.execute("BEGIN IMMEDIATE")
+            else:
+                conn.exec_driver_sql("BEGIN")
 
         return engine
     if backend == "postgresql":
@@ -187,7 +229,10 @@ def write_txn(engine: Engine, lock_key: int = LOCK_KEY) -> Iterator[Connection]:
             conn.execution_options(podium_write=True)
         with conn.begin():
             if engine.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key})
+                raw = conn.connection.driver_connection
+                assert raw is not None
+                with raw.cursor() as cur:  # the driver's cursor, in the transaction
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key,))
             yield conn
 
 

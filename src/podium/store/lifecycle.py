@@ -43,6 +43,8 @@ from podium.store.common import (
 )
 from podium.store.engine import (
     REGISTRY_LOCK_KEY,
+    SYNCHRONOUS,
+    check_synchronous,
     db_errors,
     display_url,
     make_engine,
@@ -65,7 +67,7 @@ def split_options(options: dict[str, Any]) -> tuple[StoreOptions, StoreHooks | N
                                                     dict[str, Any]]:
     """A store's keyword options checked and split: its :class:`StoreOptions`, its test
     hook, and :func:`make_engine`'s options (``busy_timeout``, ``pool_size``,
-    ``max_overflow``).
+    ``max_overflow``, ``synchronous``).
 
     Raises
     ------
@@ -73,12 +75,15 @@ def split_options(options: dict[str, Any]) -> tuple[StoreOptions, StoreHooks | N
         For an unknown option or a hook that is not callable.
     ValueError
         For an option out of range (see :class:`StoreOptions`).
+    StoreError
+        For a ``synchronous`` other than ``"normal"`` or ``"full"``.
     """
     opts = dict(options)
     engine_opts = {
         "busy_timeout": float(opts.pop("busy_timeout", 600.0)),
         "pool_size": opts.pop("pool_size", None),
         "max_overflow": opts.pop("max_overflow", None),
+        "synchronous": check_synchronous(opts.pop("synchronous", SYNCHRONOUS[0])),
     }
     unknown = set(opts) - set(STORE_OPTIONS)
     if unknown:

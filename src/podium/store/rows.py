@@ -32,7 +32,8 @@ from podium.store.rating import (
     rated_indices,
 )
 
-__all__ = ["CONTEST_COLS", "HandleCache", "Item", "contest_from_rows", "contest_row",
+__all__ = ["CONTEST_COLS", "NEW_PLAYER_COLS", "HandleCache", "Item", "contest_from_rows",
+           "contest_row", "player_rows",
            "describe_conflict", "insert_events", "insert_new_players", "insert_standings",
            "stored_contest", "stored_contests", "stored_priors", "update_players"]
 
@@ -41,6 +42,10 @@ CONTEST_COLS = ("pk", "cid", "seq", "name", "url", "time_seconds", "weight", "pe
 EVENT_COLS = ("contest_pk", "player_pk", "mu", "sigma", "display_rating", "perf", "place",
               "prev_display", "change", "debut", "team")
 STANDING_COLS = ("contest_pk", "pos", "player_pk", "lo", "hi", "team", "member_weight")
+#: The columns of a new ``players`` row.
+NEW_PLAYER_COLS = ("pk", "handle", "handle_key", *PLAYER_COLS)
+# the rating columns of a player only seen in unrated contests
+_NO_RATING = (None, None, None, 0, None, None, None)
 
 
 @cache
@@ -174,6 +179,13 @@ def insert_standings(conn: Connection, t: S.LadderTables, cpks: Sequence[int],
     contests at once (a batch of small contests: one list per column, not per contest)."""
     if not contests:
         return
+    if len(contests) == 1 and contests[0].team_names is None:  # a live match
+        c = contests[0]
+        cpk = cpks[0]
+        insert_rows(conn, t.standings, STANDING_COLS, [
+            (cpk, i, pk, lo, hi, None, None) for i, (pk, lo, hi)
+            in enumerate(zip(pks[0], c.lo.tolist(), c.hi.tolist(), strict=True))])
+        return
     sizes = [len(ppk) for ppk in pks]
     contest_col = np.repeat(np.asarray(cpks, dtype=np.int64), sizes).tolist()
     pos = [k for n in sizes for k in range(n)]
@@ -231,10 +243,50 @@ def insert_new_players(conn: Connection, t: S.LadderTables, rater: Rater,
     idx = rated_indices(rater, handles)
     rated = idx >= 0
     vals = iter(player_values(rater, idx[rated]))
-    empty = (None, None, None, 0, None, None, None)
-    rows = [(new_handles[h], h, h.casefold(), *(next(vals) if r else empty))
+    rows = [(new_handles[h], h, h.casefold(), *(next(vals) if r else _NO_RATING))
             for h, r in zip(handles, rated.tolist(), strict=True)]
-    insert_rows(conn, t.players, ("pk", "handle", "handle_key", *PLAYER_COLS), rows)
+    insert_rows(conn, t.players, NEW_PLAYER_COLS, rows)
+
+
+def player_rows(rater: Rater, run: RatedRun, pks: Sequence[list[int]],
+                new_handles: dict[str, int]) -> tuple[list[tuple[Any, ...]],
+                                                      list[tuple[Any, ...]]]:
+    """The ``players`` rows a run of contests writes: the rows to insert for the players
+    first seen in it (``new_handles``, handle -> key; in that order) and the rows to
+    update for the others it rated, all with the Rater's current values
+    (:data:`~podium.store.rating.PLAYER_COLS`).
+
+    ``pks[k]`` are the keys of contest ``k``'s players in standings order, which is the
+    order of its events in ``run``: each rated player's Rater index is read off its event
+    (no lookup by handle).  An insert row is ``(pk, handle, handle_key, *values)``, with
+    NULL values for a player only seen in unrated contests
+    (:meth:`~podium.systems.RatingSystem.skips_round`); an update row is
+    ``(pk, *values)``.
+    """
+    idx_of: dict[int, int] = {}
+    offsets = run.offsets.tolist()
+    player = run.player.tolist()
+    for k, ppk in enumerate(pks):
+        a, b = offsets[k], offsets[k + 1]
+        if a < b:
+            idx_of.update(zip(ppk, player[a:b], strict=True))
+    vals = dict(zip(idx_of, player_values(rater, np.fromiter(
+        idx_of.values(), dtype=np.int64, count=len(idx_of))), strict=True))
+    inserts: list[tuple[Any, ...]] = []
+    unseen: list[str] = []
+    for h, pk in new_handles.items():
+        v = vals.pop(pk, None)
+        if v is None:
+            unseen.append(h)
+        else:
+            inserts.append((pk, h, h.casefold(), *v))
+    if unseen:  # in no event of the run: rated before it (a prior taken elsewhere), or never
+        idx = rated_indices(rater, unseen)
+        rated = idx >= 0
+        seen = iter(player_values(rater, idx[rated]))
+        inserts.extend((new_handles[h], h, h.casefold(), *(next(seen) if r else _NO_RATING))
+                       for h, r in zip(unseen, rated.tolist(), strict=True))
+    return inserts, [(pk, *v) for pk, v in vals.items()]
 
 
 def update_players(conn: Connection, t: S.LadderTables, rater: Rater, touched: np.ndarray,

@@ -238,6 +238,13 @@ class Store:
         The connection pool of the store's engine (PostgreSQL, SQLite files): connections
         kept open, and how many more may be opened under load (default ``None``:
         SQLAlchemy's 5 and 10).  See :func:`podium.store.engine.make_engine`.
+    synchronous:
+        A SQLite file's durability (:mod:`podium.store.engine`): ``"normal"`` (the
+        default) keeps every committed write through a crash of the process (kill -9)
+        and may lose the last ones, never half of one, in a power loss; ``"full"`` waits
+        for the disk at every commit (an ``fsync``, milliseconds) so that a power loss
+        loses nothing committed.  PostgreSQL ignores it (its ``synchronous_commit``
+        decides).
     actor:
         Who this object's writes are recorded as in the audit log
         (:mod:`podium.store.audit`) outside an :func:`~podium.store.actor.acting_as`

@@ -53,7 +53,7 @@ from podium.core.contest import Contest
 from podium.errors import ContestError
 from podium.rater import Rater
 from podium.store.audit import AuditLog
-from podium.store.bulk import execute, fetch, insert_rows
+from podium.store.bulk import execute, fetch, insert_rows, update_rows
 from podium.store.checks import (
     check_case_insensitive,
     check_contest,
@@ -75,9 +75,10 @@ from podium.store.models import IngestResult, StoreError
 from podium.store.priors import PriorSource
 from podium.store.queries import stored_spellings
 from podium.store.raters import CachedRater, RaterCache, since_snapshot
-from podium.store.rating import Priors, RatedRun, rate_run
+from podium.store.rating import PLAYER_COLS, Priors, RatedRun, rate_run
 from podium.store.rows import (
     CONTEST_COLS,
+    NEW_PLAYER_COLS,
     HandleCache,
     Item,
     contest_row,
@@ -85,6 +86,7 @@ from podium.store.rows import (
     insert_events,
     insert_new_players,
     insert_standings,
+    player_rows,
     stored_contest,
     update_players,
 )
@@ -532,7 +534,8 @@ class Writes:
             n_known = len(all_new)
             pks = [self.handles.keys_of(cont.handles, all_new) for cont in contests]
             seg_new = dict(islice(all_new.items(), n_known, None))
-            insert_new_players(conn, t, rater, seg_new)
+            new_rows, update = player_rows(rater, run, pks, seg_new)
+            insert_rows(conn, t.players, NEW_PLAYER_COLS, new_rows)
             cpks = list(range(head.next_pk + start, head.next_pk + stop))
             seqs = range(head.count + start, head.count + stop)
             insert_rows(conn, t.contests, CONTEST_COLS, [
@@ -543,7 +546,7 @@ class Writes:
             self.ctx.hook("standings")
             insert_events(conn, t, run, range(len(seg)), cpks, pks)
             self.ctx.hook("events")
-            update_players(conn, t, rater, run.player, self.handles, seg_new, all_new)
+            update_rows(conn, t.players, "pk", PLAYER_COLS, update)
             self.ctx.hook("players")
             if snap:
                 self.raters.write_snapshot(conn, rater, head.count + stop, m.epoch)
@@ -574,17 +577,25 @@ class Writes:
         opts = self.ctx.options
         skips = self.ctx.system.skips_round
         known = rater.players.index
-        players = rater.players.n
+        n0 = rater.players.n
         fresh: set[str] = set()
+        counted = 0  # the items whose newcomers are in ``fresh``
+        rated = [not skips(it.contest) for it in items]
         out: list[tuple[int, bool]] = []
         for k, it in enumerate(items):
             since += 1
-            if not skips(it.contest):
+            if rated[k]:
                 events += len(it.contest)
-                for h in it.contest.handles:
-                    if h not in known and h not in fresh:
-                        fresh.add(h)
-                        players += 1
+            # the state then holds n0 + len(fresh) players, which only matters when
+            # events >= n0 (fewer player-rounds than players: no snapshot is due by
+            # that rule); only then are the items' handles looked up
+            players = n0
+            if events >= n0:
+                for j in range(counted, k + 1):
+                    if rated[j]:
+                        fresh.update(h for h in items[j].contest.handles if h not in known)
+                counted = k + 1
+                players += len(fresh)
             if opts.snapshot_due(since, events, players):
                 out.append((k + 1, True))
                 since = events = 0
