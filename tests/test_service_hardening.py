@@ -503,6 +503,9 @@ ROUTES = [
     "/search", "/api/audit", "/api/export/ratings", "/api/export/history",
     "/api/contests/{}/players/{}/explain", "/api/explain", "/api/balance", "/api/ladders",
     "/api/seasons", "/ladders",
+    # a ladder's smoothed companion (issue 29): both curves and what changed in the past
+    "/api/players/{}/smoothed", "/api/smoothed", "/api/players/{}/past-changes",
+    "/api/past-changes",
 ]
 # every route of a ladder (issue 28): the API's under /api/ladders/{ladder}/, the pages'
 # under /ladders/{ladder}/ (the segment drawn names the ladder too: mostly unknown, 404)
