@@ -55,6 +55,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -132,9 +133,12 @@ def prebuilt(name: str, env: dict[str, str], cwd: Path) -> tuple[float, float, P
 
 
 def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
-                warm_runs: int) -> dict[str, Any]:
+                warm_runs: int, first_runs: int = 1) -> dict[str, Any]:
     """:func:`measure` without prebuilt kernels, then the prebuild of ``name`` and the
-    first run with it (for a tree without ``podium.prebuild``: the cold figures only)."""
+    first run with it (for a tree without ``podium.prebuild``: the cold figures only).
+
+    ``first_runs``: the first run is repeated with a fresh ``NUMBA_CACHE_DIR`` each
+    time, and the median is kept (wall and CPU apart)."""
     empty = Path(tempfile.mkdtemp(prefix="podium-noprebuilt-"))
     try:
         r = measure(cmd, {**env, "PODIUM_PREBUILT_DIR": str(empty)}, cwd, warm_runs)
@@ -143,11 +147,16 @@ def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
         except Refused:
             return r
         try:
-            cache = Path(tempfile.mkdtemp(prefix="podium-numba-"))
-            e = {**env, "PODIUM_PREBUILT_DIR": str(directory), "NUMBA_CACHE_DIR": str(cache)}
-            first, first_cpu = _timed(cmd, e, cwd)
-            compiled = _index_files(cache)
-            shutil.rmtree(cache, ignore_errors=True)
+            runs = []
+            for _ in range(max(1, first_runs)):
+                cache = Path(tempfile.mkdtemp(prefix="podium-numba-"))
+                e = {**env, "PODIUM_PREBUILT_DIR": str(directory),
+                     "NUMBA_CACHE_DIR": str(cache)}
+                runs.append(_timed(cmd, e, cwd))
+                compiled = _index_files(cache)
+                shutil.rmtree(cache, ignore_errors=True)
+            first = statistics.median(w for w, _ in runs)
+            first_cpu = statistics.median(c for _, c in runs)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         r.update({"prebuild_s": wall, "prebuild_cpu_s": cpu, "first_s": first,
@@ -166,8 +175,13 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--before", type=Path,
                     help="source tree of the 'before' version, measured alongside")
-    ap.add_argument("--from-json", type=Path,
-                    help="write the docs from results saved by --json (no measuring)")
+    ap.add_argument("--from-json", type=Path, nargs="+",
+                    help="write the docs from results saved by --json (no measuring); "
+                    "with several files, a later file's systems and README row replace "
+                    "the earlier ones' (e.g. a rerun of a few rows on a quiet machine)")
+    ap.add_argument("--first-runs", type=int, default=1,
+                    help="first runs per system, each with a fresh cache (median; "
+                    "default 1)")
     ap.add_argument("--write-docs", action="store_true",
                     help=f"write the table into {DOC} (block {SECTION!r}, or "
                     f"{STARTUP_SECTION!r} with --startup)")
@@ -181,7 +195,7 @@ def main() -> int:
         return startup(args.src.resolve(), args.before.resolve() if args.before else None,
                        args.startup_runs, write_docs=args.write_docs, as_json=args.json)
     if args.from_json:
-        saved = json.loads(args.from_json.read_text())
+        saved = merged([json.loads(f.read_text()) for f in args.from_json])
         write_docs(saved["after"], saved.get("before"), saved.get("peer_s"),
                    warm_runs=saved.get("warm_runs", 2), saved=saved)
         return 0
@@ -206,6 +220,7 @@ def main() -> int:
     results["argv"] = sys.argv[1:]
     results["load_at_start"] = load0
     results["warm_runs"] = args.warm_runs
+    results["first_runs"] = args.first_runs
     results["measured"] = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
     with tempfile.TemporaryDirectory(prefix="podium-cold-") as tmp_s:
         tmp = Path(tmp_s)
@@ -226,7 +241,7 @@ def main() -> int:
                     r = measure_all(name, podium + ["rate", str(cf3), "--system", name,
                                                     "--out", str(tmp / "out"),
                                                     "--no-progress"], env, tmp,
-                                    args.warm_runs)
+                                    args.warm_runs, args.first_runs)
                 except Refused as exc:
                     print(f"{label:6s} {name:16s} refused: {exc}", flush=True)
                     results[label]["systems"][name] = None
@@ -245,7 +260,7 @@ def main() -> int:
         for label, env in envs.items():
             r = measure_all("mmr", podium + ["rate", "example-data", "--system", "mmr",
                                              "--out", "out", "--no-progress"], env, tmp,
-                            args.warm_runs)
+                            args.warm_runs, args.first_runs)
             results[label]["readme"] = r
             print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s "
                   f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
@@ -297,8 +312,6 @@ def startup(src: Path, before: Path | None, runs: int, *, write_docs: bool,
     """``--startup``: whole-process wall-clock and CPU seconds of a warm ``podium rate``
     of :func:`three_contests_csv` and of ``python -c STARTUP_PEER``, alternately (the
     order flips every round, so that both see the same load); medians."""
-    import statistics
-
     load0 = load_average()
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="podium-startup-") as tmp_s:
@@ -370,6 +383,29 @@ def _tree(src: str) -> str:
     return src
 
 
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Results of several ``--json`` runs as one: a later run's systems, README row and
+    peer replace the earlier ones'; ``"runs"`` keeps each run's date, load and command,
+    and every row keeps the run it came from (``"run"``: its position)."""
+    out: dict[str, Any] = {"after": {"systems": {}}, "runs": []}
+    for k, run in enumerate(runs):
+        out["runs"].append({key: run.get(key) for key in
+                            ("measured", "load_at_start", "argv", "first_runs")})
+        for label in ("before", "after"):
+            if label not in run:
+                continue
+            side = out.setdefault(label, {"systems": {}})
+            side["src"] = run[label]["src"]
+            for name, r in run[label]["systems"].items():
+                side["systems"][name] = None if r is None else {**r, "run": k}
+            if "readme" in run[label]:
+                side["readme"] = {**run[label]["readme"], "run": k}
+        for key in ("peer_s", "warm_runs"):
+            if key in run:
+                out[key] = run[key]
+    return out
+
+
 def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float | None,
                *, warm_runs: int = 2, load_at_start: str | None = None,
                saved: dict[str, Any] | None = None) -> None:
@@ -387,36 +423,45 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
             return "–"
         return f"{res[num] / den:.2f}×"
 
+    runs = saved.get("runs", []) if saved is not None else []
+
     def row(label: str, b: dict[str, Any] | None, r: dict[str, Any]) -> str:
-        ratios = [ratio(r, "first_s", r["warm_s"]), ratio(r, "cold_s", r["warm_s"]),
-                  ratio(r, "warm_s", peer)]
+        ratios = [ratio(r, "first_s", r["warm_s"]), ratio(r, "first_cpu_s", r["warm_cpu_s"]),
+                  ratio(r, "cold_s", r["warm_s"]), ratio(r, "warm_s", peer)]
         cells = [f"{cell(b, k)} → {cell(r, k)}" if before else cell(r, k)
                  for k in ("first_s", "warm_s", "cold_s", "cold_cpu_s", "prebuild_s",
                            "prebuild_cpu_s")]
         load = f"{b['load']:.1f} / {r['load']:.1f}" if b else f"{r['load']:.1f}"
+        if len(runs) > 1:
+            load += f" (run {r.get('run', 0) + 1})"
         return f"| {label} | " + " | ".join(ratios + cells) + f" | {load} |"
 
     rows = [
-        "| system | first ÷ warm | cold ÷ warm | warm ÷ peer | first wall (s) | warm wall (s) "
-        "| cold wall (s) | cold CPU (s) | install + wall (s) | install + CPU (s) | load |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| system | first ÷ warm | first ÷ warm, CPU | cold ÷ warm | warm ÷ peer "
+        "| first wall (s) | warm wall (s) | cold wall (s) | cold CPU (s) "
+        "| install + wall (s) | install + CPU (s) | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     bsys = before["systems"] if before else {}
     for name, r in after["systems"].items():
         if r is None:
             rows.append(f"| `{name}` | refuses this input (see `podium rate`) "
-                        "| | | | | | | | | |")
+                        "| | | | | | | | | | |")
             continue
         rows.append(row(f"`{name}`", bsys.get(name), r))
     rows.append(row("README example (`mmr`, 2000 players × 30 rounds)",
                     before.get("readme") if before else None, after["readme"]))
     note = []
-    if saved is not None:
-        argv = " ".join(map(_tree, saved.get("argv", [])))
-        note = [f"Figures measured {saved.get('measured', '(date not saved)')} (load "
-                f"{saved.get('load_at_start', 'not saved')} at the start) by "
-                f"`python benchmarks/bench_cold_start.py {argv}`, "
-                "written from its `--json` results by the command above.", ""]
+    for k, run in enumerate(runs):
+        argv = " ".join(map(_tree, run.get("argv") or []))
+        first_runs = run.get("first_runs") or 1
+        note += [f"{f'Run {k + 1}: f' if len(runs) > 1 else 'F'}igures measured "
+                 f"{run.get('measured') or '(date not saved)'} (load "
+                 f"{run.get('load_at_start') or 'not saved'} at the start) by "
+                 f"`python benchmarks/bench_cold_start.py {argv}`"
+                 + (f" (first run: median of {first_runs})" if first_runs > 1 else "")
+                 + ("; its rows replace the earlier run's" if k else "")
+                 + ", written from its `--json` results by the command above.", ""]
     text = "\n".join([
         *note,
         "Whole-process wall-clock time of `podium rate DIR --system NAME --out OUT` on the "
@@ -432,7 +477,8 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
            "the other for each row. " if before else "")
         + "*CPU* is the process's user + "
         "system time, which the machine's load inflates far less than the wall-clock "
-        "time; *load* is the 1-minute load average before each cold run"
+        "time (*first ÷ warm, CPU* compares the two runs' CPU times); *load* is the "
+        "1-minute load average before each cold run"
         + (" (before / after). " if before else ". ") +
         "The README example is the rating step of `podium example example-data && podium "
         "rate example-data --system mmr --out out`.",
