@@ -30,10 +30,10 @@ Checkpoints (copying the log's pages into the database file) run when the log ho
 :data:`WAL_AUTOCHECKPOINT` pages, not SQLite's default 1,000: a checkpoint syncs the log
 and the database file (two ``fsync`` s, milliseconds each on a shared virtual disk)
 and writes each page the log holds, once however often it changed.  An eight-player
-match changes about 57 pages, so at SQLite's default every 17th write paid a checkpoint
+match changes about 60 pages, so at SQLite's default every 17th write paid a checkpoint
 (most of a write's wall time on the development machine: 2.2 to 2.7 ms per match
 against 0.9 to 1.1 ms without any sync); at 16,384 pages (a log of up to 64 MiB) one
-write in about 290 does, and the hot pages (the players' indexes) are written once per
+write in about 270 does, and the hot pages (the players' indexes) are written once per
 checkpoint.  What
 a crash can take is unchanged: the log is checksummed, a process killed at any point
 loses nothing committed, and under ``"normal"`` a power loss may lose the writes since
