@@ -16,7 +16,10 @@ previous one, is written into new SQLite stores (``mmr``, default snapshot polic
   the garbage collection of this process's contests and Raters;
 * **over HTTP** -- one ``POST /api/contests`` per match (``--http`` of them, default
   500) to ``podium serve`` (uvicorn, one worker) on loopback through one keep-alive
-  ``httpx`` client, and the same matches as ``POST`` s of a JSON list of 100;
+  ``httpx`` client, and the same matches as ``POST`` s of a JSON list of 100; and, as
+  the floor of any request through this stack, as many ``GET /api/health`` (no store
+  work: the server's HTTP parsing, middleware and routing, and the client's own work)
+  to the same server before its POSTs -- one POST per match can go no faster than that;
 * **before** (with ``--before-src DIR``) -- one by one with the ``src`` directory
   of another checkout, in a subprocess, and one POST per match to a server running
   that checkout; e.g. the commit before ladders: ``git archive 55f931e src | tar -x -C
@@ -238,9 +241,21 @@ def main(argv: list[str] | None = None) -> int:
                         if r.status_code != 201:
                             raise RuntimeError(f"POST answered {r.status_code}: {r.text}")
 
+                floor = None
+                if env is None and len(bodies) == k:  # the stack's floor, same server
+
+                    def get_all() -> None:
+                        for _ in range(k):
+                            client.get("/api/health").raise_for_status()
+
+                    server0 = _proc_cpu(srv.pid)
+                    floor = (*_timed(get_all), _proc_cpu(srv.pid) - server0)
                 server0 = _proc_cpu(srv.pid)
                 wall, cpu = _timed(post_all)
                 server = _proc_cpu(srv.pid) - server0
+            if floor is not None:
+                add(f"HTTP floor: GET /api/health ({k} GETs)", k, floor[0], floor[1],
+                    (0.0, 0.0), floor[2])
             add(what, k, wall, cpu, rating_time(sizes, 1), server)
             if env is None:
                 _check(url, contests[:k + 1])
@@ -273,6 +288,8 @@ def _ratios(rows: list[dict[str, Any]]) -> list[str]:
                           find(f"before: Store.ingest_many, batches of {b}")))
     pairs.append(("one `POST /api/contests` per match", find("HTTP: one POST"),
                   find("before: HTTP one POST")))
+    pairs.append(("`GET /api/health` (the HTTP floor) against the before's POST",
+                  find("HTTP floor: GET"), find("before: HTTP one POST")))
     for label, now, then in pairs:
         if now is None or then is None:
             continue
@@ -299,9 +316,9 @@ def _table(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        rating = "--" if r["what"].startswith("rating") else f"{r['rating_wall_s']:.2f}"
-        over = ("--" if r["what"].startswith("rating")
-                else f"{r['overhead_ms']:.3f} / {r['overhead_cpu_ms']:.3f}")
+        plain = r["what"].startswith(("rating", "HTTP floor"))
+        rating = "--" if plain else f"{r['rating_wall_s']:.2f}"
+        over = "--" if plain else f"{r['overhead_ms']:.3f} / {r['overhead_cpu_ms']:.3f}"
         cpu = f"{r['cpu_s']:.2f}"
         if r["server_cpu_s"] is not None:
             cpu += f" (server {r['server_cpu_s']:.2f} + client {r['client_cpu_s']:.2f})"

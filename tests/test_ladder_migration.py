@@ -1,5 +1,6 @@
 """The migration to schema version 6 (ladders) on a store made by the release before it,
-and the migration to version 7 (the indexes of ratings as of a time) of every ladder.
+the migration to version 7 (the indexes of ratings as of a time) of every ladder, and
+the migration to version 8 (those indexes only in the ladders whose ratings drift).
 
 ``tests/fixtures/store_v5/store_v5.db`` was written by Podium at commit 55f931e (schema
 version 5; ``make_store_v5.py`` beside it says how): 14 contests (one in which everybody
@@ -119,9 +120,10 @@ def test_the_fixture_is_a_schema_5_store(tmp_path: Path) -> None:
 
 def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
     before = _rows(v5_url)
-    with pytest.raises(Exception, match="schema version 5, older than this Podium's 7"):
+    with pytest.raises(Exception, match=f"schema version 5, older than this Podium's "
+                                         f"{S.SCHEMA_VERSION}"):
         Store.open(v5_url)
-    assert Store.upgrade(v5_url) == (5, 7)
+    assert Store.upgrade(v5_url) == (5, S.SCHEMA_VERSION)
     after = _rows(v5_url)
     for name in V5_TABLES:
         if name == "meta":
@@ -129,7 +131,7 @@ def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
             old = [r for r in before[name] if r[0] not in drop]
             new = [r for r in after[name] if r[0] not in drop]
             assert new == old
-            assert dict(after[name])["schema_version"] == "7"
+            assert dict(after[name])["schema_version"] == str(S.SCHEMA_VERSION)
         else:
             assert after[name] == before[name], name  # bit for bit: floats, bytes
     new_tables = _rows(v5_url, ("ladders", "seasons", "season_ratings", "priors"))
@@ -162,7 +164,7 @@ def test_migration_keeps_every_row_and_the_store_goes_on(v5_url: str) -> None:
         solo.extend(later)
         cases.assert_store_equals_rater(duo, solo)
         cases.assert_store_equals_rater(store, ref)
-    assert Store.upgrade(v5_url) == (7, 7)
+    assert Store.upgrade(v5_url) == (S.SCHEMA_VERSION, S.SCHEMA_VERSION)
 
 
 def test_the_schema_of_a_migrated_store_is_the_schema(v5_url: str, tmp_path: Path) -> None:
@@ -238,9 +240,10 @@ def test_migration_7_indexes_every_ladder(store_url: str) -> None:
         eng.dispose()
     before = _all_rows(store_url)
     assert _indexes(store_url) != schema
-    with pytest.raises(Exception, match="schema version 6, older than this Podium's 7"):
+    with pytest.raises(Exception, match=f"schema version 6, older than this Podium's "
+                                         f"{S.SCHEMA_VERSION}"):
         Store.open(store_url)
-    assert Store.upgrade(store_url) == (6, 7)
+    assert Store.upgrade(store_url) == (6, S.SCHEMA_VERSION)
     after = _all_rows(store_url)
     assert after.pop("meta") != before.pop("meta")  # the version, nothing else
     assert after == before
@@ -248,3 +251,63 @@ def test_migration_7_indexes_every_ladder(store_url: str) -> None:
     with Store.open(store_url) as store:
         assert [store.leaderboard(limit=100, as_of=at), store.leaderboard(limit=100, season=1),
                 store.ladder("duo").leaderboard(limit=100, as_of=at)] == boards
+
+
+def test_migration_8_drops_the_drift_indexes_where_nothing_drifts(store_url: str) -> None:
+    """A version-7 store (ladders with and without time drift, a finished season): version
+    8 drops ``ix_players_mu`` and ``ix_players_sigma`` from the ladders whose system has
+    no time drift -- every row stays as it is, bit for bit -- keeps them where ratings
+    drift, and leaves the indexes a store created now has; the leaderboards read the
+    same, and the store goes on like a Rater."""
+    history = synthetic_contests(30, 24, seed=6, participation=0.7, start_time=1_600_000_000)
+    with Store.create(store_url, "mmr") as store:
+        store.ingest_many(history[:5])
+        store.new_season("soft", time_seconds=history[5].time_seconds - 1)
+        store.ingest_many(history[5:20])
+        duo = store.create_ladder("duo", "mmr-plus", {"drift_per_day": 9.0})
+        duo.ingest_many(history[:20])
+        trio = store.create_ladder("trio", "mmr")
+        trio.ingest_many(history[:20])
+        at = history[19].time_seconds + 400 * 86_400
+        boards = [store.leaderboard(limit=100), store.leaderboard(limit=100, season=1),
+                  duo.leaderboard(limit=100, as_of=at), trio.leaderboard(limit=100, as_of=at)]
+    schema = _indexes(store_url)
+    assert "ix_players_mu" not in dict(schema["players"])
+    assert "ix_ladder2_players_sigma" not in dict(schema["ladder2_players"])
+    assert {"ix_ladder1_players_mu", "ix_ladder1_players_sigma"} <= set(
+        dict(schema["ladder1_players"]))
+    eng = make_engine(store_url)
+    try:
+        with write_txn(eng) as conn:  # what version 7 had: both indexes in every ladder
+            for prefix in ("", "ladder2_"):
+                conn.exec_driver_sql(f"CREATE INDEX ix_{prefix}players_mu ON {prefix}players "
+                                     "(mu DESC, handle)")
+                conn.exec_driver_sql(f"CREATE INDEX ix_{prefix}players_sigma ON "
+                                     f"{prefix}players (sigma)")
+            conn.exec_driver_sql("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    finally:
+        eng.dispose()
+    before = _all_rows(store_url)
+    assert _indexes(store_url) != schema
+    with pytest.raises(Exception, match=f"schema version 7, older than this Podium's "
+                                         f"{S.SCHEMA_VERSION}"):
+        Store.open(store_url)
+    assert Store.upgrade(store_url) == (7, S.SCHEMA_VERSION)
+    after = _all_rows(store_url)
+    assert after.pop("meta") != before.pop("meta")  # the version, nothing else
+    assert after == before
+    assert _indexes(store_url) == schema
+    with Store.open(store_url) as store:
+        assert [store.leaderboard(limit=100), store.leaderboard(limit=100, season=1),
+                store.ladder("duo").leaderboard(limit=100, as_of=at),
+                store.ladder("trio").leaderboard(limit=100, as_of=at)] == boards
+        store.ladder("trio").ingest_many(history[20:])
+        for c in history[20:]:
+            store.ladder("duo").ingest(c)
+    ref = Rater("mmr")
+    ref.extend(history)
+    with Store.open(store_url) as store:
+        cases.assert_store_equals_rater(store.ladder("trio"), ref)
+        ref_duo = Rater("mmr-plus", drift_per_day=9.0)
+        ref_duo.extend(history)
+        cases.assert_store_equals_rater(store.ladder("duo"), ref_duo)

@@ -255,8 +255,9 @@ def v3_store(store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         for table in ("ladders", "seasons", "season_ratings", "priors"):
             conn.execute(text(f"DROP TABLE {table}"))
         # ... and what version 7 added (season_ratings' indexes went with the table)
+        # (version 8 keeps them only where ratings drift)
         for index in ("ix_players_mu", "ix_players_sigma"):
-            conn.execute(text(f"DROP INDEX {index}"))
+            conn.execute(text(f"DROP INDEX IF EXISTS {index}"))
         set_meta(conn, "schema_version", "3")
     eng.dispose()
     yield store_url

@@ -56,7 +56,7 @@ from podium.store.ladders import LadderSettings, check_ladder_name, find_ladder,
 from podium.store.migrations import read_version, set_meta, upgrade
 from podium.store.models import Ladder, StoreError, UnknownLadderError
 from podium.store.priors import source_system
-from podium.systems import get_system, saved_params
+from podium.systems import RatingSystem, get_system, saved_params
 
 __all__ = ["create_context", "has_store", "open_context", "open_or_create_context",
            "split_options", "upgrade_store", "ladder_context", "create_ladder_context",
@@ -141,6 +141,7 @@ def create_context(url: str, system: str, params: dict[str, Any] | None = None,
                 if insensitive:
                     # the database itself keeps one player per key, whoever writes
                     CI_HANDLE_INDEX.create(conn)
+                _index_drift(conn, S.ladder_tables(""), _sysobj)
             if version != S.SCHEMA_VERSION:
                 from podium._version import __version__
 
@@ -151,6 +152,15 @@ def create_context(url: str, system: str, params: dict[str, Any] | None = None,
     except BaseException:
         engine.dispose()
         raise
+
+
+def _index_drift(conn: Connection, tables: S.LadderTables, system: RatingSystem) -> None:
+    """Create the indexes of ``players`` that a ladder reads by when its ratings drift
+    (:attr:`~podium.store.schema.LadderTables.drift_indexes`, schema version 8) if
+    ``system``, the ladder's rating system, has time drift; nothing otherwise."""
+    if system.has_time_drift:
+        for index in tables.drift_indexes:
+            index.create(conn)
 
 
 def open_context(url: str, *, case_insensitive_handles: bool | None = None,
@@ -437,6 +447,7 @@ def create_ladder_context(base: StoreContext, name: str, system: str,
                                                created_at=now))
         for table in tables.own:
             table.create(conn)
+        _index_drift(conn, tables, _sysobj)
         policy = meta_map(conn).get("handle_policy", POLICY_EXACT)
         for key, value in (
             ("system", system),

@@ -41,6 +41,13 @@ failed or killed migration leaves the previous version intact) and records
   with the ladder's prefix), which the leaderboard as of a time under time drift
   walks (:func:`podium.store.asof.ranked_page`).  No row is rewritten; building the
   indexes reads each ladder's players and season ratings once.
+* **8** -- ``ix_players_mu`` and ``ix_players_sigma`` only where ratings drift: they
+  are dropped from every ladder whose rating system (its ``meta`` ``system`` and
+  ``params``) has no time drift (:attr:`podium.systems.RatingSystem.has_time_drift`),
+  which never reads them, and from a ladder that records no system yet (a store being
+  created: :mod:`podium.store.lifecycle` creates them with a drifting system).  A ladder
+  whose system this Podium cannot build keeps them.  Every write to such a ladder moved
+  each of its players in both indexes; no row is rewritten.
 
 The steps describe their tables explicitly (frozen as of that version) instead
 of using :mod:`podium.store.schema`, which always describes the newest version.
@@ -48,6 +55,7 @@ of using :mod:`podium.store.schema`, which always describes the newest version.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
@@ -71,7 +79,9 @@ from sqlalchemy import (
     text,
 )
 
+from podium.errors import ConfigError
 from podium.store.schema import SCHEMA_VERSION, handle_type
+from podium.systems import get_system, saved_params
 
 __all__ = ["MIGRATIONS", "upgrade", "read_version", "set_meta"]
 
@@ -332,6 +342,34 @@ def _v7(conn: Connection) -> None:
               ratings.c.sigma).create(conn)
 
 
+def _drifts(conn: Connection, meta: Table) -> bool | None:
+    """Whether the rating system recorded in the ladder ``meta`` table has time drift
+    (``False`` for none recorded; ``None``: this Podium cannot build it)."""
+    rows = dict(conn.execute(select(meta.c.key, meta.c.value)
+                             .where(meta.c.key.in_(["system", "params"]))).all())
+    if "system" not in rows:
+        return False
+    try:
+        name = str(rows["system"])
+        params = saved_params(name, json.loads(rows.get("params") or "{}"))
+        return bool(get_system(name, **params).has_time_drift)
+    except (ConfigError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _v8(conn: Connection) -> None:
+    md = MetaData()
+    ladders = Table("ladders", md, Column("pk", Integer, primary_key=True),
+                    Column("prefix", Text))
+    for (prefix,) in conn.execute(select(ladders.c.prefix).order_by(ladders.c.pk)).all():
+        n = str(prefix)
+        meta = Table(f"{n}meta", md, Column("key", Text, primary_key=True),
+                     Column("value", Text))
+        if _drifts(conn, meta) is False:
+            for name in (f"ix_{n}players_mu", f"ix_{n}players_sigma"):
+                conn.execute(text(f'DROP INDEX IF EXISTS "{name}"'))
+
+
 #: ``(version, step)`` in order; ``step`` takes the database from ``version - 1``.
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
@@ -341,6 +379,7 @@ MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (5, _v5),
     (6, _v6),
     (7, _v7),
+    (8, _v8),
 )
 
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION

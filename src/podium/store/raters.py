@@ -16,6 +16,14 @@ others drop it with :meth:`RaterCache.invalidate`.
 Snapshots (``snapshots`` table) are written by :meth:`RaterCache.write_snapshot`: the
 Rater's bytes (:func:`podium.store.snapshot.rater_to_bytes`), keeping the newest
 ``keep_snapshots``.
+
+The snapshot policy of every write needs the contests and player-rounds stored since
+the newest snapshot (:func:`since_snapshot`: a scan of those contests, up to the whole
+interval between snapshots -- hundreds of rows for a live game among thousands of
+players, tens of thousands among the Codeforces history's players).
+:meth:`RaterCache.since_snapshot` keeps them between writes like the Rater, valid for
+one state: the same store, epoch, newest snapshot and number of contests (one read of
+the small ``snapshots`` table tells).
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from podium.store.rating import Priors, replay
 from podium.store.rows import stored_contests, stored_priors
 from podium.store.snapshot import new_rater, rater_from_bytes, rater_to_bytes
 
-__all__ = ["CachedRater", "RaterCache", "since_snapshot", "snapshot_bytes"]
+__all__ = ["CachedRater", "RaterCache", "SinceSnapshot", "since_snapshot", "snapshot_bytes"]
 
 log = logging.getLogger("podium.store")
 
@@ -49,6 +57,27 @@ def _since_snapshot_sql(t: S.LadderTables) -> str:
     c, sn = t.contests.name, t.snapshots.name
     return (f'SELECT count(*), coalesce(sum(CASE WHEN "rated" THEN "players" ELSE 0 END), 0) '
             f'FROM "{c}" WHERE "seq" >= (SELECT coalesce(max("head_count"), 0) FROM "{sn}")')
+
+
+@cache
+def _newest_snapshot_sql(t: S.LadderTables) -> str:
+    """The ``head_count`` of the newest snapshot (0: none)."""
+    return f'SELECT coalesce(max("head_count"), 0) FROM "{t.snapshots.name}"'
+
+
+@dataclass(frozen=True)
+class SinceSnapshot:
+    """What the snapshot policy counts in one state of a ladder: ``since`` contests and
+    ``events`` player-rounds of rated contests stored after the newest snapshot, which
+    is at ``snapshot`` contests; the state is that of ``count`` contests of store
+    ``store_id`` at ``epoch``."""
+
+    store_id: str
+    epoch: int
+    count: int
+    snapshot: int
+    since: int
+    events: int
 
 
 @dataclass
@@ -92,6 +121,8 @@ class RaterCache:
         self.ctx = ctx
         self._cache: CachedRater | None = None
         self._staged: CachedRater | None = None
+        self._since: SinceSnapshot | None = None
+        self._since_staged: SinceSnapshot | None = None
 
     # ------------------------------------------------------------------ the cache
     def cached(self) -> CachedRater | None:
@@ -101,30 +132,56 @@ class RaterCache:
     def invalidate(self) -> None:
         """Drop the kept Rater (the state is about to change)."""
         self._cache = None
+        self._since = None
 
     def begin(self) -> None:
         """Start a write: nothing staged."""
         self._staged = None
+        self._since_staged = None
 
     def stage(self, cached: CachedRater) -> None:
         """Keep the Rater of the state being written, once it is committed."""
         self._staged = cached
 
     def commit(self) -> None:
-        """The write committed: keep the staged Rater (unless the store's ``cache``
-        option is off)."""
+        """The write committed: keep the staged Rater and snapshot counts (unless the
+        store's ``cache`` option is off)."""
         if self._staged is not None:
             self._cache = self._staged if self.ctx.options.cache else None
         self._staged = None
+        if self._since_staged is not None:
+            self._since = self._since_staged if self.ctx.options.cache else None
+        self._since_staged = None
 
     def discard(self) -> None:
         """The write failed: drop the staged Rater."""
         self._staged = None
+        self._since_staged = None
 
     def release(self) -> None:
         """Drop every Rater kept (closing the store)."""
         self._cache = None
         self._staged = None
+        self._since = None
+        self._since_staged = None
+
+    def since_snapshot(self, conn: Connection, m: Meta, count: int) -> SinceSnapshot:
+        """The snapshot policy's counts (:func:`since_snapshot`) in the state of ``count``
+        stored contests of the store and epoch of ``m``: those kept since the last write
+        when they are of this state (the newest snapshot read to tell), else read."""
+        t = self.ctx.tables
+        newest = int(fetch(conn, _newest_snapshot_sql(t))[0][0])
+        k = self._since
+        if (k is not None and k.store_id == m.store_id and k.epoch == m.epoch
+                and k.count == count and k.snapshot == newest):
+            return k
+        since, events = since_snapshot(conn, t)
+        return SinceSnapshot(m.store_id, m.epoch, count, newest, since, events)
+
+    def stage_since(self, counts: SinceSnapshot) -> None:
+        """Keep the snapshot policy's counts of the state being written, once it is
+        committed."""
+        self._since_staged = counts
 
     # ------------------------------------------------------------------ Raters
     def rater_at(self, conn: Connection, m: Meta, pos: int) -> Rater:

@@ -101,6 +101,16 @@ sigma)``: the leaderboard as of a time under time drift walks the players by ``m
 and bounds the rest with the smallest ``sigma`` (:func:`podium.store.asof.ranked_page`).
 No row changes.
 
+**Only where ratings drift** (version 8).  ``ix_players_mu`` and ``ix_players_sigma``
+exist only in the ladders whose rating system has time drift
+(:attr:`~podium.systems.RatingSystem.has_time_drift`, fixed with the ladder's system and
+parameters at its creation): without drift a rating read as of any time is the stored
+one, read along ``ix_players_display``, and the two indexes were never read -- but every
+write moved each of its players in both (about a third of the pages a match's write
+changes).  They are not part of ``players`` here but :attr:`LadderTables.drift_indexes`,
+created with a ladder whose system drifts (:mod:`podium.store.lifecycle`).  No row
+changes.
+
 The database is the source of truth for contests, standings, players and
 events; snapshots can always be rebuilt by replaying the stored standings.
 
@@ -152,7 +162,7 @@ __all__ = [
 ]
 
 #: The schema version this Podium reads and writes.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 def handle_type() -> TypeEngine[str]:
@@ -177,7 +187,9 @@ class LadderTables:
     """The tables of one ladder (see the module notes): ``meta``, ``players``,
     ``contests``, ``standings``, ``events``, ``snapshots``, ``audit``, ``seasons``,
     ``season_ratings`` and ``priors``, named with ``prefix``.  ``metadata`` holds them
-    (for ``default`` also the shared tables)."""
+    (for ``default`` also the shared tables).  ``drift_indexes`` are the indexes of
+    ``players`` that only a ladder whose ratings drift has (version 8), not created with
+    the table."""
 
     prefix: str
     metadata: MetaData
@@ -191,6 +203,7 @@ class LadderTables:
     seasons: Table
     season_ratings: Table
     priors: Table
+    drift_indexes: tuple[Index, ...]
 
     @property
     def own(self) -> tuple[Table, ...]:
@@ -230,9 +243,13 @@ def _build(prefix: str, md: MetaData) -> LadderTables:
     Index(f"ix_{n}players_active", players_t.c.last_contest_time,
           players_t.c.display_rating)
     # version 7: the players by mean and by uncertainty, so that a leaderboard as of a
-    # time under time drift reads a few rows (podium.store.asof.ranked_page)
-    Index(f"ix_{n}players_mu", players_t.c.mu.desc(), players_t.c.handle)
-    Index(f"ix_{n}players_sigma", players_t.c.sigma)
+    # time under time drift reads a few rows (podium.store.asof.ranked_page); version 8:
+    # only in a ladder whose ratings drift, so they are built on a copy of the columns
+    # they index, which ``players_t.create`` does not create
+    drifting = Table(f"{n}players", MetaData(), Column("handle", handle_type()),
+                     Column("mu", Double), Column("sigma", Double))
+    drift_ix = (Index(f"ix_{n}players_mu", drifting.c.mu.desc(), drifting.c.handle),
+                Index(f"ix_{n}players_sigma", drifting.c.sigma))
 
     contests_t = Table(
         f"{n}contests", md,
@@ -354,7 +371,7 @@ def _build(prefix: str, md: MetaData) -> LadderTables:
         Column("source_time", BigInteger, nullable=False),
     )
     return LadderTables(prefix, md, meta_t, players_t, contests_t, standings_t, events_t,
-                        snapshots_t, audit_t, seasons_t, season_ratings_t, priors_t)
+                        snapshots_t, audit_t, seasons_t, season_ratings_t, priors_t, drift_ix)
 
 
 metadata = MetaData()

@@ -74,7 +74,7 @@ from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
 from podium.store.priors import PriorSource
 from podium.store.queries import stored_spellings
-from podium.store.raters import CachedRater, RaterCache, since_snapshot
+from podium.store.raters import CachedRater, RaterCache, SinceSnapshot
 from podium.store.rating import PLAYER_COLS, Priors, RatedRun, rate_run
 from podium.store.rows import (
     CONTEST_COLS,
@@ -520,7 +520,8 @@ class Writes:
         t = self.ctx.tables
         self.handles.refresh(conn, m)
         rater = self.raters.rater_at(conn, m, head.count)
-        since, events = since_snapshot(conn, t)
+        counts = self.raters.since_snapshot(conn, m, head.count)
+        since, events, newest = counts.since, counts.events, counts.snapshot
         priors = self.priors.take(conn, m, rater, [it.contest for it in items])
         all_new: dict[str, int] = {}
         out: list[IngestResult] = []
@@ -548,8 +549,13 @@ class Writes:
             self.ctx.hook("events")
             update_rows(conn, t.players, "pk", PLAYER_COLS, update)
             self.ctx.hook("players")
+            # the policy's counts after the segment, as since_snapshot reads them
+            since += len(seg)
+            events += sum(len(it.contest) for it, rep in zip(seg, run.reports, strict=True)
+                          if not rep.skipped)
             if snap:
                 self.raters.write_snapshot(conn, rater, head.count + stop, m.epoch)
+                since, events, newest = 0, 0, head.count + stop
             out.extend(
                 IngestResult("applied", it.cid, seq, len(it.contest), rep.new_players, 0,
                              rep.warnings, it.contest.name)
@@ -565,6 +571,8 @@ class Writes:
         self.ctx.hook("commit")
         self.handles.stage(all_new)
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
+        self.raters.stage_since(SinceSnapshot(m.store_id, m.epoch, head.count + len(items),
+                                              newest, since, events))
         return out
 
     def _segments(self, items: list[Item], since: int, events: int,
