@@ -14,9 +14,8 @@ with NumPy (contests by time, then first appearance; a contest's rows by place o
 ties by row order, as :meth:`~podium.core.contest.Contest.from_scores` ranks them), the
 contest-level rules (distinct handles, contest weights and times,
 :class:`~podium.io._times.TimeCheck`) are checked over all the contests in one pass, and
-every contest is built by :meth:`~podium.core.contest.Contest.many_checked` (its
-handle numbers a view of the file's, its tie ranges shared with the contests of the
-same tie pattern).
+the contests are a :class:`~podium.core.contest_batch.ContestBatch` of the file's
+columns (each contest reads its rows of the file's arrays).
 
 Whatever this reader cannot take as it is -- a quote or a NUL byte in the file, a
 team column, no time column, blank lines before the header, a row Arrow cannot split
@@ -39,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from podium.core.contest import Contest, HandlePool
+from podium.core.contest_batch import ContestBatch
 from podium.core.guards import HandleError
 from podium.io._handles import HandleTable
 from podium.io._times import TimeCheck
@@ -331,8 +331,8 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     def by_order(values: list[Any]) -> list[Any]:
         return values if in_order else list(map(values.__getitem__, o))
 
-    return Contest.many_checked(
-        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o.tolist(),
-        w_o.tolist() if "weight" in given else [1.0] * len(o),
+    return ContestBatch(
+        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o,
+        w_o if "weight" in given else None,
         None if ceilings is None else by_order(ceilings),
-        None if urls is None else by_order(urls))
+        None if urls is None else by_order(urls)).contests()
