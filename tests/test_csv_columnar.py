@@ -67,6 +67,15 @@ VALID = {
     "scores beyond 2**53 (a double's ties)": (
         "contest,time,player,score\nc,1000000000,x,12345678901234567\n"
         "c,1000000000,y,12345678901234568\nc,1000000000,z,3\n"),
+    "contest ids in order (runs), integer scores (one stable sort)": (
+        "contest,time,player,score\n1,5,b,1\n1,5,a,2\n2,5,c,0\n2,5,a,0\n2,5,b,-4\n"
+        "3,4,a,7\n3,4,c,9\n10,6,b,1\n10,6,c,1\n"),
+    "contest ids in order, decimal scores (two stable sorts)": (
+        "contest,time,player,score\n1,5,b,1.5\n1,5,a,2\n2,5,c,0.25\n2,5,a,0.25\n"
+        "2,5,b,-4\n3,4,a,1e300\n3,4,c,-1e300\n"),
+    "0x in the file: every column as text": (
+        "contest,time,player,place\nm,100,0xdead,2\nm,100,b,1\nn,50,0xdead,1\n"
+        "n,50,c,1\n"),
     "one contest of many": "contest,time,player,place\n" + "".join(
         f"c,{T0},p{i},{1 + i // 3}\n" for i in range(40)),
 }

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from podium._add import add_small_round, early_warning
 from podium.core.contest import Contest, HandlePool
+from podium.core.contest_batch import BatchRun, batch_run
 from podium.core.records import ContestLog, RoundReport, RoundReports
 from podium.core.state import EventLog, PlayerTable
 from podium.errors import CheckpointError, ConfigError, ContestError
@@ -227,6 +228,7 @@ class Rater:
         owner: Iterable[int]
         pool: HandlePool | None = None
         codes: npt.NDArray[np.int64] | None = None
+        run: BatchRun | None = None
         if n_rounds == 1 and rated[0].handle_codes is None:
             # Rater.add: for one small round, lists cost less than NumPy calls (a loaded
             # contest's players are found by their handle numbers, below).  A contest's
@@ -249,10 +251,16 @@ class Rater:
             unknown = []
             owner = ()
         else:
-            offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
-            np.cumsum([len(c) for c in rated], out=offsets_arr[1:])
+            run = batch_run(rated)
+            if run is not None:  # a loader's columns, read as arrays
+                offsets_arr = run.offsets
+                pool, codes = run.pool, run.codes
+                players = table.code_map(pool)[codes]
+            else:
+                offsets_arr = np.zeros(n_rounds + 1, dtype=np.int64)
+                np.cumsum([len(c) for c in rated], out=offsets_arr[1:])
+                players, pool, codes = table.lookup_rounds(rated, offsets_arr.tolist())
             offsets = offsets_arr.tolist()
-            players, pool, codes = table.lookup_rounds(rated, offsets)
             where = np.flatnonzero(players < 0)
             if (pool is not None and codes is not None and where.size
                     and table.knows_all_by_code(pool) and bool((codes >= 0).all())):
@@ -290,18 +298,21 @@ class Rater:
         out: RoundsOutput | None = None
         lo_all = _NO_PLAYERS
         if rated:
-            lo_all = rated[0].lo if len(rated) == 1 else np.concatenate([c.lo for c in rated])
+            if run is not None:
+                lo_all, times, weight, ceiling = (run.lo, run.time_seconds, run.weight,
+                                                  run.perf_ceiling)
+                team_round = np.zeros(n_rounds, dtype=bool)
+            else:
+                lo_all = (rated[0].lo if len(rated) == 1
+                          else np.concatenate([c.lo for c in rated]))
+                times = np.array([c.time_seconds for c in rated], dtype=np.int64)
+                weight = np.array([c.weight for c in rated], dtype=np.float64)
+                ceiling = np.array([_NAN if (x := c.perf_ceiling) is None else x
+                                    for c in rated], dtype=np.float64)
+                team_round = np.array([c.team_round for c in rated], dtype=bool)
             batch = RoundBatch(
-                contests=rated,
-                offsets=offsets_arr,
-                players=players,
-                lo=lo_all,
-                time_seconds=np.array([c.time_seconds for c in rated], dtype=np.int64),
-                weight=np.array([c.weight for c in rated], dtype=np.float64),
-                perf_ceiling=np.array(
-                    [_NAN if (x := c.perf_ceiling) is None else x for c in rated],
-                    dtype=np.float64),
-                team_round=np.array([c.team_round for c in rated], dtype=bool),
+                contests=rated, offsets=offsets_arr, players=players, lo=lo_all,
+                time_seconds=times, weight=weight, perf_ceiling=ceiling, team_round=team_round,
                 players_after=players_after,
                 first_index=first,
                 mu=table.mu, sigma=table.sigma, played=table.contests,

@@ -17,9 +17,7 @@ of one-member teams.
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import repeat
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +29,6 @@ from podium.core.standings import (
     check_ranges,
     place_keys,
     score_keys,
-    shared_ranges,
 )
 from podium.core.teams import Teams, group_team_rows
 from podium.errors import ContestError
@@ -525,46 +522,9 @@ class Contest:
                    codes=(pool, codes))
         return self
 
-    @classmethod
-    def many_checked(cls, pool: HandlePool, codes: npt.NDArray[np.int64],
-                     lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
-                     starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64],
-                     names: Sequence[str], times: Sequence[int], weights: Sequence[float],
-                     ceilings: Sequence[float | None] | None = None,
-                     urls: Sequence[str | None] | None = None) -> list[Contest]:
-        """Individual contests that a loader has checked, a whole file's at once, as
-        :meth:`from_codes` checks one (distinct codes, read-only ``int64`` arrays, tie
-        ranges that :func:`~podium.core.standings.ranges_hold`, a finite positive
-        weight, a ceiling ``None``, a number or ``+inf``).  Nothing is checked again.
-
-        Contest ``k`` is rows ``starts[k]:starts[k] + sizes[k]`` of ``codes`` (a view),
-        ``lo`` and ``hi`` (shared by the contests of one tie pattern:
-        :func:`~podium.core.standings.shared_ranges`), with ``names[k]``, ``times[k]``,
-        ``weights[k]``, ``ceilings[k]`` and ``urls[k]`` (``None``: none given).  Each
-        attribute is set for every contest at once through its slot (a C-level
-        ``map``): a history of 200,000 matches runs no Python statement per contest."""
-        n = len(names)
-        out = list(map(cls.__new__, repeat(cls, n)))
-        size = int(sizes[0]) if n else 0
-        if (n and codes.size == n * size and bool((sizes == size).all())
-                and bool((starts == np.arange(n) * size).all())):
-            views: Iterable[Any] = list(codes.reshape(n, size))  # one size: a 2-d view's rows
-        else:
-            views = map(codes.__getitem__, map(slice, starts.tolist(), (starts + sizes).tolist()))
-        lo_k, hi_k = shared_ranges(lo, hi, starts, sizes)
-        columns: dict[str, Iterable[Any]] = {
-            "_pool": repeat(pool), "_codes": views,
-            "lo": lo_k, "hi": hi_k, "name": names, "time_seconds": times,
-            "weight": weights, "perf_ceiling": repeat(None) if ceilings is None else ceilings,
-            "url": repeat(None) if urls is None else urls, "_handles": repeat(None),
-            "_team_names": repeat(None), "teams": repeat(None), "team_round": repeat(False)}
-        for slot, values in columns.items():
-            deque(map(getattr(cls, slot).__set__, out, values), maxlen=0)
-        return out
-
     def __getstate__(self) -> dict[str, Any]:
         # a copy or pickle does not carry the load's handle pool
-        state = {k: getattr(self, k) for k in self.__slots__
+        state = {k: getattr(self, k) for k in Contest.__slots__
                  if k not in ("_pool", "_codes", "_handles")}
         state["_handles"] = self.handles
         return state

@@ -26,6 +26,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from podium.core.contest import Contest
+from podium.core.contest_batch import batch_run
 from podium.errors import ConfigError, ConvergenceError
 from podium.evaluation.calibration import MAX_SIDES, CalibrationAccumulator
 from podium.evaluation.metrics import MetricAccumulator
@@ -355,7 +356,9 @@ def ratings_before(rater: Rater, contests: Sequence[Contest],
         np.cumsum(sizes[others], out=sub_off[1:])
         found, _, _ = rater.players.lookup_rounds(sub, sub_off.tolist())
         players[~row_rated] = found
-    if chosen:
+    if (run := batch_run(chosen)) is not None:  # a loader's columns
+        lo, hi = run.lo, run.hi
+    elif chosen:
         lo = np.concatenate([c.lo for c in chosen]).astype(np.int64)
         hi = np.concatenate([c.hi for c in chosen]).astype(np.int64)
     else:

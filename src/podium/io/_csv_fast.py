@@ -3,9 +3,11 @@ and built at once.
 
 :func:`podium.io.csv_long.csv_contests` reads a file of at least
 :data:`~podium.io.csv_long.COLUMNAR_FROM_BYTES` bytes here first. Arrow splits the file
-into columns (every cell as text); a number column of plain decimal integers is
-converted by Arrow at once, contest ids written as ``str(int)`` writes them are grouped
-as numbers, and otherwise each column's distinct cells are stripped, parsed and
+into columns: the time and value columns as integers when Arrow reads every cell as
+one (and no cell can be hex: no ``0x`` in the file), else every cell as text, a number
+column of plain decimal integers then converted by Arrow at once; contest ids written
+as ``str(int)`` writes them are grouped as numbers (in one pass when they are in
+order), and otherwise each column's distinct cells are stripped, parsed and
 checked once, in Python, with the rules of the row reader (:mod:`podium.io.csv_long`):
 the same ``float`` parse, finiteness, whole places and times, places from 1, a time on
 every row, metadata that agrees within a contest, handles interned by the load's
@@ -14,9 +16,8 @@ with NumPy (contests by time, then first appearance; a contest's rows by place o
 ties by row order, as :meth:`~podium.core.contest.Contest.from_scores` ranks them), the
 contest-level rules (distinct handles, contest weights and times,
 :class:`~podium.io._times.TimeCheck`) are checked over all the contests in one pass, and
-every contest is built by :meth:`~podium.core.contest.Contest.many_checked` (its
-handle numbers a view of the file's, its tie ranges shared with the contests of the
-same tie pattern).
+the contests are a :class:`~podium.core.contest_batch.ContestBatch` of the file's
+columns (each contest reads its rows of the file's arrays).
 
 Whatever this reader cannot take as it is -- a quote or a NUL byte in the file, a
 team column, no time column, blank lines before the header, a row Arrow cannot split
@@ -39,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from podium.core.contest import Contest, HandlePool
+from podium.core.contest_batch import ContestBatch
 from podium.core.guards import HandleError
 from podium.io._handles import HandleTable
 from podium.io._times import TimeCheck
@@ -57,6 +59,10 @@ _PLAIN = r"^[!-~]([ -~]*[!-~])?$"
 
 class _Bail(Exception):
     """Something the columnar reader leaves to the row reader."""
+
+
+class _Retry(Exception):
+    """A number column read as integers that must be read as text."""
 
 
 def _encoded(table: pa.Table, name: str) -> tuple[IntArray, pa.Array]:
@@ -81,6 +87,12 @@ def _keys(table: pa.Table, name: str) -> tuple[IntArray, list[str], bool]:
         # mean that form (no sign, zero or hex prefix, no "-0")
         width = 1 + np.searchsorted(_POWERS_OF_10, np.abs(ints), side="right") + (ints < 0)
         if bool((np.asarray(pc.binary_length(col)) == width).all()):
+            if bool((ints[1:] >= ints[:-1]).all()):  # ids in order: groups are runs
+                new = np.empty(ints.size, dtype=bool)
+                new[0] = True
+                np.not_equal(ints[1:], ints[:-1], out=new[1:])
+                group = np.cumsum(new, dtype=np.int64) - 1
+                return group, col.take(pa.array(np.flatnonzero(new))).to_pylist(), True
             _, first, inverse = np.unique(ints, return_index=True, return_inverse=True)
             order = np.argsort(first, kind="stable")
             rank = np.empty_like(order)
@@ -105,7 +117,12 @@ def _numbers(table: pa.Table, name: str, whole: bool) -> npt.NDArray[np.float64]
     cell is converted once: by Arrow when all are plain integers of at most 15 digits,
     else by the row reader's rule."""
     col = table.column(name)
-    if not pc.any(pc.match_substring(col, "x", ignore_case=True)).as_py():  # no hex
+    if pa.types.is_int64(col.type):  # read as integers by Arrow (no hex in the file)
+        ints = np.asarray(col.combine_chunks(), dtype=np.int64)
+        if ints.size and not bool((np.abs(ints) < 2**53).all()):
+            raise _Retry  # beyond a double's integers: ``float`` of the text
+        return ints.astype(np.float64)
+    if not _has_x(col):  # no hex (which Arrow's cast reads and ``float`` refuses)
         try:
             ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
         except pa.ArrowInvalid:  # blanks, signs, decimals...: cell by cell
@@ -123,6 +140,18 @@ def _numbers(table: pa.Table, name: str, whole: bool) -> npt.NDArray[np.float64]
     except (ValueError, OverflowError):
         raise _Bail from None
     return values[idx]
+
+
+def _has_x(col: pa.ChunkedArray) -> bool:
+    """Whether some cell of a text column holds an ``x`` or an ``X`` (one scan of the
+    column's character data)."""
+    for chunk in col.chunks:
+        data = chunk.buffers()[2]
+        if data is not None:
+            text = data.to_pybytes()
+            if b"x" in text or b"X" in text:
+                return True
+    return False
 
 
 def _parsed(table: pa.Table, name: str, parse: Callable[[str], Any]
@@ -150,6 +179,13 @@ def _agreeing(group: IntArray, ids: IntArray, given: npt.NDArray[np.bool_],
               n_groups: int) -> IntArray:
     """The first row of each group that gives a value (``given``; -1: none); bails when
     two such rows of one group differ (their ``ids``)."""
+    if group.size and bool(given.all()) and bool((group[1:] >= group[:-1]).all()):
+        # every row gives one and the groups are runs (numbered in order): compare
+        # neighbours
+        same = group[1:] == group[:-1]
+        if bool((ids[1:][same] != ids[:-1][same]).any()):
+            raise _Bail
+        return np.flatnonzero(np.concatenate(([True], ~same)))
     at = np.flatnonzero(given)
     g = group[at]
     first = np.full(n_groups, -1, dtype=np.int64)
@@ -174,15 +210,34 @@ def _meta(table: pa.Table, name: str, parse: Callable[[str], Any], group: IntArr
     return [None if r < 0 else values[int(idx[r])] for r in first.tolist()]
 
 
+def _by_contest_and_key(row_rank: IntArray, key: npt.NDArray[np.float64]) -> IntArray:
+    """The rows ordered by contest (``row_rank``), then ``key``, then file order.  Whole
+    keys of a small range are sorted as one ``int64`` (nearly in order when the file
+    lists its contests in order: a stable sort's runs), others by two stable sorts."""
+    if key.size:
+        k_min, k_max = float(key.min()), float(key.max())
+        span = k_max - k_min + 1
+        if (span <= 2**20 and int(row_rank.max()) < 2**40
+                and bool((key == np.floor(key)).all())):
+            whole = row_rank * np.int64(span) + (key - k_min).astype(np.int64)
+            return np.argsort(whole, kind="stable")
+    by_key = np.argsort(key, kind="stable")
+    return by_key[np.argsort(row_rank[by_key], kind="stable")]
+
+
 def _header(data: bytes, ncols: int, header_line: int) -> list[str] | None:
     """Names for the Arrow columns, or ``None`` when Arrow's split of the file might
     not be the row reader's."""
     if header_line != 1 or b'"' in data or b"\x00" in data:
         return None
-    # the row reader refuses a field longer than the csv module's limit
-    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
-    if np.diff(breaks, prepend=-1, append=len(data)).max() > csv.field_size_limit():
-        return None
+    # the row reader refuses a field longer than the csv module's limit: every line
+    # must be at most that long (jumping from line break to the last one in reach)
+    limit = csv.field_size_limit()
+    at = -1
+    while at + limit < len(data):
+        at = data.rfind(b"\n", at + 1, at + limit + 1)
+        if at < 0:
+            return None
     return [f"c{i}" for i in range(ncols)]
 
 
@@ -218,17 +273,32 @@ def fast_contests(data: bytes, cols: dict[str, int], ncols: int, header_line: in
     if names is None or "team" in cols or "time" not in cols:
         return None
     role = {r: names[c] for r, c in cols.items()}
-    try:
-        table = pacsv.read_csv(
-            pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(role.values(), pa.string()),
-                include_columns=list(dict.fromkeys(role.values())),
-                strings_can_be_null=False))
-        return _contests(table, role, kind, intern, times, limit)
-    except (_Bail, pa.ArrowException, HandleError):
-        return None
+    # the time and value columns read as integers by Arrow (when no cell can be hex,
+    # which Arrow reads and ``float`` refuses); else, or when that fails, as text
+    text_roles = [c for r, c in role.items() if r not in ("time", kind)]
+    numeric = {role["time"], role[kind]}.difference(text_roles)
+    tries = [numeric, set()] if numeric and b"0x" not in data and b"0X" not in data \
+        else [set()]
+    for as_int in tries:
+        try:
+            table = pacsv.read_csv(
+                pa.BufferReader(data),
+                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={c: pa.int64() if c in as_int else pa.string()
+                                  for c in role.values()},
+                    include_columns=list(dict.fromkeys(role.values())),
+                    strings_can_be_null=False, null_values=[]))
+            return _contests(table, role, kind, intern, times, limit)
+        except _Retry:
+            continue
+        except pa.ArrowInvalid:
+            if as_int:
+                continue
+            return None
+        except (_Bail, pa.ArrowException, HandleError):
+            return None
+    return None
 
 
 def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTable,
@@ -299,8 +369,7 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     rank = np.full(n_groups, -1, dtype=np.int64)
     rank[ordered] = np.arange(ordered.size)
     row_rank = rank[group]
-    by_key = np.argsort(key, kind="stable")
-    rows = by_key[np.argsort(row_rank[by_key], kind="stable")]
+    rows = _by_contest_and_key(row_rank, key)
     rows = rows[row_rank[rows] >= 0]  # contests past the limit dropped
     r_rank, r_key, r_codes = row_rank[rows], key[rows], codes[rows]
     m = rows.size
@@ -308,7 +377,7 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     ends = np.cumsum(sizes)
     starts = ends - sizes
     # distinct handles within each contest
-    pair = np.sort(r_rank * np.int64(len(pool)) + r_codes)
+    pair = np.sort(r_rank * np.int64(len(pool)) + r_codes, kind="stable")  # nearly sorted
     if m and bool((pair[1:] == pair[:-1]).any()):
         raise _Bail
     # tie ranges: a group starts at a contest's first row or where the key changes
@@ -326,13 +395,12 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     if times is not None and not times.accepts(t_o, w_o):
         raise _Bail
     in_order = ordered.size == n_groups and bool((ordered[1:] > ordered[:-1]).all())
-    o = ordered.tolist()
 
     def by_order(values: list[Any]) -> list[Any]:
-        return values if in_order else list(map(values.__getitem__, o))
+        return values if in_order else list(map(values.__getitem__, ordered.tolist()))
 
-    return Contest.many_checked(
-        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o.tolist(),
-        w_o.tolist() if "weight" in given else [1.0] * len(o),
+    return ContestBatch(
+        pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o,
+        w_o if "weight" in given else None,
         None if ceilings is None else by_order(ceilings),
-        None if urls is None else by_order(urls))
+        None if urls is None else by_order(urls)).contests()

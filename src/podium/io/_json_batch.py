@@ -10,7 +10,7 @@ numbers or ``+inf``, names and urls that are Unicode text, contiguous tie ranges
 load's time and weight check (:meth:`~podium.io._times.TimeCheck.accepts`) -- each
 distinct handle is checked and numbered once by the load's
 :class:`~podium.io._handles.HandleTable`, and the contests are built by
-:meth:`~podium.core.contest.Contest.many_checked`, their arrays views of the batch's.
+:class:`~podium.core.contest_batch.ContestBatch`, whose contests read the batch's arrays.
 
 Whatever a batch cannot take as it is (a file msgspec refuses, a float time, a
 number beyond 64 bits, a team contest) and every problem it finds make
@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.core.contest import Contest
+from podium.core.contest_batch import ContestBatch
 from podium.core.guards import HandleError
 from podium.core.standings import ranges_hold
 from podium.io._handles import HandleTable
@@ -156,12 +157,12 @@ def _contests(docs: list[Any], sources: list[str], intern: HandleTable,
     intern.rows += m
     for a in (codes, lo, hi):
         a.flags.writeable = False
-    built = Contest.many_checked(
-        pool, codes, lo, hi, starts, sizes, names, t.tolist(),
-        [1.0] * len(docs) if bool((w == 1.0).all()) else w.tolist(),
+    built = ContestBatch(
+        pool, codes, lo, hi, starts, sizes, names, t,
+        None if bool((w == 1.0).all()) else w,
         None if ceil_given.count(None) == len(ceil_given) else
         [None if c is None else float(c) for c in ceil_given],
-        None if urls.count(None) == len(urls) else urls)
+        None if urls.count(None) == len(urls) else urls).contests()
     if len(kept) == len(all_docs):
         return list(built)
     out: list[Contest | EmptyContest] = [

@@ -437,7 +437,8 @@ def _columnar(path: Path, limit: int | None, intern: HandleTable, times: TimeChe
 
     try:
         data = path.read_bytes()
-        line = data.split(b"\n", 1)[0].decode("utf-8-sig").rstrip("\r")
+        end = data.find(b"\n")
+        line = data[:end if end >= 0 else len(data)].decode("utf-8-sig").rstrip("\r")
         header = next(csv.reader([line], strict=True), [])
         cols = _csv_columns(header, str(path))
     except (OSError, UnicodeDecodeError, csv.Error, DataFormatError):
