@@ -471,10 +471,10 @@ def _warm_up(system: RatingSystem, contests: Sequence[Contest], head: int = 32) 
     history's own run reports it)."""
     if not contests:
         return
-    largest = max(range(len(contests)), key=lambda t: len(contests[t]))
+    largest = max(contests, key=len)
     sample = list(contests[:head])
-    if largest >= head:
-        sample.append(contests[largest])
+    if not any(c is largest for c in sample):
+        sample.append(largest)
     try:
         Rater(system).extend(sample)
     except Exception:  # noqa: BLE001, S110 - the history's own run reports it
