@@ -36,6 +36,44 @@ def test_rate_does_not_import_other_commands() -> None:
     assert out.stdout.split() == ["False", "False", "True"]
 
 
+def test_command_owners_are_the_commands_the_modules_register() -> None:
+    """``COMMAND_OWNERS`` (which module a command line imports) names every command of
+    every module of ``COMMAND_MODULES``, and only those."""
+    import argparse
+    import importlib
+
+    from podium.cli import COMMAND_MODULES, COMMAND_OWNERS
+
+    registered: dict[str, str] = {}
+    for module in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).add_parsers(sub)
+        registered.update(dict.fromkeys(sub.choices, module))
+    assert registered == COMMAND_OWNERS
+
+
+def test_eval_imports_its_own_command_module_only(tmp_path: Path) -> None:
+    """``podium eval`` of 1v1 matches with ``mmr`` imports the evaluation commands alone:
+    no store, service, fetchers, matchmaking or history smoothers, and neither SciPy's
+    special functions nor its linear algebra (Numba imports SciPy's base package; a
+    cached kernel that calls NumPy's reductions would bring in its BLAS on loading)."""
+    rows = ["contest,time_seconds,player,place"] + [  # every third match a draw
+        f"{t},{86_400 * t},p{(t + k) % 7},{1 + k * (t % 3 > 0)}"
+        for t in range(40) for k in (0, 1)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    code = (
+        "import sys; from podium.cli import main; "
+        f"rc = main(['eval', {str(tmp_path / 'm.csv')!r}, '--system', 'mmr', "
+        "'--no-progress']); "
+        "print(rc, sorted(m for m in ('podium.store', 'podium.service', "
+        "'podium.io.fetch', 'podium.matchmaking', 'podium.history.smooth_state', "
+        "'scipy.special', 'scipy.linalg') if m in sys.modules))"
+    )
+    out = _run(["-c", code], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["0", "[]"], out.stdout
+
+
 def test_rate_writes_csv_without_pandas(tmp_path: Path) -> None:
     """``podium rate`` builds its outputs from the Rater's arrays with Arrow: it imports
     no pandas (about 0.1 s of a warm run), not even through pyarrow's conversions."""

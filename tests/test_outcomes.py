@@ -23,12 +23,14 @@ from podium.outcomes import (
     openskill_draw,
     openskill_three_way,
     openskill_win,
+    pair_places,
     place_probabilities,
     side_model,
     three_way,
 )
 from podium.predict import draw_margin, predict, predict_teams
 from podium.systems import SYSTEMS, get_system
+from podium.systems.base import PerformanceKind
 
 
 def phi(x: float) -> float:
@@ -48,6 +50,32 @@ def test_two_normal_sides_closed_form() -> None:
     np.testing.assert_allclose(three_way(sides, m), [phi((2.0 - m) / math.sqrt(5.0)), draw,
                                                      phi((-2.0 - m) / math.sqrt(5.0))],
                                atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "logistic"])
+def test_pair_places_are_place_probabilities_bit_for_bit(kind: PerformanceKind) -> None:
+    """The batch of two-player matches (the calibration of a history of 1v1 games) has
+    its own compiled kernel: every value is the general quadrature's, bit for bit,
+    for equal sides, far-apart sides, a very narrow side against a wide one, and a
+    match whose grid would be too large (NaN there, a ValueError one by one)."""
+    rng = np.random.default_rng(7)
+    n = 400
+    mu = rng.normal(1500.0, 300.0, (n, 2))
+    var = np.exp(rng.uniform(math.log(1e-2), math.log(1e6), (n, 2)))
+    mu[:40, 1], var[:40, 1] = mu[:40, 0], var[:40, 0]  # equal sides
+    mu[40:80, 1] = mu[40:80, 0] + rng.normal(0.0, 1e4, 40)  # far apart
+    var[80:120, 0] = 1e-6  # narrow against wide
+    mu[120], var[120] = [0.0, 1e6], [1e-4, 1e-4]  # more grid points than MAX_GRID
+    got = pair_places(mu, var, kind)
+    assert got.shape == (n, 2, 2)
+    for r in range(n):
+        try:
+            want = place_probabilities(side_model(mu[r], var[r], kind=kind))
+        except ValueError:
+            assert np.isnan(got[r]).all()
+            continue
+        assert np.array_equal(got[r], want), (r, got[r], want)
+    assert np.isnan(got[120]).all()
 
 
 def test_equal_sides_are_uniform_over_places() -> None:

@@ -55,28 +55,34 @@ _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @nb.njit(cache=True)
-def side_at(t: int, x: float, mean: np.ndarray, kind: np.ndarray, scale: np.ndarray,
-            reach: np.ndarray) -> tuple[float, float, float]:
-    """Density, survival ``P(P_t > x)`` and distribution ``P(P_t <= x)`` of a normal
-    or lone logistic side ``t`` at ``x`` (survival and distribution each computed
-    directly, not as ``1 - other``); beyond the side's reach (tail mass below
-    ``e^-32``) the side is certainly below or above ``x``."""
-    y = x - mean[t]
-    if y > reach[t]:
+def side_point(x: float, mean: float, kind: int, scale: float, reach: float
+               ) -> tuple[float, float, float]:
+    """Density, survival ``P(P > x)`` and distribution ``P(P <= x)`` at ``x`` of a
+    normal or lone logistic side of mean ``mean`` and scale ``scale`` (survival and
+    distribution each computed directly, not as ``1 - other``); beyond the side's
+    reach (tail mass below ``e^-32``) the side is certainly below or above ``x``."""
+    y = x - mean
+    if y > reach:
         return 0.0, 0.0, 1.0
-    if y < -reach[t]:
+    if y < -reach:
         return 0.0, 1.0, 0.0
-    s = scale[t]
-    z = y / s
-    if kind[t] == KIND_GAUSSIAN:
-        return (math.exp(-0.5 * z * z) * _INV_SQRT2PI / s,
+    z = y / scale
+    if kind == KIND_GAUSSIAN:
+        return (math.exp(-0.5 * z * z) * _INV_SQRT2PI / scale,
                 0.5 * math.erfc(z / _SQRT2), 0.5 * math.erfc(-z / _SQRT2))
     e = math.exp(-abs(z))
     inv = 1.0 / (1.0 + e)
-    dens = e * inv * inv / s
+    dens = e * inv * inv / scale
     if z >= 0.0:
         return dens, e * inv, inv
     return dens, inv, e * inv
+
+
+@nb.njit(cache=True)
+def side_at(t: int, x: float, mean: np.ndarray, kind: np.ndarray, scale: np.ndarray,
+            reach: np.ndarray) -> tuple[float, float, float]:
+    """:func:`side_point` of side ``t`` of the side arrays."""
+    return side_point(x, mean[t], kind[t], scale[t], reach[t])
 
 
 @nb.njit(cache=True)
@@ -414,18 +420,117 @@ def sum_tables(pa: np.ndarray, size: np.ndarray, sd: np.ndarray, thetas: np.ndar
     return reach, du_all, count, phi_w[:j].copy(), psi_w[:j].copy()
 
 
+@nb.njit(cache=True)
+def _state(surv: float, cdf: float) -> int:
+    """:func:`place_kernel`'s state of a side at a grid point: 0 certainly below it
+    (factor 1), 2 certainly above it (factor ``z``), 1 neither."""
+    if surv < TINY:
+        return 0
+    if cdf < TINY:
+        return 2
+    return 1
+
+
+@nb.njit(cache=True)
+def _pair_side(acc: np.ndarray, t: int, w: float, state: int, surv: float, cdf: float,
+               poly: np.ndarray, lo: int, hi: int, deg: int, shift: int) -> None:
+    """Add side ``t``'s share of one grid point to ``acc[place, t]``, as
+    :func:`place_kernel` does: its own factor divided out of ``poly`` (forward when
+    ``cdf >= surv``, else backward, by the same reciprocal), or, for a side certainly
+    above or below the point, ``poly`` itself at the places it shifts to."""
+    if state == 1:
+        val = 0.0
+        if cdf >= surv:
+            mul = surv
+            inv = 1.0 / cdf
+            for r in range(lo, min(hi, deg - 1) + 1):
+                v = (poly[r] - mul * val) * inv
+                val = v
+                acc[shift + r, t] += w * v
+        else:
+            mul = cdf
+            inv = 1.0 / surv
+            for j in range(hi, max(lo, 1) - 1, -1):
+                v = (poly[j] - mul * val) * inv
+                val = v
+                acc[shift + j - 1, t] += w * v
+    else:
+        base = shift - 1 if state == 2 else shift
+        for r in range(lo, hi + 1):
+            acc[base + r, t] += w * poly[r]
+
+
+@nb.njit(cache=True)
+def pair_kernel(x0: float, h: float, n_grid: int, mean: np.ndarray, kind: np.ndarray,
+                scale: np.ndarray, reach: np.ndarray, out: np.ndarray) -> None:
+    """:func:`place_kernel` of two normal or lone logistic sides, bit for bit, into
+    ``out`` (``(2, 2)``: ``P[t, r]``), with no array of the general kernel.
+
+    The same floating-point operations in the same order: at each grid point the
+    polynomial of the sides neither certainly above nor below it is ``1``, ``F_a +
+    S_a z`` or ``(F_0 + S_0 z)(F_1 + S_1 z)`` (products of the general kernel's
+    multiplication by 1 are exact), trimmed as there; each side's factor is divided
+    out by its own recurrence (:func:`_pair_side`), and every ``acc[place, t]`` gets
+    the same terms, grid point by grid point."""
+    acc = np.zeros((2, 2))  # acc[place, side]
+    poly = np.empty(3)
+    norm0 = 0.0
+    norm1 = 0.0
+    for g in range(n_grid):
+        x = x0 + g * h
+        d0, sv0, cd0 = side_point(x, mean[0], kind[0], scale[0], reach[0])
+        d1, sv1, cd1 = side_point(x, mean[1], kind[1], scale[1], reach[1])
+        st0 = _state(sv0, cd0)
+        st1 = _state(sv1, cd1)
+        shift = int(st0 == 2) + int(st1 == 2)
+        lo = 0
+        if st0 == 1 and st1 == 1:
+            poly[0] = cd0 * cd1
+            poly[1] = sv0 * cd1 + cd0 * sv1
+            poly[2] = sv0 * sv1
+            deg = 2
+            hi = 2
+            while hi > lo and poly[hi] < TRIM:
+                hi -= 1
+            while lo < hi and poly[lo] < TRIM:
+                lo += 1
+        elif st0 == 1:  # one factor, at least TINY > TRIM at both ends: no trim
+            poly[0] = cd0
+            poly[1] = sv0
+            deg = hi = 1
+        elif st1 == 1:
+            poly[0] = cd1
+            poly[1] = sv1
+            deg = hi = 1
+        else:
+            poly[0] = 1.0
+            deg = hi = 0
+        w = h * d0
+        if not w <= 0.0:  # place_kernel's test (a NaN weight counts)
+            norm0 += w
+            _pair_side(acc, 0, w, st0, sv0, cd0, poly, lo, hi, deg, shift)
+        w = h * d1
+        if not w <= 0.0:
+            norm1 += w
+            _pair_side(acc, 1, w, st1, sv1, cd1, poly, lo, hi, deg, shift)
+    scale0 = 1.0 / norm0 if norm0 > 0.0 else 0.0
+    scale1 = 1.0 / norm1 if norm1 > 0.0 else 0.0
+    for r in range(2):
+        out[0, r] = acc[r, 0] * scale0
+        out[1, r] = acc[r, 1] * scale1
+
+
 @nb.njit(cache=True, parallel=True)
 def place_pairs(x0: np.ndarray, h: np.ndarray, n_grid: np.ndarray, mean: np.ndarray,
                 kind: np.ndarray, scale: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """:func:`place_kernel` of many matches of two lone sides (no sums of logistics):
-    match ``r`` has grid ``x0[r] + g h[r]``, ``g < n_grid[r]`` (0: left out, NaN) and
-    sides ``mean[r]``, ``kind[r]``, ``scale[r]``, ``reach[r]``; returns ``(R, 2, 2)``."""
+    """:func:`place_kernel` of many matches of two lone sides (no sums of logistics),
+    bit for bit (:func:`pair_kernel`): match ``r`` has grid ``x0[r] + g h[r]``, ``g <
+    n_grid[r]`` (0: left out, NaN) and sides ``mean[r]``, ``kind[r]``, ``scale[r]``,
+    ``reach[r]``; returns ``(R, 2, 2)``."""
     n_rounds = x0.size
     out = np.full((n_rounds, 2, 2), np.nan)
     for r in nb.prange(n_rounds):  # the matches are independent
         if n_grid[r] == 0:
             continue
-        out[r] = place_kernel(x0[r], h[r], n_grid[r], mean[r].copy(), kind[r].copy(),
-                              scale[r].copy(), reach[r].copy(), np.zeros(3, dtype=np.int64),
-                              np.zeros(2), np.zeros(0), np.zeros(0))
+        pair_kernel(x0[r], h[r], n_grid[r], mean[r], kind[r], scale[r], reach[r], out[r])
     return out

@@ -36,7 +36,7 @@ from podium.cli_common import (
 )
 from podium.errors import ConfigError, PodiumError, UsageError
 
-__all__ = ["COMMAND_MODULES", "MAX_SHOWN_WARNINGS", "OneLineErrors", "main"]
+__all__ = ["COMMAND_MODULES", "COMMAND_OWNERS", "MAX_SHOWN_WARNINGS", "OneLineErrors", "main"]
 
 #: Without ``-v``, at most this many warnings are printed by one command (then a count).
 MAX_SHOWN_WARNINGS = 20
@@ -56,6 +56,25 @@ COMMAND_MODULES: tuple[str, ...] = (
     "podium.evaluation.cli",
     "podium.matchmaking.cli",
 )
+
+#: The module of :data:`COMMAND_MODULES` that registers each of their commands: a
+#: command line naming one of them imports that module only (``podium eval`` need not
+#: import the store, the service, the fetchers and matchmaking); any other (``--help``,
+#: a misspelt command) imports them all.  ``tests/test_cold_start.py`` checks it
+#: against what the modules register.
+COMMAND_OWNERS: dict[str, str] = {
+    "replay-codeforces": "podium.replay",
+    **dict.fromkeys(("db-info", "db-upgrade", "ingest", "store"), "podium.store.cli"),
+    "explain": "podium.store.explain_cli",
+    "smooth": "podium.store.smooth_cli",
+    **dict.fromkeys(("audit", "export", "token"), "podium.store.admin_cli"),
+    "ladder": "podium.store.ladder_cli",
+    "serve": "podium.service.cli",
+    "fetch": "podium.io.fetch.cli",
+    **dict.fromkeys(("compare", "eval", "incentive", "teams-sim", "tune"),
+                    "podium.evaluation.cli"),
+    "balance": "podium.matchmaking.cli",
+}
 
 DESCRIPTION = """\
 Podium rates players from the results of ranked multiplayer contests
@@ -336,6 +355,10 @@ def _cmd_example(args: argparse.Namespace) -> int:
 #: The commands this module defines itself (no other module is imported for them, and
 #: none of them opens a store, so :func:`main` names no audit actor for them).
 OWN_COMMANDS = frozenset({"rate", "systems", "example"})
+#: Commands of other modules that are, like :data:`OWN_COMMANDS`, one short pass over
+#: files and open no store: :func:`main` tunes the collector for them and names no
+#: audit actor (an evaluation of a history builds as many objects as ``podium rate``).
+SHORT_COMMANDS = OWN_COMMANDS | {"eval", "compare"}
 
 
 def _command_of(argv: Sequence[str] | None) -> str | None:
@@ -364,7 +387,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         The command line about to be parsed (default ``sys.argv[1:]``).  When it names
         one of :data:`OWN_COMMANDS`, the modules of :data:`COMMAND_MODULES` are not
         imported (they pull in the store, the service and the evaluation tools, a
-        large part of a short command's run time); otherwise all are.
+        large part of a short command's run time); when it names one of
+        :data:`COMMAND_OWNERS`, only the module that registers it is; otherwise all
+        are.
 
     Returns
     -------
@@ -445,11 +470,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                    help="round performances to this many points, creating ties (default 5)")
     e.set_defaults(func=_cmd_example)
 
-    if _command_of(argv) in OWN_COMMANDS:
+    command = _command_of(argv)
+    if command in OWN_COMMANDS:
         return parser
     import importlib
 
-    for module in COMMAND_MODULES:
+    owner = COMMAND_OWNERS.get(command or "")
+    for module in COMMAND_MODULES if owner is None else (owner,):
         importlib.import_module(module).add_parsers(sub)
     return parser
 
@@ -491,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         process's command line (``sys.argv[1:]``): the ``podium`` command and ``python
         -m podium``.  Only then is the whole process one command, and ``main`` skips
         the collection at exit (:func:`_skip_final_collection`) and, for the commands
-        of :data:`OWN_COMMANDS` (not a long-lived server), tunes the collector for a
+        of :data:`SHORT_COMMANDS` (not a long-lived server), tunes the collector for a
         short process (:func:`_short_lived_gc`): a warm ``podium rate`` of a small
         file spends a fifth of its time in collections otherwise.
 
@@ -502,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     if argv is not None:
         return _main(argv)
-    if _command_of(None) in OWN_COMMANDS:
+    if _command_of(None) in SHORT_COMMANDS:
         _short_lived_gc()
     try:
         return _main(argv)
@@ -532,7 +559,7 @@ def _main(argv: Sequence[str] | None) -> int:
     plog.setLevel(logging.INFO)
     plog.propagate = False
     try:
-        if args.command in OWN_COMMANDS:  # they open no store: no audit actor to name
+        if args.command in SHORT_COMMANDS:  # they open no store: no audit actor to name
             return int(args.func(args))
         from podium.store.actor import acting_as, cli_actor
 

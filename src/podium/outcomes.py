@@ -58,7 +58,6 @@ from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, ndtri  # type: ignore[import-untyped]
 
 from podium.core.numerics import TANH_MULTIPLIER
 from podium.systems.base import PerformanceKind
@@ -142,9 +141,25 @@ def _check_vectors(mu: npt.ArrayLike, variance: npt.ArrayLike) -> tuple[FloatArr
     return m, v
 
 
+def _ndtr(x: npt.ArrayLike) -> Any:
+    """:func:`scipy.special.ndtr`, the normal distribution function; SciPy's special
+    functions are imported on first use (about 0.1 s that a logistic model, e.g.
+    Elo-MMR's, never needs)."""
+    from scipy.special import ndtr  # type: ignore[import-untyped]
+
+    return ndtr(x)
+
+
+def _ndtri(p: float) -> float:
+    """:func:`scipy.special.ndtri`, the normal quantile (imported on first use)."""
+    from scipy.special import ndtri  # type: ignore[import-untyped]
+
+    return float(ndtri(p))
+
+
 def _cdf(x: FloatArray, kind: PerformanceKind) -> FloatArray:
     if kind == "gaussian":
-        return np.asarray(ndtr(x), dtype=np.float64)
+        return np.asarray(_ndtr(x), dtype=np.float64)
     if kind == "logistic":
         # 1 / (1 + exp(-s x)) written with tanh: no overflow, exact symmetry
         return 0.5 + 0.5 * np.tanh(0.5 * _LOGISTIC_SCALE * x)
@@ -549,7 +564,7 @@ def margin_probabilities(sides: SideModel, margin: float = 0.0) -> FloatArray:
         raise ValueError(f"the margin must be finite and >= 0, got {margin!r}")
     if sides.kind == "gaussian":
         spread = np.sqrt(sides.variance[:, None] + sides.variance[None, :])
-        return np.asarray(ndtr((sides.mean[:, None] - sides.mean[None, :] - m) / spread),
+        return np.asarray(_ndtr((sides.mean[:, None] - sides.mean[None, :] - m) / spread),
                           dtype=np.float64)
     x0, h, n = sides.grid()
     xs = x0 + h * np.arange(n)
@@ -630,7 +645,7 @@ def openskill_win(team_mu: npt.ArrayLike, team_sigma_sq: npt.ArrayLike,
     """
     m, s, beta = _openskill_args(team_mu, team_sigma_sq, beta)
     c = np.sqrt(2.0 * beta * beta + s[:, None] + s[None, :])
-    pair = ndtr((m[:, None] - m[None, :]) / c)
+    pair = _ndtr((m[:, None] - m[None, :]) / c)
     if m.size == 2:
         p = float(pair[0, 1])
         return np.array([p, 1.0 - p])
@@ -643,7 +658,7 @@ def _openskill_margin(beta: float, n_players: int) -> float:
     if isinstance(n_players, bool) or int(n_players) != n_players or n_players < 2:
         raise ValueError(f"n_players must be an integer >= 2, got {n_players!r}")
     p = 1.0 / n_players
-    return float(math.sqrt(n_players) * beta * ndtri((1.0 + p) / 2.0))
+    return float(math.sqrt(n_players) * beta * _ndtri((1.0 + p) / 2.0))
 
 
 def openskill_draw(team_mu: npt.ArrayLike, team_sigma_sq: npt.ArrayLike, beta: float,
@@ -659,7 +674,7 @@ def openskill_draw(team_mu: npt.ArrayLike, team_sigma_sq: npt.ArrayLike, beta: f
     iu = upper_pairs(m.size)
     a, b = iu
     c = np.sqrt(2.0 * beta * beta + s[a] + s[b])
-    pair = ndtr((margin - m[a] + m[b]) / c) - ndtr((m[b] - m[a] - margin) / c)
+    pair = _ndtr((margin - m[a] + m[b]) / c) - _ndtr((m[b] - m[a] - margin) / c)
     return float(np.mean(pair))
 
 
@@ -674,6 +689,6 @@ def openskill_three_way(team_mu: npt.ArrayLike, team_sigma_sq: npt.ArrayLike, be
     margin = _openskill_margin(beta, n_players)
     c = math.sqrt(2.0 * beta * beta + s[0] + s[1])
     d = float(m[0] - m[1])
-    win = float(ndtr((d - margin) / c))
-    loss = float(ndtr((-d - margin) / c))
+    win = float(_ndtr((d - margin) / c))
+    loss = float(_ndtr((-d - margin) / c))
     return np.array([win, max(0.0, 1.0 - win - loss), loss])

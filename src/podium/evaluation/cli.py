@@ -149,7 +149,6 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
     from podium.cli_common import Progress
-    from podium.evaluation.causal import evaluate_causal
     from podium.evaluation.runner import evaluate
     from podium.history.engines import is_history_system
     from podium.outcomes import announce_compile
@@ -171,6 +170,8 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
             if keep:
                 raise UsageError(f"--plot draws a filter's ratings; {name} has none "
                                  "(leave out --plot)")
+            from podium.evaluation.causal import evaluate_causal  # the smoothers' stack
+
             res = evaluate_causal(contests, name, params=params, train_frac=args.train_frac,
                                   min_history=args.min_history,
                                   refit_every=args.refit_every, progress=progress)

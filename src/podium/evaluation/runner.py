@@ -178,8 +178,9 @@ def evaluate(
     keep_rater:
         Keep the final :class:`~podium.rater.Rater` in the result (for plots).
     warmup:
-        Rate a tiny throw-away history first so that compiling (or loading the cached)
-        Numba kernels is not counted in ``seconds``.
+        Rate the history's first contests and its largest one first, with a
+        throw-away Rater, so that compiling (or loading the cached) Numba kernels is
+        not counted in ``seconds``.
     progress:
         Called as ``progress(done, total)`` after each contest.
     calibration_max_sides:
@@ -188,7 +189,7 @@ def evaluate(
     """
     rater = Rater(system, **(params or {})) if isinstance(system, str) else Rater(system)
     if warmup:
-        _warm_up(rater.system)
+        _warm_up(rater.system, contests)
     n = len(contests)
     n_train = train_size(n, train_frac) if train_contests is None else int(train_contests)
     if not 0 <= n_train <= n:
@@ -465,12 +466,19 @@ def _score_teams(team_acc: TeamMetricAccumulator, system: RatingSystem, contest:
                        p_first=p_first, index=index)
 
 
-def _warm_up(system: RatingSystem, players: int = 150, rounds: int = 3) -> None:
-    """Rate a small seeded history (more players than the subsampling window, with
-    ties) so that every kernel a real history needs is compiled or loaded."""
-    rng = np.random.default_rng(0)
-    names = [f"w{i}" for i in range(players)]
-    r = Rater(system)
-    for t in range(rounds):
-        places = rng.integers(1, players // 2, size=players)
-        r.add(Contest.from_places(names, places, name=f"warm-up {t}", time_seconds=86_400 * t))
+def _warm_up(system: RatingSystem, contests: Sequence[Contest], head: int = 32) -> None:
+    """Rate, with a throw-away :class:`~podium.rater.Rater` and as :func:`evaluate`
+    rates (``Rater.extend``), the first ``head`` contests of the history and its
+    largest one, so that the kernels the history needs, and only those, are compiled
+    or loaded before the timing starts; a contest the system refuses stops it (the
+    history's own run reports it)."""
+    if not contests:
+        return
+    largest = max(contests, key=len)
+    sample = list(contests[:head])
+    if not any(c is largest for c in sample):
+        sample.append(largest)
+    try:
+        Rater(system).extend(sample)
+    except Exception:  # noqa: BLE001, S110 - the history's own run reports it
+        pass
