@@ -144,10 +144,11 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
     moved: the cavity belief (forward prior x backward message: the skill given every
     other round, for the opponents' terms) and, with ``smoothed``, the smoothed belief
     (forward posterior x backward message).  Ratings are argmaxes (Eq. 6),
-    uncertainties from the total weights (Eq. 8); previous values are the solvers'
-    starting points.  ``work``: scratch of 3 rows of at least ``2 n + 2``; ``last``
-    receives the forward belief after the last round (``m0, w0, lw, ln``, the player's
-    :class:`FilterState`).  Returns the largest change of a cavity rating."""
+    uncertainties from the total weights (Eq. 8); each solve starts from its previous
+    value plus the change the neighbouring round's solve just made.  ``work``: scratch of
+    3 rows of at least ``2 n + 2``; ``last`` receives the forward belief after the last
+    round (``m0, w0, lw, ln``, the player's :class:`FilterState`).  Returns the largest
+    change of a cavity rating."""
     tp, ta, tb = work[0], work[1], work[2]
     perf, beta, gamma, a = en.perf, en.beta, en.gamma, en.a
     fwd_mu, fwd_sig, ins_f, ins_b = en.fwd_mu, en.fwd_sig, en.ins_f, en.ins_b
