@@ -21,6 +21,8 @@ Sections (``--section``, several allowed; default all):
 
 ``--write-docs`` writes each section's table into docs/history.md, and the
 ``codeforces`` and ``ttt`` tables (issue 29's speed targets) into docs/benchmarks.md too.
+``--reference-tol R`` (``codeforces``) also solves the result on to a residual of ``R``
+and reports how far it was from the fixed point.
 """
 
 from __future__ import annotations
@@ -188,13 +190,18 @@ def section_codeforces(args: argparse.Namespace) -> str:
     reports, converged = state.solve(args.tol, 100, args.memory)
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
+    converged_arrays = state.to_arrays() if args.reference_tol else None
     _, t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3))
     below = [i for i, r in enumerate(reports) if r.max_perf_change <= 0.1]
     t_01 = first_pass + sum(r.seconds for r in reports[:below[0] + 1]) if below else \
         math.nan
-    rows = "\n".join(f"| {i + 1} | {r.seconds:.1f} | {r.players} | {r.rounds} | "
+    rows = "\n".join(f"| {i + 1} | {r.seconds:.1f} | {r.phase2_seconds:.1f} | "
+                     f"{r.phase1_seconds:.1f} | {r.players} | {r.rounds} | "
                      f"{r.max_perf_change:.3g} | {r.max_cavity_change:.3g} |"
                      for i, r in enumerate(reports))
+    check = ""
+    if converged_arrays is not None:
+        check = _reference_check(lab.history, converged_arrays, args) + "\n\n"
     gap = np.nanmean(res.mu - res.filtered_mu)
     body = (f"{len(contests)} contests, {lab.history.n_rows:,} player-rounds, "
             f"{lab.history.n_players:,} players; same process, the contests loaded once "
@@ -213,10 +220,29 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"panels {SWEEP_PANELS:g}x the first pass's width); "
             f"`window_tol` {args.window_tol:g}; unconverged solves {res.unsolved}; mean "
             f"smoothed rating minus filtered rating over all player-rounds: {gap:+.1f}.\n\n"
-            "| sweep | s | players | rounds | residual max abs Δperf | max abs Δ cavity |\n"
-            "|---:|---:|---:|---:|---:|---:|\n" + rows)
+            + check +
+            "| sweep | s | phase 2 s | phase 1 s | players | rounds | residual max abs Δperf "
+            "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + rows)
     print(body, flush=True)
     return body
+
+
+def _reference_check(history: ContestHistory, converged: dict[str, np.ndarray],
+                     args: argparse.Namespace) -> str:
+    """How far the smoothing at ``--tol`` is from the fixed point: the converged state
+    (all but the last contest) solved on to ``--reference-tol``, and the largest
+    changes of a performance and of a smoothed rating."""
+    ref = SmoothState.start(history, window_tol=args.window_tol)
+    ref.restore(converged)
+    en = ref.entries
+    e = ref.e_of_row[:ref.rated_rows]
+    perf, sm = en.perf[e].copy(), en.sm_mu[e].copy()
+    reports, ok = ref.solve(args.reference_tol, 100, args.memory)
+    return (f"Distance to the fixed point: solved on from the result to a residual of "
+            f"{args.reference_tol:g} ({len(reports)} more sweeps, converged: {ok}), no "
+            f"performance moved by more than {np.abs(en.perf[e] - perf).max():.3g} and no "
+            f"smoothed rating by more than {np.abs(en.sm_mu[e] - sm).max():.3g} rating "
+            "points.")
 
 
 def football_history(path: Path) -> tuple[ContestHistory, int]:
@@ -314,6 +340,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window-tol", type=float, default=1e-9)
     ap.add_argument("--memory", type=int, default=10,
                     help="Anderson memory of mmr-smooth's sweeps (default: its own)")
+    ap.add_argument("--reference-tol", type=float, default=None,
+                    help="codeforces: also solve the result on to this residual and "
+                         "report how far it was from the fixed point (more sweeps)")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     for name in args.section or list(SECTIONS):

@@ -144,10 +144,11 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
     moved: the cavity belief (forward prior x backward message: the skill given every
     other round, for the opponents' terms) and, with ``smoothed``, the smoothed belief
     (forward posterior x backward message).  Ratings are argmaxes (Eq. 6),
-    uncertainties from the total weights (Eq. 8); previous values are the solvers'
-    starting points.  ``work``: scratch of 3 rows of at least ``2 n + 2``; ``last``
-    receives the forward belief after the last round (``m0, w0, lw, ln``, the player's
-    :class:`FilterState`).  Returns the largest change of a cavity rating."""
+    uncertainties from the total weights (Eq. 8); each solve starts from its previous
+    value plus the change the neighbouring round's solve just made.  ``work``: scratch of
+    3 rows of at least ``2 n + 2``; ``last`` receives the forward belief after the last
+    round (``m0, w0, lw, ln``, the player's :class:`FilterState`).  Returns the largest
+    change of a cavity rating."""
     tp, ta, tb = work[0], work[1], work[2]
     perf, beta, gamma, a = en.perf, en.beta, en.gamma, en.a
     fwd_mu, fwd_sig, ins_f, ins_b = en.fwd_mu, en.fwd_sig, en.ins_f, en.ins_b
@@ -163,6 +164,10 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         lw = max(1.0 / (p_sig[q] * p_sig[q]) - w0, 0.0) + 1.0 / (beta[q] * beta[q])
         mu, sig = fwd_mu[q], fwd_sig[q]
     f_end = n - 1
+    # each solve starts from its previous value plus the change its neighbour just
+    # took (consecutive ratings move together), so that a sweep's common move costs
+    # no Newton steps
+    shift = 0.0
     for k in range(k_lo, n):
         e = e0 + k
         m0, w0, lw, dl, s_new = diffuse(sig, gamma[e], rho, collapse, m0, w0, lw, mu)
@@ -173,9 +178,10 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         lw += 1.0 / (beta[e] * beta[e])
         stop = e - 1 if collapse else e0 - 1
         cnt = gather(e, stop, -1, perf, a, ins_f, ln_s, wtol, tp, ta, tb, 0)
-        mu = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, fwd_mu[e])
+        mu = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, fwd_mu[e] + shift)
         sig = 1.0 / math.sqrt(1.0 / (s_new * s_new) + 1.0 / (beta[e] * beta[e]))
-        moved = max(moved, abs(mu - fwd_mu[e]))
+        shift = mu - fwd_mu[e]
+        moved = max(moved, abs(shift))
         fwd_mu[e] = mu
         fwd_sig[e] = sig
         if k > k_hi and moved < eps:
@@ -192,6 +198,7 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         m0, w0, ln_s = b_m0[q], b_w0[q], ins_b[q]
         lw = b_tot[q] - w0
     b_end = 0
+    shift = 0.0
     for k in range(k_hi, -1, -1):
         e = e0 + k
         b_m0[e], b_w0[e], b_tot[e] = m0, w0, w0 + lw
@@ -199,7 +206,8 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         lw += 1.0 / (beta[e] * beta[e])
         stop = e + 1 if collapse else e0 + n
         cnt = gather(e, stop, 1, perf, a, ins_b, ln_s, wtol, tp, ta, tb, 0)
-        mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, en.bwd_mu[e])
+        mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, en.bwd_mu[e] + shift)
+        shift = mub - en.bwd_mu[e]
         en.bwd_mu[e] = mub
         if k > 0:
             sb = 1.0 / math.sqrt(w0 + lw)
@@ -210,6 +218,8 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
                 break
     # cavity and smoothed beliefs where the forward or backward belief moved
     change = 0.0
+    shift = 0.0
+    sm_shift = 0.0
     for k in range(min(b_end, k_lo), max(f_end, k_hi) + 1):
         e = e0 + k
         if k == n - 1:
@@ -226,17 +236,20 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
             nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, ins_b[e], wtol, tp, ta, tb, 0)
             cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, ins_f[e], wtol, tp, ta, tb, nb_)
             new = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb, cnt,
-                              en.cav_mu[e])
+                              en.cav_mu[e] + shift)
             en.cav_sig[e] = 1.0 / math.sqrt(1.0 / (p_sig[e] * p_sig[e]) + b_tot[e])
             if smoothed:
                 # and the round's own factor
                 tp[cnt] = perf[e]
                 ta[cnt] = a[e]
                 tb[cnt] = 0.5 * a[e]
-                en.sm_mu[e] = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb,
-                                          cnt + 1, en.sm_mu[e])
+                sm = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb, cnt + 1,
+                                 en.sm_mu[e] + sm_shift)
+                sm_shift = sm - en.sm_mu[e]
+                en.sm_mu[e] = sm
                 en.sm_sig[e] = 1.0 / math.sqrt(1.0 / (fwd_sig[e] * fwd_sig[e]) + b_tot[e])
-        change = max(change, abs(new - en.cav_mu[e]))
+        shift = new - en.cav_mu[e]
+        change = max(change, abs(shift))
         en.cav_mu[e] = new
     return change
 

@@ -58,6 +58,9 @@ class SweepReport(NamedTuple):
         fixed-point iteration.
     seconds:
         Wall-clock time of the sweep.
+    phase2_seconds, phase1_seconds:
+        Of which phase 2 (the players' beliefs) and phase 1 (the rounds' performances);
+        the rest is the acceleration and the bookkeeping.
     """
 
     players: int
@@ -65,6 +68,8 @@ class SweepReport(NamedTuple):
     max_cavity_change: float
     max_perf_change: float
     seconds: float
+    phase2_seconds: float = 0.0
+    phase1_seconds: float = 0.0
 
 
 def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,
@@ -299,8 +304,14 @@ class SmoothState:
         (:func:`~podium.history._smooth_kernels.smooth_player`).  ``None``: every
         round, no early stop.
         """
+        return self._phase2(players, smoothed, changed, eps)[0]
+
+    def _phase2(self, players: IntArray, smoothed: bool = False,
+                changed: tuple[IntArray, IntArray] | None = None,
+                eps: float = -1.0) -> tuple[float, IntArray]:
+        """:meth:`phase2`, also returning the rows of the players' rated entries."""
         if players.size == 0:
-            return 0.0
+            return 0.0, np.zeros(0, dtype=np.int64)
         p = self.params
         en, rd = self.entries, self.rounds
         todo = np.ascontiguousarray(players, dtype=np.int64)
@@ -318,7 +329,7 @@ class SmoothState:
         r = en.rows[e]
         rd.cav_mu[r] = en.cav_mu[e]
         rd.cav_sig[r] = en.cav_sig[e]
-        return float(ch.max())
+        return float(ch.max()), r
 
     def _changed_ranges(self, rows: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """The players of ``rows`` and, per player, the first and last of its rounds
@@ -339,7 +350,17 @@ class SmoothState:
         them to phase 2; returns the largest change of a performance."""
         if contests.size == 0:
             return 0.0
+        worst = self._solve_rounds(contests)
         rd, en = self.rounds, self.entries
+        e = K.contest_entries(np.ascontiguousarray(contests, dtype=np.int64),
+                              rd.contest_rows, self.e_of_row)
+        en.perf[e] = rd.perf[en.rows[e]]
+        return worst
+
+    def _solve_rounds(self, contests: IntArray) -> float:
+        """Phase 1's solves (:meth:`phase1` without handing the performances to the
+        entries); returns the largest change of a performance."""
+        rd = self.rounds
         large = self.large[contests]
         small = np.ascontiguousarray(contests[~large], dtype=np.int64)
         ch, bad = K.solve_small_rounds(small, rd.contest_rows, rd.team_place,
@@ -349,9 +370,6 @@ class SmoothState:
         worst = float(ch.max()) if ch.size else 0.0
         for c in contests[large].tolist():
             worst = max(worst, self._solve_large(c, SWEEP_PANELS))
-        e = K.contest_entries(np.ascontiguousarray(contests, dtype=np.int64),
-                              rd.contest_rows, self.e_of_row)
-        en.perf[e] = rd.perf[en.rows[e]]
         return worst
 
     def set_perf(self, perf_e: FloatArray) -> None:
@@ -361,6 +379,12 @@ class SmoothState:
         e = self.e_of_row[:r_end]
         en.perf[e] = perf_e[e]
         rd.perf[:r_end] = perf_e[e]
+
+    def _set_row_perf(self, perf_r: FloatArray, e: IntArray) -> None:
+        """Set every rated row's performance (contest order; ``e`` its entries) on both
+        sides."""
+        self.rounds.perf[:perf_r.size] = perf_r
+        self.entries.perf[e] = perf_r
 
     def update(self, rows: IntArray, tol: float, max_sweeps: int,
                new_from: int | None = None) -> tuple[list[SweepReport], bool, IntArray, float]:
@@ -450,46 +474,51 @@ class SmoothState:
         en, rd = self.entries, self.rounds
         skip = tol / 100.0 if skip is None else skip
         r_end = self.rated_rows
+        # the iterate is the performances in contest order (rows), so that the
+        # bookkeeping reads contiguous arrays; phase 2 reads them in player order
         e = self.e_of_row[:r_end]
+        row_player = rd.player[:r_end]
+        row_contest = self.row_contest[:r_end]
         multi = en.n_rated >= 2
         accel = Anderson(memory)
-        seen_perf = np.full(en.perf.size, np.nan)  # x of each entry's last phase 2
-        seen_mu = np.full(r_end, np.nan)  # cavities of each row's last phase 1
+        seen_perf = np.full(r_end, np.nan)  # x of each row at its player's last phase 2
+        seen_mu = np.full(r_end, np.nan)  # cavities of each row at its last phase 1
         seen_sig = np.full(r_end, np.nan)
-        g_last = en.perf.copy()
+        g = rd.perf[:r_end].copy()  # G's last value of each row
         reports: list[SweepReport] = []
         converged = False
         for _ in range(max_sweeps):
             t0 = time.perf_counter()
-            x = en.perf.copy()
-            # per row: did its entry's performance move since the player's last phase 2
-            moved = ~(np.abs(x[e] - seen_perf[e]) <= skip)
+            x = rd.perf[:r_end].copy()
+            # per row: did its performance move since the player's last phase 2
+            moved = ~(np.abs(x - seen_perf) <= skip)
             stale = np.zeros(en.n_rated.size, dtype=bool)
-            stale[rd.player[:r_end][moved]] = True
+            stale[row_player[moved]] = True
             players = np.flatnonzero(stale & multi)
-            ch_cav = self.phase2(players)
-            pe = K.player_entries(players, en.off, en.n_rated)
-            seen_perf[pe] = x[pe]
+            ch_cav, p_rows = self._phase2(players)
+            seen_perf[p_rows] = x[p_rows]
+            t1 = time.perf_counter()
             moved_r = ~((np.abs(rd.cav_mu[:r_end] - seen_mu) <= skip)
                         & (np.abs(rd.cav_sig[:r_end] - seen_sig) <= skip))
-            contests = np.unique(self.row_contest[:r_end][moved_r])
-            self.phase1(contests)
-            ce = K.contest_entries(contests, rd.contest_rows, self.e_of_row)
-            g_last[ce] = en.perf[ce]
-            cr = en.rows[ce]
-            seen_mu[cr] = rd.cav_mu[cr]
-            seen_sig[cr] = rd.cav_sig[cr]
-            g = g_last
-            resid = float(np.abs(g[e] - x[e]).max()) if e.size else 0.0
-            reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
-                                       time.perf_counter() - t0))
+            redo = np.zeros(self.rated, dtype=bool)
+            redo[row_contest[moved_r]] = True
+            contests = np.flatnonzero(redo)
+            self._solve_rounds(contests)
+            c_rows = redo[row_contest]
+            g[c_rows] = rd.perf[:r_end][c_rows]
+            seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
+            seen_sig[c_rows] = rd.cav_sig[:r_end][c_rows]
+            t2 = time.perf_counter()
+            resid = float(np.abs(g - x).max()) if r_end else 0.0
             if resid <= tol:
-                self.set_perf(g)
+                self._set_row_perf(g, e)
                 converged = True
+            else:
+                self._set_row_perf(accel.step(x, g), e)
+            reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
+                                       time.perf_counter() - t0, t1 - t0, t2 - t1))
+            if converged:
                 break
-            nxt = g.copy()
-            nxt[e] = accel.step(x[e], g[e])
-            self.set_perf(nxt)
         # every belief from the last performances (one-round players too: their
         # cavity is the prior, but their posterior follows their performance)
         self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
