@@ -12,7 +12,7 @@ import _store_cases as cases
 import numpy as np
 import pytest
 from _histories import RawContest, histories, hyp, rate_podium
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from test_properties import incentive_cases
 
@@ -491,7 +491,25 @@ def test_better_place_means_higher_performance(history: list[RawContest]) -> Non
                 assert perf[a] == pytest.approx(perf[a + 1], abs=1e-9)
 
 
+def _raw(name: str, *rows: tuple[str, int, int]) -> RawContest:
+    return RawContest(standings=rows, name=name, time_seconds=0, weight=1.0,
+                      perf_ceiling=None)
+
+
+#: Found by hypothesis: a newcomer's rating level (``mu - mu_noob``) came out as 0 with
+#: ``mu_noob=1500`` and as -1.8e-15 with ``mu_noob=16``, so the learned level table put
+#: it in two buckets (``level_bucket`` now snaps levels to 1e-9 first).
+_LEVEL_AT_AN_EDGE = [
+    _raw("c0", ("h00", 0, 0), ("h01", 1, 4), ("h02", 1, 4), ("h04", 1, 4), ("h05", 1, 4),
+         ("h06", 5, 5)),
+    *(_raw(f"c{k}", ("h00", 0, 1), ("h01", 0, 1)) for k in (1, 2, 3)),
+    _raw("c4", ("h00", 0, 2), ("h01", 0, 2), ("h02", 0, 2)),
+    _raw("c5", ("h03", 0, 1), ("h00", 0, 1)),
+]
+
+
 @hyp(15)
+@example(history=_LEVEL_AT_AN_EDGE, shift=-1484.0)
 @given(history=histories(weights=True), shift=st.floats(-1500.0, 1500.0))
 def test_translation_invariance(history: list[RawContest], shift: float) -> None:
     """Still holds with every ingredient: the prior and the trend are learned from

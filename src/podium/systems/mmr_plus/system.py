@@ -133,15 +133,29 @@ def gap_bucket(seconds: npt.ArrayLike) -> IntArray:
     return np.maximum(out, 0)
 
 
+#: Levels are rounded to this many decimals (1e-9 rating points) before they are
+#: bucketed: far above the rounding of a rating difference, far below any level
+#: that matters (:func:`level_bucket`).
+LEVEL_SNAP_DECIMALS = 9
+
+
 def level_bucket(level: npt.ArrayLike) -> IntArray:
     """The rating-level bucket of ratings ``level`` points above ``mu_noob``.
 
+    The levels are rounded to :data:`LEVEL_SNAP_DECIMALS` decimals first.  A level is a
+    difference of ratings, each rounded to its own magnitude (about 2e-13 at 1500), so
+    a player exactly at an edge -- a newcomer at the prior has level 0 -- could fall
+    on either side of it depending on ``mu_noob``; snapped, it falls on the edge's
+    side whatever the ratings' origin, which keeps MMR-plus translation invariant.
+
     >>> level_bucket([-1000.0, -600.0, 0.0, 199.0, 5000.0]).tolist()
     [0, 1, 4, 4, 12]
+    >>> level_bucket([-1.8e-15, 1.8e-15]).tolist()
+    [4, 4]
     """
     edges = np.asarray(LEVEL_EDGES, dtype=np.float64)
-    out: IntArray = np.searchsorted(edges, np.asarray(level, dtype=np.float64),
-                                    side="right").astype(np.int64)
+    snapped = np.round(np.asarray(level, dtype=np.float64), LEVEL_SNAP_DECIMALS)
+    out: IntArray = np.searchsorted(edges, snapped, side="right").astype(np.int64)
     return out
 
 
