@@ -390,16 +390,17 @@ def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"after": {"systems": {}}, "runs": []}
     for k, run in enumerate(runs):
         out["runs"].append({key: run.get(key) for key in
-                            ("measured", "load_at_start", "argv", "first_runs")})
+                            ("measured", "load_at_start", "argv", "first_runs", "peer_s")})
         for label in ("before", "after"):
             if label not in run:
                 continue
             side = out.setdefault(label, {"systems": {}})
             side["src"] = run[label]["src"]
+            tag = {"run": k, "peer_s": run.get("peer_s")}  # each row keeps its run's peer
             for name, r in run[label]["systems"].items():
-                side["systems"][name] = None if r is None else {**r, "run": k}
+                side["systems"][name] = None if r is None else {**r, **tag}
             if "readme" in run[label]:
-                side["readme"] = {**run[label]["readme"], "run": k}
+                side["readme"] = {**run[label]["readme"], **tag}
         for key in ("peer_s", "warm_runs"):
             if key in run:
                 out[key] = run[key]
@@ -427,7 +428,7 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
 
     def row(label: str, b: dict[str, Any] | None, r: dict[str, Any]) -> str:
         ratios = [ratio(r, "first_s", r["warm_s"]), ratio(r, "first_cpu_s", r["warm_cpu_s"]),
-                  ratio(r, "cold_s", r["warm_s"]), ratio(r, "warm_s", peer)]
+                  ratio(r, "cold_s", r["warm_s"]), ratio(r, "warm_s", r.get("peer_s", peer))]
         cells = [f"{cell(b, k)} → {cell(r, k)}" if before else cell(r, k)
                  for k in ("first_s", "warm_s", "cold_s", "cold_cpu_s", "prebuild_s",
                            "prebuild_cpu_s")]
@@ -485,8 +486,13 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "",
         *rows,
         "",
-        (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes {peer:.2f} s as a "
-         "whole process (import, read, rate; compiled ahead of time, so it has no cold start)."
+        (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes "
+         + (", ".join(f"{run['peer_s']:.2f} s in run {k + 1}" for k, run in enumerate(runs)
+                      if run.get("peer_s") is not None) if len(runs) > 1 else f"{peer:.2f} s")
+         + " as a "
+         "whole process (import, read, rate; compiled ahead of time, so it has no cold start)"
+         + ("; each row's *warm ÷ peer* divides by the peer of its own run." if len(runs) > 1
+            else ".")
          if peer is not None else "Peer: elo-mmr-py was not available."),
     ])
     print(text)
