@@ -486,7 +486,7 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "",
         *rows,
         "",
-        (f"Peer: elo-mmr-py's `mmr-fast` on the same three contests takes "
+        ("Peer: elo-mmr-py's `mmr-fast` on the same three contests takes "
          + (", ".join(f"{run['peer_s']:.2f} s in run {k + 1}" for k, run in enumerate(runs)
                       if run.get("peer_s") is not None) if len(runs) > 1 else f"{peer:.2f} s")
          + " as a "
