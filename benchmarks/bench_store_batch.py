@@ -124,6 +124,18 @@ for b in map(int, sys.argv[3:]):
 """
 
 
+def tree_label(src: str) -> str:
+    """How a ``--before-src`` tree is named in the tables: its commit (``git rev-parse
+    --short HEAD`` in it), else its directory's name -- never a path of this machine."""
+    path = Path(src).resolve()
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        out = ""
+    return f"commit {out}" if out else (path.parent.name if path.name == "src" else path.name)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--matches", type=int, default=3000)
@@ -199,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             out = subprocess.run([sys.executable, "-c", _WRITES, url, str(data),
                                   *map(str, args.batch)], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()
-            label = f" ({args.before_src})" if tag else ""
+            label = f" ({tree_label(args.before_src)})" if tag else ""
             add(f"{tag}Store.ingest one by one{label}", n - 1, float(out[0]), float(out[1]),
                 rating_time([1] * (n - 1), 1))
             for k, b in enumerate(args.batch):
@@ -222,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.before_src:
             before = {"PYTHONPATH": str(Path(args.before_src).resolve())}
             runs.insert(0, (f"before: HTTP one POST per match ({k} POSTs; "
-                            f"{args.before_src})", docs[1:], [1] * k, before))
+                            f"{tree_label(args.before_src)})", docs[1:], [1] * k, before))
         for what, bodies, sizes, env in runs:
             url = _fresh(tmp, f"http{len(bodies)}{'b' if env else ''}.db")
             if env is None:
