@@ -214,6 +214,23 @@ def _indexes(url: str) -> dict[str, list[tuple[str, list[str]]]]:
         eng.dispose()
 
 
+def _upgrade_keeps_every_row(store_url: str, version: int,
+                             schema: dict[str, list[tuple[str, list[str]]]]) -> None:
+    """A store at ``version`` is refused by ``Store.open``, and ``Store.upgrade`` brings
+    it to this Podium's version with every row as it was (the version aside) and the
+    indexes ``schema`` of a store created now."""
+    before = _all_rows(store_url)
+    assert _indexes(store_url) != schema
+    with pytest.raises(Exception, match=f"schema version {version}, older than this "
+                                         f"Podium's {S.SCHEMA_VERSION}"):
+        Store.open(store_url)
+    assert Store.upgrade(store_url) == (version, S.SCHEMA_VERSION)
+    after = _all_rows(store_url)
+    assert after.pop("meta") != before.pop("meta")  # the version, nothing else
+    assert after == before
+    assert _indexes(store_url) == schema
+
+
 def test_migration_7_indexes_every_ladder(store_url: str) -> None:
     """A version-6 store (two ladders with time drift, a finished season): version 7 only
     adds four indexes to each ladder's tables -- every row stays as it is -- and the
@@ -238,16 +255,7 @@ def test_migration_7_indexes_every_ladder(store_url: str) -> None:
             conn.exec_driver_sql("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     finally:
         eng.dispose()
-    before = _all_rows(store_url)
-    assert _indexes(store_url) != schema
-    with pytest.raises(Exception, match=f"schema version 6, older than this Podium's "
-                                         f"{S.SCHEMA_VERSION}"):
-        Store.open(store_url)
-    assert Store.upgrade(store_url) == (6, S.SCHEMA_VERSION)
-    after = _all_rows(store_url)
-    assert after.pop("meta") != before.pop("meta")  # the version, nothing else
-    assert after == before
-    assert _indexes(store_url) == schema
+    _upgrade_keeps_every_row(store_url, 6, schema)
     with Store.open(store_url) as store:
         assert [store.leaderboard(limit=100, as_of=at), store.leaderboard(limit=100, season=1),
                 store.ladder("duo").leaderboard(limit=100, as_of=at)] == boards
@@ -287,16 +295,7 @@ def test_migration_8_drops_the_drift_indexes_where_nothing_drifts(store_url: str
             conn.exec_driver_sql("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     finally:
         eng.dispose()
-    before = _all_rows(store_url)
-    assert _indexes(store_url) != schema
-    with pytest.raises(Exception, match=f"schema version 7, older than this Podium's "
-                                         f"{S.SCHEMA_VERSION}"):
-        Store.open(store_url)
-    assert Store.upgrade(store_url) == (7, S.SCHEMA_VERSION)
-    after = _all_rows(store_url)
-    assert after.pop("meta") != before.pop("meta")  # the version, nothing else
-    assert after == before
-    assert _indexes(store_url) == schema
+    _upgrade_keeps_every_row(store_url, 7, schema)
     with Store.open(store_url) as store:
         assert [store.leaderboard(limit=100), store.leaderboard(limit=100, season=1),
                 store.ladder("duo").leaderboard(limit=100, as_of=at),

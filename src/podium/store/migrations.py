@@ -322,12 +322,17 @@ def _v6(conn: Connection) -> None:
         pk=0, name="default", prefix="", created_at=int(time.time())))
 
 
-def _v7(conn: Connection) -> None:
-    md = MetaData()
+def _ladder_prefixes(conn: Connection, md: MetaData) -> list[str]:
+    """The table-name prefix of every ladder (version 6 on), in ladder order."""
     ladders = Table("ladders", md, Column("pk", Integer, primary_key=True),
                     Column("prefix", Text))
-    for (prefix,) in conn.execute(select(ladders.c.prefix).order_by(ladders.c.pk)).all():
-        n = str(prefix)
+    rows = conn.execute(select(ladders.c.prefix).order_by(ladders.c.pk)).all()
+    return [str(prefix) for (prefix,) in rows]
+
+
+def _v7(conn: Connection) -> None:
+    md = MetaData()
+    for n in _ladder_prefixes(conn, md):
         players = Table(f"{n}players", md, Column("pk", Integer, primary_key=True),
                         Column("handle", Text), Column("mu", Double),
                         Column("sigma", Double))
@@ -359,10 +364,7 @@ def _drifts(conn: Connection, meta: Table) -> bool | None:
 
 def _v8(conn: Connection) -> None:
     md = MetaData()
-    ladders = Table("ladders", md, Column("pk", Integer, primary_key=True),
-                    Column("prefix", Text))
-    for (prefix,) in conn.execute(select(ladders.c.prefix).order_by(ladders.c.pk)).all():
-        n = str(prefix)
+    for n in _ladder_prefixes(conn, md):
         meta = Table(f"{n}meta", md, Column("key", Text, primary_key=True),
                      Column("value", Text))
         if _drifts(conn, meta) is False:
