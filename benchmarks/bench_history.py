@@ -191,7 +191,8 @@ def section_codeforces(args: argparse.Namespace) -> str:
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
     converged_arrays = state.to_arrays() if args.reference_tol else None
-    _, t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3))
+    (_, added), t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3))
+    added_arrays = state.to_arrays() if args.reference_tol else None
     below = [i for i, r in enumerate(reports) if r.max_perf_change <= 0.1]
     t_01 = first_pass + sum(r.seconds for r in reports[:below[0] + 1]) if below else \
         math.nan
@@ -199,9 +200,14 @@ def section_codeforces(args: argparse.Namespace) -> str:
                      f"{r.phase1_seconds:.1f} | {r.players} | {r.rounds} | "
                      f"{r.max_perf_change:.3g} | {r.max_cavity_change:.3g} |"
                      for i, r in enumerate(reports))
-    check = ""
-    if converged_arrays is not None:
+    add_rows = "\n".join(f"| {i + 1} | {r.seconds:.1f} | {r.phase2_seconds:.1f} | "
+                         f"{r.phase1_seconds:.1f} | {r.players} | {r.rounds} | "
+                         f"{r.max_perf_change:.3g} | {r.max_cavity_change:.3g} |"
+                         for i, r in enumerate(added.sweeps))
+    check = add_check = ""
+    if converged_arrays is not None and added_arrays is not None:
         check = _reference_check(lab.history, converged_arrays, args) + "\n\n"
+        add_check = "\n\n" + _update_check(lab.history, added_arrays, args)
     gap = np.nanmean(res.mu - res.filtered_mu)
     body = (f"{len(contests)} contests, {lab.history.n_rows:,} player-rounds, "
             f"{lab.history.n_players:,} players; same process, the contests loaded once "
@@ -222,9 +228,30 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"smoothed rating minus filtered rating over all player-rounds: {gap:+.1f}.\n\n"
             + check +
             "| sweep | s | phase 2 s | phase 1 s | players | rounds | residual max abs Δperf "
-            "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + rows)
+            "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + rows
+            + f"\n\nAdding the last contest ({added.players:,} players re-smoothed, "
+            f"settled: {added.settled}, largest change of an earlier smoothed rating "
+            f"{added.max_past_change:.3g}; the rest of its time is rating the contest and "
+            "the last players' beliefs):\n\n"
+            "| update sweep | s | phase 2 s | phase 1 s | players | rounds | max abs Δperf "
+            "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + add_rows
+            + add_check)
     print(body, flush=True)
     return body
+
+
+def _solved_on(history: ContestHistory, arrays: dict[str, np.ndarray],
+               args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """A smoothing's state (``arrays``) solved on to ``--reference-tol``: per rated row,
+    how far each performance and smoothed rating moved, the sweeps and whether it
+    converged."""
+    ref = SmoothState.start(history, window_tol=args.window_tol)
+    ref.restore(arrays)
+    en = ref.entries
+    e = ref.e_of_row[:ref.rated_rows]
+    perf, sm = en.perf[e].copy(), en.sm_mu[e].copy()
+    reports, ok = ref.solve(args.reference_tol, 100, args.memory)
+    return en.perf[e] - perf, en.sm_mu[e] - sm, len(reports), ok
 
 
 def _reference_check(history: ContestHistory, converged: dict[str, np.ndarray],
@@ -232,17 +259,28 @@ def _reference_check(history: ContestHistory, converged: dict[str, np.ndarray],
     """How far the smoothing at ``--tol`` is from the fixed point: the converged state
     (all but the last contest) solved on to ``--reference-tol``, and the largest
     changes of a performance and of a smoothed rating."""
-    ref = SmoothState.start(history, window_tol=args.window_tol)
-    ref.restore(converged)
-    en = ref.entries
-    e = ref.e_of_row[:ref.rated_rows]
-    perf, sm = en.perf[e].copy(), en.sm_mu[e].copy()
-    reports, ok = ref.solve(args.reference_tol, 100, args.memory)
+    d_perf, d_sm, sweeps, ok = _solved_on(history, converged, args)
     return (f"Distance to the fixed point: solved on from the result to a residual of "
-            f"{args.reference_tol:g} ({len(reports)} more sweeps, converged: {ok}), no "
-            f"performance moved by more than {np.abs(en.perf[e] - perf).max():.3g} and no "
-            f"smoothed rating by more than {np.abs(en.sm_mu[e] - sm).max():.3g} rating "
-            "points.")
+            f"{args.reference_tol:g} ({sweeps} more sweeps, converged: {ok}), no "
+            f"performance moved by more than {np.abs(d_perf).max():.3g} and no "
+            f"smoothed rating by more than {np.abs(d_sm).max():.3g} rating points.")
+
+
+def _update_check(history: ContestHistory, added: dict[str, np.ndarray],
+                  args: argparse.Namespace) -> str:
+    """How far the bounded update is from the fixed point of the whole history: its
+    state solved on to ``--reference-tol``; the mean change (a common level) and the
+    changes less their median (what moves players against each other)."""
+    d_perf, d_sm, sweeps, ok = _solved_on(history, added, args)
+    rel_p, rel_s = d_perf - np.median(d_perf), d_sm - np.median(d_sm)
+    return (f"Distance of the update to the fixed point of the whole history: solved on "
+            f"to a residual of {args.reference_tol:g} ({sweeps} more sweeps, converged: "
+            f"{ok}), the performances moved by {np.abs(d_perf).max():.3g} at most and "
+            f"{d_perf.mean():+.3g} on average, the smoothed ratings by "
+            f"{np.abs(d_sm).max():.3g} at most and {d_sm.mean():+.3g} on average; less "
+            f"their median change, by at most {np.abs(rel_p).max():.3g} (root mean square "
+            f"{np.sqrt(np.mean(rel_p ** 2)):.3g}) and {np.abs(rel_s).max():.3g} "
+            f"({np.sqrt(np.mean(rel_s ** 2)):.3g}).")
 
 
 def football_history(path: Path) -> tuple[ContestHistory, int]:

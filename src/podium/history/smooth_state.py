@@ -430,6 +430,7 @@ class SmoothState:
             rows = en.rows[K.player_entries(todo, en.off, en.n_rated)]
             old_mu, old_sig = rd.cav_mu[rows], rd.cav_sig[rows]
             ch_cav = self.phase2(todo, True, (lo, hi), eps)
+            t1 = time.perf_counter()
             moved = ((np.abs(rd.cav_mu[rows] - old_mu) > tol)
                      | (np.abs(rd.cav_sig[rows] - old_sig) > tol))
             rounds = np.unique(self.row_contest[rows[moved]])
@@ -437,8 +438,9 @@ class SmoothState:
             old_perf = rd.perf[c_rows]
             ch_p = self.phase1(rounds)
             changed = np.abs(rd.perf[c_rows] - old_perf) > tol
+            t2 = time.perf_counter()
             reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
-                                       time.perf_counter() - t0))
+                                       t2 - t0, t1 - t0, t2 - t1))
             todo, lo, hi = self._changed_ranges(c_rows[changed])
             touched.append(todo)
             if todo.size:
