@@ -29,6 +29,9 @@ BATCH_ITERATIONS = 20
 BATCH_EPSILON = 1e-6
 #: Status flags of a run.
 FLAG_NEGATIVE_PRECISION = 1
+#: A slot's messages still to take in an update (bits of ``need``).
+NEED_FWD = 1
+NEED_BWD = 2
 
 
 @nb.njit(cache=True, inline="always")
@@ -524,26 +527,31 @@ def ttt_update(batch_contests: np.ndarray, batch_slots: np.ndarray, slot_batch: 
                team_place: np.ndarray, weight: np.ndarray, slot: np.ndarray,
                n_agents: int, fwd_m: np.ndarray, fwd_s: np.ndarray, bwd_m: np.ndarray,
                bwd_s: np.ndarray, lik_m: np.ndarray, lik_s: np.ndarray, item_m: np.ndarray,
-               item_s: np.ndarray, dirty: np.ndarray, fresh: np.ndarray, mu: float,
+               item_s: np.ndarray, need: np.ndarray, dirty: np.ndarray,
+               fresh: np.ndarray, mu: float,
                sigma: float, beta: float, gamma: float, p_draw: float, tol: float,
                max_sweeps: int):
     """A bounded incremental update of TrueSkill Through Time ([Dangauthier2007], Sec. 3)
     from the messages of an earlier fit, in place.
 
-    Only the batches flagged in ``dirty`` (those of the new games) are visited, with the
-    full run's schedule restricted to them: each sweep is a backward pass (last batch
-    to first) then a forward pass over the flagged batches.  A visit takes each slot's
-    forward message from its player's previous slot (``fwd * lik``, widened by
-    ``elapsed * gamma^2``, Eq. 5; the prior ``N(mu, sigma^2)`` for a first slot) and its
-    backward message from the next one, and updates the batch's games in order
+    Only the batches flagged in ``dirty`` (those of the new games, and of the slots
+    with a message still to take) are visited, with the full run's schedule restricted
+    to them: each sweep is a backward pass (last batch to first) then a forward pass
+    over the flagged batches.  A visit takes the messages each slot is flagged for in
+    ``need`` (``NEED_FWD``: the forward message from its player's previous slot,
+    ``fwd * lik`` widened by ``elapsed * gamma^2``, Eq. 5, or the prior ``N(mu,
+    sigma^2)`` for a first slot; ``NEED_BWD``: the backward message from the next one),
+    so that only the change a new game causes spreads (not what an unconverged earlier
+    fit left), and updates the batch's games in order
     (:func:`game_sweep`) -- only the games flagged in ``fresh`` (the new ones) or with a
     member whose messages moved by more than ``tol`` (from its neighbours, or from an
     earlier game of the batch); a game that moves the likelihood of a slot with an
     earlier game in the batch by more than ``tol`` flags the batch again.  Then it
-    flags the batch of a player's previous (next) slot when the slot's backward
+    flags the player's previous (next) slot and its batch when the slot's backward
     (forward) message moved by more than ``tol``: a change spreads along a player's
     time-line, and through the games to the opponents, only where it exceeds ``tol``.
-    At most ``max_sweeps`` sweeps; the fixed point is the full run's.
+    At most ``max_sweeps`` sweeps; the fixed point is the full run's.  What is left
+    when they run out stays in ``need`` for the next update.
 
     ``prev_slot``, ``next_slot``: each slot's neighbours on its player's time-line (-1
     for none); ``elapsed``: days since the previous slot.
@@ -589,17 +597,22 @@ def ttt_update(batch_contests: np.ndarray, batch_slots: np.ndarray, slot_batch: 
                                                      flag)
                     f0, f1, k0, k1 = fwd_m[s], fwd_s[s], bwd_m[s], bwd_s[s]
                     p = prev_slot[s]
-                    if p < 0:
+                    if need[s] & NEED_FWD == 0:
+                        pass
+                    elif p < 0:
                         fwd_m[s], fwd_s[s] = mu, sigma
                     else:
                         m, sd = _outgoing(fwd_m[p], fwd_s[p], lik_m[p], lik_s[p], flag)
                         fwd_m[s], fwd_s[s] = m, math.sqrt(sd ** 2 + elapsed[s] * gamma ** 2)
                     n = next_slot[s]
-                    if n < 0:
+                    if need[s] & NEED_BWD == 0:
+                        pass
+                    elif n < 0:
                         bwd_m[s], bwd_s[s] = 0.0, INF
                     else:
                         m, sd = _outgoing(lik_m[n], lik_s[n], bwd_m[n], bwd_s[n], flag)
                         bwd_m[s], bwd_s[s] = m, math.sqrt(sd ** 2 + elapsed[n] * gamma ** 2)
+                    need[s] = 0
                     chg[i] = (_moved(f0, f1, fwd_m[s], fwd_s[s], tol)
                               or _moved(k0, k1, bwd_m[s], bwd_s[s], tol))
                     seen[i] = False
@@ -634,17 +647,21 @@ def ttt_update(batch_contests: np.ndarray, batch_slots: np.ndarray, slot_batch: 
                     if chg[i]:
                         touched[slot_agent[s]] = True
                     n = next_slot[s]
-                    if n >= 0 and dirty[slot_batch[n]] == 0:
+                    if n >= 0:
                         m, sd = _outgoing(fwd_m[s], fwd_s[s], lik_m[s], lik_s[s], flag)
                         if _moved(old[0, i], old[1, i], m, sd, tol):
-                            dirty[slot_batch[n]] = 1
-                            pending += 1
+                            need[n] |= NEED_FWD
+                            if dirty[slot_batch[n]] == 0:
+                                dirty[slot_batch[n]] = 1
+                                pending += 1
                     p = prev_slot[s]
-                    if p >= 0 and dirty[slot_batch[p]] == 0:
+                    if p >= 0:
                         m, sd = _outgoing(lik_m[s], lik_s[s], bwd_m[s], bwd_s[s], flag)
                         if _moved(old[2, i], old[3, i], m, sd, tol):
-                            dirty[slot_batch[p]] = 1
-                            pending += 1
+                            need[p] |= NEED_BWD
+                            if dirty[slot_batch[p]] == 0:
+                                dirty[slot_batch[p]] = 1
+                                pending += 1
         sweeps += 1
     post_m = np.empty(n_s)
     post_s = np.empty(n_s)

@@ -46,7 +46,9 @@ class TTTMessages(NamedTuple):
     :func:`ttt_update` goes on: per slot the forward (``fwd_*``: prior or previous
     batch, drift included), backward (``bwd_*``: next batch) and within-batch
     likelihood (``lik_*``: the product of its games' messages) Gaussians; per row its
-    game's message (``item_*``).  ``sigma = inf`` is the uniform message."""
+    game's message (``item_*``).  ``sigma = inf`` is the uniform message.  ``need``:
+    per slot, the messages a bounded update left to take (bits ``NEED_FWD``,
+    ``NEED_BWD`` of ``_ttt_kernels``; 0 after a full run)."""
 
     fwd_mu: FloatArray
     fwd_sigma: FloatArray
@@ -56,6 +58,7 @@ class TTTMessages(NamedTuple):
     lik_sigma: FloatArray
     item_mu: FloatArray
     item_sigma: FloatArray
+    need: IntArray
 
 
 class TTTResult(NamedTuple):
@@ -152,7 +155,7 @@ def ttt(history: ContestHistory, *, mu: float = 0.0, sigma: float = 6.0, beta: f
     _check_params(mu, sigma, beta, gamma, p_draw, epsilon, iterations)
     h = history
     st = _structure(h, p_draw)
-    pm, ps, s0, s1, sweeps, flag, msg = K.ttt_run(
+    pm, ps, s0, s1, sweeps, flag, (fm, fs, bm, bs, lm, ls, im, is_) = K.ttt_run(
         st.batch_contests, st.batch_slots, st.batch_time, st.slot_player, h.contest_teams,
         h.team_rows, h.team_place, h.weight, st.row_slot, h.n_players, float(mu),
         float(sigma), float(beta), float(gamma), float(p_draw), float(epsilon),
@@ -165,7 +168,9 @@ def ttt(history: ContestHistory, *, mu: float = 0.0, sigma: float = 6.0, beta: f
                                f"(last step {s0:.3g} in mu, {s1:.3g} in sigma); raise "
                                "iterations or epsilon")
     return TTTResult(st.slot_player, st.slot_time, pm, ps, st.row_slot, bool(converged),
-                     int(sweeps), (float(s0), float(s1)), TTTMessages(*msg))
+                     int(sweeps), (float(s0), float(s1)),
+                     TTTMessages(fm, fs, bm, bs, lm, ls, im, is_,
+                                 np.zeros(st.slot_player.size, dtype=np.int64)))
 
 
 #: The error of a message whose precision turned negative.
@@ -231,8 +236,10 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     the batch of the new games, then a player's previous (next) batch when the backward
     (forward) message its slot sends along its time-line moved by more than ``tol``
     (which spreads a change to the opponents of that batch's games), at most
-    ``max_sweeps`` sweeps (``_ttt_kernels.ttt_update``).  The earlier messages are kept,
-    so the result is the full run's fixed point up to what the bounded sweeps leave.
+    ``max_sweeps`` sweeps (``_ttt_kernels.ttt_update``); what they leave is kept in the
+    messages' ``need`` and taken up by the next update.  The earlier messages are kept,
+    so the result is the full run's fixed point up to what the bounded sweeps leave
+    (and what the earlier fit left: only the new games' change spreads).
 
     Parameters
     ----------
@@ -291,7 +298,9 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
                     spread(msg.bwd_mu, 0.0), spread(msg.bwd_sigma, math.inf),
                     spread(msg.lik_mu, 0.0), spread(msg.lik_sigma, math.inf),
                     np.r_[msg.item_mu, np.zeros(h.n_rows - n_old_rows)],
-                    np.r_[msg.item_sigma, np.full(h.n_rows - n_old_rows, math.inf)])
+                    np.r_[msg.item_sigma, np.full(h.n_rows - n_old_rows, math.inf)],
+                    np.full(n_s, K.NEED_FWD, dtype=np.int64))
+    m.need[where] = msg.need  # a new slot takes its forward message first
     # each slot's neighbours on its player's time-line (slots are by batch)
     order = np.argsort(st.slot_player, kind="stable")
     same = st.slot_player[order[1:]] == st.slot_player[order[:-1]]
@@ -306,13 +315,14 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     new_batches = np.searchsorted(st.batch_contests, np.arange(n_old_contests, h.n_contests),
                                   side="right") - 1
     dirty[new_batches] = 1
+    dirty[st.slot_batch[m.need != 0]] = 1  # and what earlier updates left
     fresh = np.zeros(h.n_contests, dtype=np.int64)
     fresh[n_old_contests:] = 1
     pm, ps, sweeps, settled, touched, flag = K.ttt_update(
         st.batch_contests, st.batch_slots, st.slot_batch, st.slot_player, prev_slot,
         next_slot, elapsed, h.contest_teams, h.team_rows, h.team_place, h.weight,
         st.row_slot, h.n_players, m.fwd_mu, m.fwd_sigma, m.bwd_mu, m.bwd_sigma, m.lik_mu,
-        m.lik_sigma, m.item_mu, m.item_sigma, dirty, fresh, float(mu),
+        m.lik_sigma, m.item_mu, m.item_sigma, m.need, dirty, fresh, float(mu),
         float(sigma), float(beta), float(gamma), float(p_draw), float(tol), int(max_sweeps))
     if flag & K.FLAG_NEGATIVE_PRECISION:
         raise ConvergenceError(NEGATIVE_PRECISION)
