@@ -520,7 +520,7 @@ def whr_update(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.nd
     stepped are recomputed into ``variance`` (with ``damping``, as :func:`variances`).
 
     Returns ``(nu, nu_swept, sweeps, settled, touched, flag)``: whether no player is
-    left marked, and how many players took a step.
+    left marked, and how many players (with a day) took a step.
     """
     n_p = player_slots.size - 1
     n_t = team_place.size
@@ -565,7 +565,7 @@ def whr_update(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.nd
                       team_rows, team_place, weight, row_slot, r, nu, snap_q, snap_s1,
                       snap_s2, q, s1, s2, g, h)
             newton_player(p, player_slots, slot_time, r, g, h, w2, k, 0.0, work, flag)
-            touched[p] = True
+            touched[p] = b > a
             for d in range(a, b):
                 if not abs(r[d] - before[d - a]) > tol:
                     continue

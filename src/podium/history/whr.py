@@ -228,17 +228,21 @@ class _Structure(NamedTuple):
 
 def _structure(h: ContestHistory) -> _Structure:
     check_history(h)
-    times, t_index = np.unique(h.time, return_inverse=True)
+    # the distinct times (the history's are in order) and each contest's
+    first = np.r_[True, h.time[1:] != h.time[:-1]] if h.n_contests else np.zeros(0, bool)
+    times = h.time[first]
+    t_index = np.cumsum(first) - 1
     n_times = max(times.size, 1)
-    key = h.player * n_times + t_index.ravel()[h.row_contest]
+    key = h.player * n_times + t_index[h.row_contest]
     uniq, row_slot = np.unique(key, return_inverse=True)
     row_slot = row_slot.astype(np.int64).ravel()
     slot_player = (uniq // n_times).astype(np.int64)
     slot_time = np.ascontiguousarray(times[uniq % n_times] if uniq.size else np.zeros(0))
-    player_slots = np.searchsorted(slot_player, np.arange(h.n_players + 1)).astype(np.int64)
+    player_slots = np.r_[0, np.cumsum(np.bincount(slot_player, minlength=h.n_players))]
     rows = np.argsort(row_slot, kind="stable").astype(np.int64)
-    slot_rows = np.searchsorted(row_slot[rows], np.arange(uniq.size + 1)).astype(np.int64)
-    return _Structure(slot_player, slot_time, player_slots, row_slot, rows, slot_rows)
+    slot_rows = np.r_[0, np.cumsum(np.bincount(row_slot, minlength=uniq.size))]
+    return _Structure(slot_player, slot_time, player_slots.astype(np.int64), row_slot, rows,
+                      slot_rows.astype(np.int64))
 
 
 def _draw_model(h: ContestHistory, nu: float | None) -> tuple[bool, float]:
@@ -307,17 +311,17 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     old_fit, old_nu0 = _draw_model(_prefix(h, int(n_old)), nu)
     if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
         return None
-    # slots are keyed by (player, time): the old ones keep theirs
-    times = np.unique(st.slot_time)
-    n_times = max(times.size, 1)
-    new_key = st.slot_player * n_times + np.searchsorted(times, st.slot_time)
-    old_key = previous.slot_player * n_times + np.searchsorted(times, previous.slot_time)
-    where = np.searchsorted(new_key, old_key)
-    if (n_old_rows > h.n_rows or np.any(where >= new_key.size)
-            or not np.array_equal(new_key[np.minimum(where, new_key.size - 1)], old_key)):
+    # the old slots keep their rows' slots: the old rows map them onto the new ones
+    n_s = st.slot_player.size
+    if n_old_rows > h.n_rows or previous.row_slot.size != n_old_rows:
         raise ValueError("the previous WHR result is not a fit of this history's first "
                          "contests")
-    n_s = st.slot_player.size
+    where = np.full(previous.slot_player.size, -1, dtype=np.int64)
+    where[previous.row_slot] = st.row_slot[:n_old_rows]
+    if (np.any(where < 0) or not np.array_equal(st.slot_player[where], previous.slot_player)
+            or not np.array_equal(st.slot_time[where], previous.slot_time)):
+        raise ValueError("the previous WHR result is not a fit of this history's first "
+                         "contests")
     fresh = np.ones(n_s, dtype=bool)
     fresh[where] = False
     r = np.zeros(n_s)
