@@ -41,6 +41,11 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
+#: The error of a message whose precision turned negative.
+NEGATIVE_PRECISION = ("a message's precision turned negative (the model cannot fit these "
+                      "games); try a larger beta or sigma")
+
+
 class TTTMessages(NamedTuple):
     """The messages of a run ([Dangauthier2007], Fig. 1), from which
     :func:`ttt_update` goes on: per slot the forward (``fwd_*``: prior or previous
@@ -173,11 +178,6 @@ def ttt(history: ContestHistory, *, mu: float = 0.0, sigma: float = 6.0, beta: f
                                  np.zeros(st.slot_player.size, dtype=np.int64)))
 
 
-#: The error of a message whose precision turned negative.
-NEGATIVE_PRECISION = ("a message's precision turned negative (the model cannot fit these "
-                      "games); try a larger beta or sigma")
-
-
 class _Structure(NamedTuple):
     """The batches (runs of contests at one time) and slots (batch, player) of a
     history: slots by batch, then player."""
@@ -226,7 +226,7 @@ def _structure(h: ContestHistory, p_draw: float) -> _Structure:
 
 def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
                sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
-               p_draw: float = 0.0, tol: float = 1e-4, max_sweeps: int = 3
+               p_draw: float = 0.0, tol: float = 1e-3, max_sweeps: int = 3
                ) -> tuple[TTTResult, int]:
     """TrueSkill Through Time of a history that grew at its end, from the messages of
     the previous fit, re-solving only what the new contests touch.
@@ -270,7 +270,10 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     ConfigError, ContestError, ConvergenceError
         As :func:`ttt`.
     """
-    _check_params(mu, sigma, beta, gamma, p_draw, tol, max_sweeps)
+    _check_params(mu, sigma, beta, gamma, p_draw, 0.0, 0)
+    if not (math.isfinite(tol) and tol >= 0) or max_sweeps < 1:
+        raise ConfigError(f"tol must be finite and >= 0 and max_sweeps >= 1, got {tol!r} "
+                          f"and {max_sweeps!r}")
     msg = previous.messages
     if msg is None:
         raise ValueError("the previous TTT result has no messages to go on from")

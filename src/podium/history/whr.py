@@ -313,7 +313,7 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
         return None
     # the old slots keep their rows' slots: the old rows map them onto the new ones
     n_s = st.slot_player.size
-    if n_old_rows > h.n_rows or previous.row_slot.size != n_old_rows:
+    if n_old_rows > h.n_rows:
         raise ValueError("the previous WHR result is not a fit of this history's first "
                          "contests")
     where = np.full(previous.slot_player.size, -1, dtype=np.int64)
