@@ -117,7 +117,7 @@ def test_add_is_incremental_and_reports_the_past_change(contests):
     assert d.max() < 50.0
 
 
-@pytest.mark.parametrize("system", ["whr", "mmr-smooth"])
+@pytest.mark.parametrize("system", ["ttt", "whr", "mmr-smooth"])
 def test_checkpoint_resume_equals_going_on(tmp_path, system):
     games = _games()
     ck = tmp_path / "ck.npz"

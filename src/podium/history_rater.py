@@ -57,8 +57,8 @@ class HistoryReport(NamedTuple):
     index, name, players, new_players, skipped, warnings:
         As :class:`~podium.core.records.RoundReport`.
     sweeps:
-        Sweeps of the update (``mmr-smooth``: at most ``update_sweeps``; ``ttt`` and
-        ``whr`` re-solve the whole history to their tolerance).
+        Sweeps of the update (at most ``update_sweeps`` when one contest is added to
+        a fitted history, or ``mmr-smooth`` extends one; else the full solve's).
     settled:
         Whether the update reached its tolerance within its sweeps.
     touched:
@@ -114,8 +114,8 @@ class HistoryRater:
 
     # ------------------------------------------------------------------ rating
     def add(self, contest: Contest) -> HistoryReport:
-        """Add one contest and re-smooth (``mmr-smooth``: only what it touches, at most
-        ``update_sweeps`` sweeps); the report says how much past ratings changed."""
+        """Add one contest and re-smooth only what it touches, at most
+        ``update_sweeps`` sweeps; the report says how much past ratings changed."""
         return self.extend([contest])[0]
 
     def extend(self, contests: Iterable[Contest], *,
@@ -294,7 +294,9 @@ class HistoryRater:
         ``"whole_history": true``, the system and parameters, the contests' records),
         ``handles``, the history (``history.*``, with ``contest_index``, the contests'
         weights and ceilings), the latest fit (``fit.*``) and, for ``mmr-smooth``, its
-        state (``state.*``, :meth:`~podium.history.smooth_state.SmoothState.to_arrays`).
+        state (``state.*``, :meth:`~podium.history.smooth_state.SmoothState.to_arrays`),
+        for ``ttt`` and ``whr`` the messages or ratings the next ``add`` goes on from
+        (``warm.*``).
         """
         meta = {
             **(header or {}),
@@ -320,6 +322,8 @@ class HistoryRater:
         if fit.state is not None:
             for k, v in fit.state.to_arrays().items():
                 out[f"state.{k}"] = v
+        for k, v in (fit.warm or {}).items():
+            out[f"warm.{k}"] = v
         return out
 
     @classmethod
@@ -367,8 +371,10 @@ class HistoryRater:
                                           rater.contest_weight, rater.perf_ceiling,
                                           float(smooth.params()["window_tol"]))
                 state.restore(state_arrays)
+            warm = {k.split(".", 1)[1]: np.asarray(v) for k, v in data.items()
+                    if k.startswith("warm.")}
             rater.fit = HistoryFit(rows[0], rows[1], rows[2], int(sweeps), bool(converged),
-                                   int(players), float(change), state)
+                                   int(players), float(change), state, warm or None)
             rater._publish()
             for k in range(len(rater.contests)):
                 rater.contests.skipped[k] = not rater._rated(k)

@@ -160,12 +160,22 @@ def refresh_snapshots(contest_teams: np.ndarray, team_rows: np.ndarray,
                       snap_s2: np.ndarray) -> None:
     """Stage sums of every round of more than ``SNAPSHOT_TEAMS`` teams, at ``r``."""
     for c in range(contest_teams.size - 1):
-        t0, t1 = contest_teams[c], contest_teams[c + 1]
-        if t1 - t0 <= SNAPSHOT_TEAMS:
-            continue
-        team_strength(c, contest_teams, team_rows, weight, row_slot, r, snap_q[t0:t1])
-        stage_sums(team_place[t0:t1], snap_q[t0:t1], t1 - t0, snap_s1[t0:t1],
-                   snap_s2[t0:t1])
+        refresh_snapshot(c, contest_teams, team_rows, team_place, weight, row_slot, r,
+                         snap_q, snap_s1, snap_s2)
+
+
+@nb.njit(cache=True)
+def refresh_snapshot(c: int, contest_teams: np.ndarray, team_rows: np.ndarray,
+                     team_place: np.ndarray, weight: np.ndarray, row_slot: np.ndarray,
+                     r: np.ndarray, snap_q: np.ndarray, snap_s1: np.ndarray,
+                     snap_s2: np.ndarray) -> None:
+    """Stage sums of contest ``c`` at ``r`` when it has more than ``SNAPSHOT_TEAMS``
+    teams (else nothing)."""
+    t0, t1 = contest_teams[c], contest_teams[c + 1]
+    if t1 - t0 <= SNAPSHOT_TEAMS:
+        return
+    team_strength(c, contest_teams, team_rows, weight, row_slot, r, snap_q[t0:t1])
+    stage_sums(team_place[t0:t1], snap_q[t0:t1], t1 - t0, snap_s1[t0:t1], snap_s2[t0:t1])
 
 
 @nb.njit(cache=True)
@@ -392,29 +402,45 @@ def variances(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.nda
     a pivot vanishes."""
     n_p = player_slots.size - 1
     n_t = team_place.size
-    max_days, max_teams = 1, 2
-    for p in range(n_p):
-        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
-    for c in range(contest_teams.size - 1):
-        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
     out = np.empty(r.size)
-    g = np.zeros(max_days)
-    h = np.zeros(max_days)
-    q = np.zeros(max_teams)
-    s1 = np.zeros(max_teams)
-    s2 = np.zeros(max_teams)
     snap_q = np.zeros(n_t)
     snap_s1 = np.zeros(n_t)
     snap_s2 = np.zeros(n_t)
     refresh_snapshots(contest_teams, team_rows, team_place, weight, row_slot, r, snap_q,
                       snap_s1, snap_s2)
+    variances_of(np.arange(n_p), player_slots, slot_time, slot_rows, rows, row_contest,
+                 row_team, contest_teams, team_rows, team_place, weight, row_slot, r, nu, w2,
+                 k, damping, snap_q, snap_s1, snap_s2, out)
+    return out
+
+
+@nb.njit(cache=True, error_model="numpy")
+def variances_of(players: np.ndarray, player_slots: np.ndarray, slot_time: np.ndarray,
+                 slot_rows: np.ndarray, rows: np.ndarray, row_contest: np.ndarray,
+                 row_team: np.ndarray, contest_teams: np.ndarray, team_rows: np.ndarray,
+                 team_place: np.ndarray, weight: np.ndarray, row_slot: np.ndarray,
+                 r: np.ndarray, nu: float, w2: float, k: float, damping: float,
+                 snap_q: np.ndarray, snap_s1: np.ndarray, snap_s2: np.ndarray,
+                 out: np.ndarray) -> None:
+    """:func:`variances` of the days of ``players`` only, into ``out`` (the stage sums
+    of their rounds of more than ``SNAPSHOT_TEAMS`` teams in ``snap_*``, at ``r``)."""
+    max_days, max_teams = 1, 2
+    for p in players:
+        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
+    for c in range(contest_teams.size - 1):
+        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
+    g = np.zeros(max_days)
+    h = np.zeros(max_days)
+    q = np.zeros(max_teams)
+    s1 = np.zeros(max_teams)
+    s2 = np.zeros(max_teams)
     diag = np.zeros(max_days)
     sub = np.zeros(max_days)
     d_ = np.zeros(max_days)
     b_ = np.zeros(max_days)
     dp = np.zeros(max_days)
     bp = np.zeros(max_days)
-    for p in range(n_p):
+    for p in players:
         day_terms(p, player_slots, slot_rows, rows, row_contest, row_team, contest_teams,
                   team_rows, team_place, weight, row_slot, r, nu, snap_q, snap_s1, snap_s2,
                   q, s1, s2, g, h)
@@ -452,4 +478,131 @@ def variances(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.nda
         for i in range(n - 1):
             out[a + i] = dp[i + 1] / (b_[i] * bp[i + 1] - d_[i] * dp[i + 1])
         out[a + n - 1] = -1.0 / d_[n - 1]
-    return out
+
+
+@nb.njit(cache=True)
+def _refresh_player_rounds(p: int, player_slots: np.ndarray, slot_rows: np.ndarray,
+                           rows: np.ndarray, row_contest: np.ndarray,
+                           contest_teams: np.ndarray, team_rows: np.ndarray,
+                           team_place: np.ndarray, weight: np.ndarray, row_slot: np.ndarray,
+                           r: np.ndarray, snap_q: np.ndarray, snap_s1: np.ndarray,
+                           snap_s2: np.ndarray, stamp: np.ndarray, mark: int) -> None:
+    """The stage sums of player ``p``'s rounds of more than ``SNAPSHOT_TEAMS`` teams at
+    ``r``, each round once per ``mark`` (``stamp``: per contest, the last mark)."""
+    for k in range(slot_rows[player_slots[p]], slot_rows[player_slots[p + 1]]):
+        c = row_contest[rows[k]]
+        if stamp[c] != mark:
+            stamp[c] = mark
+            refresh_snapshot(c, contest_teams, team_rows, team_place, weight, row_slot, r,
+                             snap_q, snap_s1, snap_s2)
+
+
+@nb.njit(cache=True)
+def whr_update(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.ndarray,
+               rows: np.ndarray, row_contest: np.ndarray, row_team: np.ndarray,
+               contest_teams: np.ndarray, team_rows: np.ndarray, team_place: np.ndarray,
+               weight: np.ndarray, row_slot: np.ndarray, contest_rows: np.ndarray,
+               player: np.ndarray, r: np.ndarray, variance: np.ndarray, nu: float,
+               nu_swept: float, fit_nu: bool, w2: float, k: float, damping: float,
+               tol: float, max_sweeps: int, marked: np.ndarray):
+    """A bounded incremental update of the maximum a posteriori ([Coulom2008], Sec. 3.3)
+    from an earlier fit's ratings ``r``, in place.
+
+    Each sweep takes one Newton step on all the days of every marked player (in player
+    order, the others held fixed; first the new contest's participants), then one on
+    ``log nu`` when ``fit_nu``.  A player one of whose days moved by more than ``tol``
+    (natural units) stays marked for the next sweep, and marks every participant of
+    that day's rounds: a change spreads to the opponents only where it exceeds ``tol``.
+    ``nu_swept`` is the draw tendency at which every player last took a step: when
+    ``log nu`` has moved from it by more than ``tol`` (over any number of updates),
+    every player is marked and ``nu_swept`` becomes ``nu``.  At most ``max_sweeps``
+    sweeps; the fixed point is :func:`whr_run`'s.  The variances of the players
+    stepped are recomputed into ``variance`` (with ``damping``, as :func:`variances`).
+
+    Returns ``(nu, nu_swept, sweeps, settled, touched, flag)``: whether no player is
+    left marked, and how many players (with a day) took a step.
+    """
+    n_p = player_slots.size - 1
+    n_t = team_place.size
+    max_days, max_teams = 1, 2
+    for p in range(n_p):
+        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
+    for c in range(contest_teams.size - 1):
+        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
+    g = np.zeros(max_days)
+    h = np.zeros(max_days)
+    work = np.zeros((8, max_days))
+    before = np.zeros(max_days)
+    q = np.zeros(max_teams)
+    s1 = np.zeros(max_teams)
+    s2 = np.zeros(max_teams)
+    snap_q = np.zeros(n_t)
+    snap_s1 = np.zeros(n_t)
+    snap_s2 = np.zeros(n_t)
+    stamp = np.zeros(contest_teams.size - 1, dtype=np.int64)
+    touched = np.zeros(n_p, dtype=np.bool_)
+    nxt = np.zeros(n_p, dtype=np.bool_)
+    flag = np.zeros(1, dtype=np.int64)
+    pending = 0
+    for p in range(n_p):
+        pending += marked[p]
+    sweeps = 0
+    while pending > 0 and sweeps < max_sweeps and flag[0] == 0:
+        sweeps += 1
+        for p in range(n_p):
+            if marked[p]:
+                _refresh_player_rounds(p, player_slots, slot_rows, rows, row_contest,
+                                       contest_teams, team_rows, team_place, weight,
+                                       row_slot, r, snap_q, snap_s1, snap_s2, stamp, sweeps)
+        nxt[:] = False
+        for p in range(n_p):
+            if not marked[p]:
+                continue
+            a, b = player_slots[p], player_slots[p + 1]
+            for d in range(a, b):
+                before[d - a] = r[d]
+            day_terms(p, player_slots, slot_rows, rows, row_contest, row_team, contest_teams,
+                      team_rows, team_place, weight, row_slot, r, nu, snap_q, snap_s1,
+                      snap_s2, q, s1, s2, g, h)
+            newton_player(p, player_slots, slot_time, r, g, h, w2, k, 0.0, work, flag)
+            touched[p] = b > a
+            for d in range(a, b):
+                if not abs(r[d] - before[d - a]) > tol:
+                    continue
+                nxt[p] = True
+                for kk in range(slot_rows[d], slot_rows[d + 1]):
+                    c = row_contest[rows[kk]]
+                    for q_row in range(contest_rows[c], contest_rows[c + 1]):
+                        nxt[player[q_row]] = True
+        if fit_nu:
+            gn, hn = nu_terms(contest_teams, team_rows, team_place, weight, row_slot, r, nu,
+                              q)
+            hn -= damping
+            if hn != 0.0:
+                step = -gn / hn
+                if math.isfinite(step):
+                    nu = math.exp(math.log(nu) + max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step)))
+            if abs(math.log(nu) - math.log(nu_swept)) > tol:
+                nxt[:] = True
+                nu_swept = nu
+        pending = 0
+        for p in range(n_p):
+            marked[p] = nxt[p]
+            pending += nxt[p]
+    # the variances of the players stepped, their rounds' stage sums at the final r
+    n_touched = 0
+    for p in range(n_p):
+        n_touched += touched[p]
+    players = np.empty(n_touched, dtype=np.int64)
+    i = 0
+    for p in range(n_p):
+        if touched[p]:
+            players[i] = p
+            i += 1
+            _refresh_player_rounds(p, player_slots, slot_rows, rows, row_contest,
+                                   contest_teams, team_rows, team_place, weight, row_slot,
+                                   r, snap_q, snap_s1, snap_s2, stamp, max_sweeps + 1)
+    variances_of(players, player_slots, slot_time, slot_rows, rows, row_contest, row_team,
+                 contest_teams, team_rows, team_place, weight, row_slot, r, nu, w2, k,
+                 damping, snap_q, snap_s1, snap_s2, variance)
+    return nu, nu_swept, sweeps, pending == 0, n_touched, flag[0]

@@ -6,9 +6,10 @@ The engines (and Numba) are imported by :meth:`WholeHistorySystem.fit` only, so 
 :data:`HISTORY_SYSTEMS` lists them; :func:`get_history_system` builds one.  Each is a
 :class:`WholeHistorySystem`: its parameters (checked by the engine it runs), its
 display rating and :meth:`~WholeHistorySystem.fit`, which re-estimates every rating of
-a :class:`~podium.history.data.ContestHistory` -- ``ttt`` and ``whr`` from scratch,
-``mmr-smooth`` from a previous fit's state when the history only grew (at most
-``update_sweeps`` sweeps over what the new contests touch, docs/history.md).
+a :class:`~podium.history.data.ContestHistory`: from scratch, or from a previous fit
+when the history only grew (``mmr-smooth`` by any number of contests; ``ttt`` and
+``whr`` by one contest, from the previous fit's messages or ratings), at most
+``update_sweeps`` sweeps over what the new contests touch (docs/history.md).
 :class:`podium.history_rater.HistoryRater` keeps the players and events of a fit.
 """
 
@@ -55,6 +56,9 @@ class HistoryFit(NamedTuple):
         (0 for a first fit).
     state:
         ``mmr-smooth``'s arrays, to be extended by the next fit; ``None`` otherwise.
+    warm:
+        ``ttt``'s messages or ``whr``'s ratings by name (a checkpoint's ``warm.*``),
+        from which the next fit goes on when one contest is added; ``None`` otherwise.
     """
 
     mu: FloatArray
@@ -65,6 +69,17 @@ class HistoryFit(NamedTuple):
     players: int
     max_past_change: float
     state: SmoothState | None
+    warm: dict[str, npt.NDArray[np.generic]] | None = None
+
+
+def _one_more(previous: HistoryFit | None, history: ContestHistory) -> bool:
+    """Whether ``history`` is ``previous``'s with at most one more contest, and
+    ``previous`` has the arrays to go on from (``ttt`` and ``whr`` update then; more
+    contests at once are solved in full)."""
+    if previous is None or previous.warm is None:
+        return False
+    n_old = int(np.searchsorted(history.contest_rows, previous.mu.size, side="left"))
+    return history.n_contests - n_old <= 1
 
 
 def _past_change(old_mu: FloatArray | None, mu: FloatArray) -> float:
@@ -147,21 +162,34 @@ class TTTSystem(WholeHistorySystem):
                    "(the trueskillthroughtime 1.1.0 model; teams, weights, draws with p_draw)")
     defaults: ClassVar[dict[str, Any]] = {
         "mu": 0.0, "sigma": 6.0, "beta": 1.0, "gamma": 0.03, "p_draw": 0.0,
-        "epsilon": 1e-6, "iterations": 30}
+        "epsilon": 1e-6, "iterations": 30, "update_sweeps": 3, "update_tol": 1e-3}
 
     def newcomer_mu(self) -> float:
         return float(self._params["mu"])
 
+    def check(self) -> None:
+        _check_update(self._params)
+
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
-        from podium.history.ttt import ttt  # the engines load Numba: on first use
+        # the engines load Numba: on first use
+        from podium.history.ttt import result_arrays, result_from_arrays, ttt, ttt_update
 
         p = self._params
+        mu0, sigma0, beta = float(p["mu"]), float(p["sigma"]), float(p["beta"])
+        gamma, p_draw = float(p["gamma"]), float(p["p_draw"])
+        touched = history.n_players
         try:
-            res = ttt(history, mu=float(p["mu"]), sigma=float(p["sigma"]),
-                      beta=float(p["beta"]), gamma=float(p["gamma"]),
-                      p_draw=float(p["p_draw"]), epsilon=float(p["epsilon"]),
-                      iterations=int(p["iterations"]))
+            if _one_more(previous, history):
+                assert previous is not None and previous.warm is not None
+                res, touched = ttt_update(
+                    result_from_arrays(previous.warm), history, mu=mu0, sigma=sigma0,
+                    beta=beta, gamma=gamma, p_draw=p_draw,
+                    tol=float(p["update_tol"]), max_sweeps=int(p["update_sweeps"]))
+            else:
+                res = ttt(history, mu=mu0, sigma=sigma0, beta=beta, gamma=gamma,
+                          p_draw=p_draw, epsilon=float(p["epsilon"]),
+                          iterations=int(p["iterations"]))
         except ZeroDivisionError:
             res = None
         if res is None or not np.all(np.isfinite(res.mu[res.row_slot])):
@@ -175,8 +203,8 @@ class TTTSystem(WholeHistorySystem):
                 contest=None if res is None else f"#{bad}")
         mu, sigma = res.mu[res.row_slot], res.sigma[res.row_slot]
         return HistoryFit(mu, sigma, np.full(mu.size, np.nan), res.sweeps, res.converged,
-                          history.n_players,
-                          _past_change(None if previous is None else previous.mu, mu), None)
+                          touched, _past_change(None if previous is None else previous.mu, mu),
+                          None, result_arrays(res))
 
 
 class WHRSystem(WholeHistorySystem):
@@ -188,22 +216,49 @@ class WHRSystem(WholeHistorySystem):
                    "whole-history-rating 3.7.1 model; Plackett-Luce rounds, teams, draws)")
     defaults: ClassVar[dict[str, Any]] = {
         "w2": 300.0, "prior_wins": 0.5, "nu": None, "damping": 1.0, "tol": 1e-10,
-        "max_iter": 10000, "memory": 5}
+        "max_iter": 10000, "memory": 5, "update_sweeps": 3, "update_tol": 0.01}
+
+    def check(self) -> None:
+        _check_update(self._params)
 
     def fit(self, history: ContestHistory, *, contest_weight: FloatArray,
             perf_ceiling: FloatArray, previous: HistoryFit | None = None) -> HistoryFit:
-        from podium.history.whr import ELO_PER_NAT, whr
+        from podium.history.whr import ELO_PER_NAT, whr, whr_update
+        from podium.history.whr import result_arrays as whr_arrays
+        from podium.history.whr import result_from_arrays as whr_from_arrays
 
         p = self._params
-        res = whr(history, w2=float(p["w2"]), prior_wins=float(p["prior_wins"]),
-                  nu=None if p["nu"] is None else float(p["nu"]),
-                  damping=float(p["damping"]), tol=float(p["tol"]),
-                  max_iter=int(p["max_iter"]), memory=int(p["memory"]))
+        w2, prior_wins, damping = float(p["w2"]), float(p["prior_wins"]), float(p["damping"])
+        nu = None if p["nu"] is None else float(p["nu"])
+        up = None
+        if _one_more(previous, history):
+            assert previous is not None and previous.warm is not None
+            up = whr_update(whr_from_arrays(previous.warm), history, w2=w2,
+                            prior_wins=prior_wins, nu=nu, damping=damping,
+                            tol=float(p["update_tol"]) / ELO_PER_NAT,
+                            max_sweeps=int(p["update_sweeps"]))
+        if up is None:
+            res = whr(history, w2=w2, prior_wins=prior_wins, nu=nu, damping=damping,
+                      tol=float(p["tol"]), max_iter=int(p["max_iter"]),
+                      memory=int(p["memory"]))
+            touched = history.n_players
+        else:
+            res, touched = up
         mu = res.r[res.row_slot] * ELO_PER_NAT
         sigma = np.sqrt(res.variance[res.row_slot]) * ELO_PER_NAT
         return HistoryFit(mu, sigma, np.full(mu.size, np.nan), res.sweeps, res.converged,
-                          history.n_players,
-                          _past_change(None if previous is None else previous.mu, mu), None)
+                          touched, _past_change(None if previous is None else previous.mu, mu),
+                          None, whr_arrays(res))
+
+
+def _check_update(p: dict[str, Any]) -> None:
+    """Refuse ``update_sweeps`` below 1 or an ``update_tol`` not finite and positive
+    (``ttt``'s and ``whr``'s bounded update)."""
+    if int(p["update_sweeps"]) < 1:
+        raise ConfigError(f"update_sweeps must be >= 1, got {p['update_sweeps']!r}")
+    tol = float(p["update_tol"])
+    if not (math.isfinite(tol) and tol > 0):
+        raise ConfigError(f"update_tol must be finite and positive, got {p['update_tol']!r}")
 
 
 class SmoothSystem(WholeHistorySystem):

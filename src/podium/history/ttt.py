@@ -34,10 +34,36 @@ from podium.errors import ConfigError, ContestError, ConvergenceError
 from podium.history import _ttt_kernels as K
 from podium.history.data import ContestHistory, check_history
 
-__all__ = ["TTTResult", "ttt", "learning_curves"]
+__all__ = ["TTTMessages", "TTTResult", "ttt", "ttt_update", "learning_curves",
+           "result_arrays", "result_from_arrays"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+#: The error of a message whose precision turned negative.
+NEGATIVE_PRECISION = ("a message's precision turned negative (the model cannot fit these "
+                      "games); try a larger beta or sigma")
+
+
+class TTTMessages(NamedTuple):
+    """The messages of a run ([Dangauthier2007], Fig. 1), from which
+    :func:`ttt_update` goes on: per slot the forward (``fwd_*``: prior or previous
+    batch, drift included), backward (``bwd_*``: next batch) and within-batch
+    likelihood (``lik_*``: the product of its games' messages) Gaussians; per row its
+    game's message (``item_*``).  ``sigma = inf`` is the uniform message.  ``need``:
+    per slot, the messages a bounded update left to take (bits ``NEED_FWD``,
+    ``NEED_BWD`` of ``_ttt_kernels``; 0 after a full run)."""
+
+    fwd_mu: FloatArray
+    fwd_sigma: FloatArray
+    bwd_mu: FloatArray
+    bwd_sigma: FloatArray
+    lik_mu: FloatArray
+    lik_sigma: FloatArray
+    item_mu: FloatArray
+    item_sigma: FloatArray
+    need: IntArray
 
 
 class TTTResult(NamedTuple):
@@ -58,6 +84,8 @@ class TTTResult(NamedTuple):
         Backward-forward sweeps done.
     step:
         The last sweep's largest change of a posterior mean and of a deviation.
+    messages:
+        The messages at the end (:class:`TTTMessages`), for :func:`ttt_update`.
     """
 
     slot_player: IntArray
@@ -68,6 +96,7 @@ class TTTResult(NamedTuple):
     converged: bool
     sweeps: int
     step: tuple[float, float]
+    messages: TTTMessages | None = None
 
 
 def _check_params(mu: float, sigma: float, beta: float, gamma: float, p_draw: float,
@@ -129,8 +158,43 @@ def ttt(history: ContestHistory, *, mu: float = 0.0, sigma: float = 6.0, beta: f
         with ``strict`` when the sweeps do not converge.
     """
     _check_params(mu, sigma, beta, gamma, p_draw, epsilon, iterations)
-    check_history(history)
     h = history
+    st = _structure(h, p_draw)
+    pm, ps, s0, s1, sweeps, flag, (fm, fs, bm, bs, lm, ls, im, is_) = K.ttt_run(
+        st.batch_contests, st.batch_slots, st.batch_time, st.slot_player, h.contest_teams,
+        h.team_rows, h.team_place, h.weight, st.row_slot, h.n_players, float(mu),
+        float(sigma), float(beta), float(gamma), float(p_draw), float(epsilon),
+        int(iterations))
+    if flag & K.FLAG_NEGATIVE_PRECISION:
+        raise ConvergenceError(NEGATIVE_PRECISION)
+    converged = not (s0 > epsilon or s1 > epsilon)
+    if strict and not converged:
+        raise ConvergenceError(f"TrueSkill Through Time did not converge in {sweeps} sweeps "
+                               f"(last step {s0:.3g} in mu, {s1:.3g} in sigma); raise "
+                               "iterations or epsilon")
+    return TTTResult(st.slot_player, st.slot_time, pm, ps, st.row_slot, bool(converged),
+                     int(sweeps), (float(s0), float(s1)),
+                     TTTMessages(fm, fs, bm, bs, lm, ls, im, is_,
+                                 np.zeros(st.slot_player.size, dtype=np.int64)))
+
+
+class _Structure(NamedTuple):
+    """The batches (runs of contests at one time) and slots (batch, player) of a
+    history: slots by batch, then player."""
+
+    batch_contests: IntArray
+    batch_slots: IntArray
+    batch_time: FloatArray
+    slot_batch: IntArray
+    slot_player: IntArray
+    slot_time: FloatArray
+    row_slot: IntArray
+
+
+def _structure(h: ContestHistory, p_draw: float) -> _Structure:
+    """Check the games of ``h`` (two teams at least; no tie when ``p_draw`` is 0) and
+    lay out its batches and slots."""
+    check_history(h)
     n_teams = np.diff(h.contest_teams)
     if np.any(n_teams < 2):
         c = int(np.flatnonzero(n_teams < 2)[0])
@@ -155,22 +219,145 @@ def ttt(history: ContestHistory, *, mu: float = 0.0, sigma: float = 6.0, beta: f
     slot_batch = uniq // max(h.n_players, 1)
     slot_player = (uniq % max(h.n_players, 1)).astype(np.int64)
     batch_slots = np.searchsorted(slot_batch, np.arange(n_b + 1)).astype(np.int64)
-    batch_time = h.time[starts] if n_b else np.zeros(0)
-    pm, ps, s0, s1, sweeps, flag = K.ttt_run(
-        batch_contests, batch_slots, np.ascontiguousarray(batch_time), slot_player,
-        h.contest_teams, h.team_rows, h.team_place, h.weight, row_slot, h.n_players,
-        float(mu), float(sigma), float(beta), float(gamma), float(p_draw), float(epsilon),
-        int(iterations))
+    batch_time = np.ascontiguousarray(h.time[starts] if n_b else np.zeros(0))
+    return _Structure(batch_contests, batch_slots, batch_time, slot_batch.astype(np.int64),
+                      slot_player, np.ascontiguousarray(batch_time[slot_batch]), row_slot)
+
+
+def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
+               sigma: float = 6.0, beta: float = 1.0, gamma: float = 0.03,
+               p_draw: float = 0.0, tol: float = 1e-3, max_sweeps: int = 3
+               ) -> tuple[TTTResult, int]:
+    """TrueSkill Through Time of a history that grew at its end, from the messages of
+    the previous fit, re-solving only what the new contests touch.
+
+    The new games are added with uniform messages, and the batches are visited as in
+    :func:`ttt`'s sweeps (backward, then forward), but only where something moved: first
+    the batch of the new games, then a player's previous (next) batch when the backward
+    (forward) message its slot sends along its time-line moved by more than ``tol``
+    (which spreads a change to the opponents of that batch's games), at most
+    ``max_sweeps`` sweeps (``_ttt_kernels.ttt_update``); what they leave is kept in the
+    messages' ``need`` and taken up by the next update.  The earlier messages are kept,
+    so the result is the full run's fixed point up to what the bounded sweeps leave
+    (and what the earlier fit left: only the new games' change spreads).
+
+    Parameters
+    ----------
+    previous:
+        The result of :func:`ttt` (or of this function) on the first contests of
+        ``history``, with its messages.
+    history:
+        ``previous``'s history followed by new contests (none earlier than its last).
+    mu, sigma, beta, gamma, p_draw:
+        The model, as :func:`ttt` (the previous fit's values).
+    tol:
+        The change of a message (mean or deviation) that spreads.
+    max_sweeps:
+        At most this many backward-forward sweeps.
+
+    Returns
+    -------
+    (TTTResult, int)
+        The result (``sweeps`` the update's, ``converged``: whether nothing moved by
+        more than ``tol`` was left to spread) and the number of players touched (with a
+        slot in a visited batch).
+
+    Raises
+    ------
+    ValueError
+        When ``previous`` has no messages or is not a fit of the history's first
+        contests.
+    ConfigError, ContestError, ConvergenceError
+        As :func:`ttt`.
+    """
+    _check_params(mu, sigma, beta, gamma, p_draw, 0.0, 0)
+    if not (math.isfinite(tol) and tol >= 0) or max_sweeps < 1:
+        raise ConfigError(f"tol must be finite and >= 0 and max_sweeps >= 1, got {tol!r} "
+                          f"and {max_sweeps!r}")
+    msg = previous.messages
+    if msg is None:
+        raise ValueError("the previous TTT result has no messages to go on from")
+    h = history
+    st = _structure(h, p_draw)
+    n_old_rows = previous.row_slot.size
+    n_p = max(h.n_players, 1)
+    old_batch = np.searchsorted(st.batch_time, previous.slot_time)
+    old_key = old_batch.astype(np.int64) * n_p + previous.slot_player
+    new_key = st.slot_batch * n_p + st.slot_player
+    where = np.searchsorted(new_key, old_key)
+    if (n_old_rows > h.n_rows or np.any(where >= new_key.size)
+            or not np.array_equal(new_key[np.minimum(where, new_key.size - 1)], old_key)):
+        raise ValueError("the previous TTT result is not a fit of this history's first "
+                         "contests")
+    n_s = st.slot_player.size
+
+    def spread(arr: FloatArray, fill: float) -> FloatArray:
+        out = np.full(n_s, fill)
+        out[where] = arr
+        return out
+
+    # the new slots and rows start uniform (sigma inf); the new games send nothing yet
+    m = TTTMessages(spread(msg.fwd_mu, 0.0), spread(msg.fwd_sigma, math.inf),
+                    spread(msg.bwd_mu, 0.0), spread(msg.bwd_sigma, math.inf),
+                    spread(msg.lik_mu, 0.0), spread(msg.lik_sigma, math.inf),
+                    np.r_[msg.item_mu, np.zeros(h.n_rows - n_old_rows)],
+                    np.r_[msg.item_sigma, np.full(h.n_rows - n_old_rows, math.inf)],
+                    np.full(n_s, K.NEED_FWD, dtype=np.int64))
+    m.need[where] = msg.need  # a new slot takes its forward message first
+    # each slot's neighbours on its player's time-line (slots are by batch)
+    order = np.argsort(st.slot_player, kind="stable")
+    same = st.slot_player[order[1:]] == st.slot_player[order[:-1]]
+    prev_slot = np.full(n_s, -1, dtype=np.int64)
+    next_slot = np.full(n_s, -1, dtype=np.int64)
+    prev_slot[order[1:][same]] = order[:-1][same]
+    next_slot[order[:-1][same]] = order[1:][same]
+    elapsed = np.where(prev_slot >= 0, st.slot_time - st.slot_time[np.maximum(prev_slot, 0)],
+                       0.0)
+    n_old_contests = int(np.searchsorted(h.contest_rows, n_old_rows, side="left"))
+    dirty = np.zeros(st.batch_time.size, dtype=np.int64)
+    new_batches = np.searchsorted(st.batch_contests, np.arange(n_old_contests, h.n_contests),
+                                  side="right") - 1
+    dirty[new_batches] = 1
+    dirty[st.slot_batch[m.need != 0]] = 1  # and what earlier updates left
+    fresh = np.zeros(h.n_contests, dtype=np.int64)
+    fresh[n_old_contests:] = 1
+    pm, ps, sweeps, settled, touched, flag = K.ttt_update(
+        st.batch_contests, st.batch_slots, st.slot_batch, st.slot_player, prev_slot,
+        next_slot, elapsed, h.contest_teams, h.team_rows, h.team_place, h.weight,
+        st.row_slot, h.n_players, m.fwd_mu, m.fwd_sigma, m.bwd_mu, m.bwd_sigma, m.lik_mu,
+        m.lik_sigma, m.item_mu, m.item_sigma, m.need, dirty, fresh, float(mu),
+        float(sigma), float(beta), float(gamma), float(p_draw), float(tol), int(max_sweeps))
     if flag & K.FLAG_NEGATIVE_PRECISION:
-        raise ConvergenceError("a message's precision turned negative (the model cannot "
-                               "fit these games); try a larger beta or sigma")
-    converged = not (s0 > epsilon or s1 > epsilon)
-    if strict and not converged:
-        raise ConvergenceError(f"TrueSkill Through Time did not converge in {sweeps} sweeps "
-                               f"(last step {s0:.3g} in mu, {s1:.3g} in sigma); raise "
-                               "iterations or epsilon")
-    return TTTResult(slot_player, np.ascontiguousarray(batch_time[slot_batch]), pm, ps,
-                     row_slot, bool(converged), int(sweeps), (float(s0), float(s1)))
+        raise ConvergenceError(NEGATIVE_PRECISION)
+    res = TTTResult(st.slot_player, st.slot_time, pm, ps, st.row_slot, bool(settled),
+                    int(sweeps), (math.nan, math.nan), m)
+    return res, int(touched)
+
+
+def result_arrays(result: TTTResult) -> dict[str, npt.NDArray[np.generic]]:
+    """The arrays of ``result`` that :func:`ttt_update` goes on from (a checkpoint's),
+    by name; :func:`result_from_arrays` reads them back."""
+    out: dict[str, npt.NDArray[np.generic]] = {
+        "slot_player": result.slot_player, "slot_time": result.slot_time,
+        "mu": result.mu, "sigma": result.sigma, "row_slot": result.row_slot}
+    if result.messages is not None:
+        out.update(result.messages._asdict())
+    return out
+
+
+def result_from_arrays(arrays: dict[str, npt.NDArray[np.generic]]) -> TTTResult:
+    """The :class:`TTTResult` of :func:`result_arrays`' output (``sweeps`` 0).
+
+    Raises
+    ------
+    KeyError
+        For a missing array.
+    """
+    a = {k: np.asarray(v) for k, v in arrays.items()}
+    msg = (TTTMessages(*(a[f] for f in TTTMessages._fields))
+           if all(f in a for f in TTTMessages._fields) else None)
+    return TTTResult(a["slot_player"].astype(np.int64), a["slot_time"], a["mu"], a["sigma"],
+                     a["row_slot"].astype(np.int64), True, 0, (math.nan, math.nan), msg)
 
 
 def learning_curves(result: TTTResult) -> dict[int, tuple[FloatArray, FloatArray, FloatArray]]:

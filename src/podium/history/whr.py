@@ -44,7 +44,8 @@ from podium.history import _whr_kernels as K
 from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history
 
-__all__ = ["WHRResult", "whr", "ELO_PER_NAT"]
+__all__ = ["WHRResult", "whr", "whr_update", "ELO_PER_NAT", "result_arrays",
+           "result_from_arrays"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -77,6 +78,10 @@ class WHRResult(NamedTuple):
         Sweeps done.
     grad_norm:
         The largest gradient component at the returned ratings.
+    nu_swept:
+        The draw tendency at which every player last took a Newton step (``nu`` for
+        :func:`whr`; :func:`whr_update` steps every player again once ``log nu`` has
+        moved from it by more than its ``tol``).
     """
 
     slot_player: IntArray
@@ -88,11 +93,18 @@ class WHRResult(NamedTuple):
     converged: bool
     sweeps: int
     grad_norm: float
+    nu_swept: float = math.nan
 
     @property
     def elo(self) -> FloatArray:
         """Each slot's rating in Elo (``r 400 / ln 10``)."""
         return self.r * ELO_PER_NAT
+
+
+#: The error of a singular or non-finite Newton step.
+SINGULAR = ("a Newton step of WHR turned singular or non-finite: the drift prior between "
+            "two days is too tight for the games; use a larger w2 or merge days that are "
+            "almost equal")
 
 
 def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
@@ -142,41 +154,15 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         When a Newton step turns singular or non-finite (drift variance too small for
         the days given), or with ``strict`` when the sweeps do not converge.
     """
-    for name, v in (("w2", w2), ("tol", tol)):
-        if not (math.isfinite(v) and v > 0):
-            raise ConfigError(f"{name} must be finite and positive, got {v!r}")
-    for name, v in (("prior_wins", prior_wins), ("damping", damping)):
-        if not (math.isfinite(v) and v >= 0):
-            raise ConfigError(f"{name} must be finite and >= 0, got {v!r}")
-    if nu is not None and not (math.isfinite(nu) and nu >= 0):
-        raise ConfigError(f"nu must be None or finite and >= 0, got {nu!r}")
-    check_history(history)
+    _check_params(w2, prior_wins, damping, nu, tol)
     h = history
     rc = h.row_contest
-    # slots: (player, distinct time); by player, then time
-    times, t_index = np.unique(h.time, return_inverse=True)
-    n_times = max(times.size, 1)
-    key = h.player * n_times + t_index.ravel()[rc]
-    uniq, row_slot = np.unique(key, return_inverse=True)
-    row_slot = row_slot.astype(np.int64).ravel()
-    slot_player = (uniq // n_times).astype(np.int64)
-    slot_time = times[uniq % n_times] if uniq.size else np.zeros(0)
-    player_slots = np.searchsorted(slot_player, np.arange(h.n_players + 1)).astype(np.int64)
-    rows = np.argsort(row_slot, kind="stable").astype(np.int64)
-    slot_rows = np.searchsorted(row_slot[rows], np.arange(uniq.size + 1)).astype(np.int64)
-    # draws among two-team rounds decide whether nu is fitted
-    n_teams = np.diff(h.contest_teams)
-    two = np.flatnonzero(n_teams == 2)
-    first = h.contest_teams[two]
-    drawn = h.team_place[first] == h.team_place[first + 1]
-    if nu is None:
-        fit_nu = bool(drawn.any() and (~drawn).any())
-        nu0 = 1.0 if drawn.any() else 0.0
-    else:
-        fit_nu, nu0 = False, float(nu)
+    st = _structure(h)
+    player_slots, slot_time, slot_rows, rows, row_slot = (
+        st.player_slots, st.slot_time, st.slot_rows, st.rows, st.row_slot)
+    fit_nu, nu0 = _draw_model(h, nu)
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
-    r = np.zeros(uniq.size)
-    slot_time = np.ascontiguousarray(slot_time)
+    r = np.zeros(st.slot_player.size)
 
     def run(nu_in: float, n: int) -> tuple[float, int, float, int]:
         out = K.whr_run(player_slots, slot_time, slot_rows, rows, rc, h.row_team,
@@ -204,9 +190,7 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         # the gradient at the Anderson iterate, not at the last sweep's ratings
         norm = run(nu_out, 0)[2]
     if flag:
-        raise ConvergenceError("a Newton step of WHR turned singular or non-finite: the "
-                               "drift prior between two days is too tight for the games; "
-                               "use a larger w2 or merge days that are almost equal")
+        raise ConvergenceError(SINGULAR)
     var = K.variances(player_slots, np.ascontiguousarray(slot_time), slot_rows, rows, rc,
                       h.row_team, h.contest_teams, h.team_rows, h.team_place, h.weight,
                       row_slot, r, nu_out, w2_nat, float(prior_wins), float(damping))
@@ -214,5 +198,180 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
     if strict and not converged:
         raise ConvergenceError(f"WHR did not converge in {sweeps} sweeps (largest gradient "
                                f"component {norm:.3g}); raise max_iter or tol")
-    return WHRResult(slot_player, np.ascontiguousarray(slot_time), r, var, row_slot,
-                     float(nu_out), converged, int(sweeps), float(norm))
+    return WHRResult(st.slot_player, slot_time, r, var, row_slot, float(nu_out), converged,
+                     int(sweeps), float(norm), float(nu_out))
+
+
+def _check_params(w2: float, prior_wins: float, damping: float, nu: float | None,
+                  tol: float) -> None:
+    for name, v in (("w2", w2), ("tol", tol)):
+        if not (math.isfinite(v) and v > 0):
+            raise ConfigError(f"{name} must be finite and positive, got {v!r}")
+    for name, v in (("prior_wins", prior_wins), ("damping", damping)):
+        if not (math.isfinite(v) and v >= 0):
+            raise ConfigError(f"{name} must be finite and >= 0, got {v!r}")
+    if nu is not None and not (math.isfinite(nu) and nu >= 0):
+        raise ConfigError(f"nu must be None or finite and >= 0, got {nu!r}")
+
+
+class _Structure(NamedTuple):
+    """The slots (player, distinct time) of a history, by player then time, with each
+    player's slot range and each slot's rows."""
+
+    slot_player: IntArray
+    slot_time: FloatArray
+    player_slots: IntArray
+    row_slot: IntArray
+    rows: IntArray
+    slot_rows: IntArray
+
+
+def _structure(h: ContestHistory) -> _Structure:
+    check_history(h)
+    # the distinct times (the history's are in order) and each contest's
+    first = np.r_[True, h.time[1:] != h.time[:-1]] if h.n_contests else np.zeros(0, bool)
+    times = h.time[first]
+    t_index = np.cumsum(first) - 1
+    n_times = max(times.size, 1)
+    key = h.player * n_times + t_index[h.row_contest]
+    uniq, row_slot = np.unique(key, return_inverse=True)
+    row_slot = row_slot.astype(np.int64).ravel()
+    slot_player = (uniq // n_times).astype(np.int64)
+    slot_time = np.ascontiguousarray(times[uniq % n_times] if uniq.size else np.zeros(0))
+    player_slots = np.r_[0, np.cumsum(np.bincount(slot_player, minlength=h.n_players))]
+    rows = np.argsort(row_slot, kind="stable").astype(np.int64)
+    slot_rows = np.r_[0, np.cumsum(np.bincount(row_slot, minlength=uniq.size))]
+    return _Structure(slot_player, slot_time, player_slots.astype(np.int64), row_slot, rows,
+                      slot_rows.astype(np.int64))
+
+
+def _draw_model(h: ContestHistory, nu: float | None) -> tuple[bool, float]:
+    """Whether ``nu`` is fitted, and its start: draws among the two-team rounds decide
+    (fitted when some are draws and some not; 0 without draws)."""
+    n_teams = np.diff(h.contest_teams)
+    first = h.contest_teams[np.flatnonzero(n_teams == 2)]
+    drawn = h.team_place[first] == h.team_place[first + 1]
+    if nu is None:
+        return bool(drawn.any() and (~drawn).any()), 1.0 if drawn.any() else 0.0
+    return False, float(nu)
+
+
+def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.0,
+               prior_wins: float = 0.5, nu: float | None = None, damping: float = 1.0,
+               tol: float = 0.01 / ELO_PER_NAT, max_sweeps: int = 3
+               ) -> tuple[WHRResult, int] | None:
+    """Whole-History Rating of a history that grew at its end, from the previous fit's
+    ratings, re-solving only what the new contests touch.
+
+    A new day starts at the player's latest rating (0 for a newcomer).  Then sweeps of
+    one Newton step per player on all its days (Sec. 3.3), first the new contests'
+    participants only; a player whose rating on some day moved by more than ``tol``
+    is stepped again at the next sweep, with every participant of that day's rounds
+    (``_whr_kernels.whr_update``); at most ``max_sweeps`` sweeps.  The fixed point is
+    :func:`whr`'s, up to what the bounded sweeps leave.
+
+    Parameters
+    ----------
+    previous:
+        The result of :func:`whr` (or of this function) on the first contests of
+        ``history``.
+    history:
+        ``previous``'s history followed by new contests (none earlier than its last).
+    w2, prior_wins, nu, damping:
+        The model, as :func:`whr` (the previous fit's values).
+    tol:
+        The change of a rating (natural units) that spreads.
+    max_sweeps:
+        At most this many sweeps.
+
+    Returns
+    -------
+    (WHRResult, int) or None
+        The result (``sweeps`` the update's; ``converged``: whether nothing moved by
+        more than ``tol`` was left to spread; ``grad_norm`` NaN: not computed) and the
+        number of players stepped; ``None`` when the draw model changed with the new
+        contests (the first draw, or the first decisive round: ``nu`` starts afresh, so
+        :func:`whr` must solve the whole history).
+
+    Raises
+    ------
+    ValueError
+        When ``previous`` is not a fit of the history's first contests.
+    ConfigError, ConvergenceError
+        As :func:`whr`.
+    """
+    _check_params(w2, prior_wins, damping, nu, tol)
+    if max_sweeps < 1:
+        raise ConfigError(f"max_sweeps must be >= 1, got {max_sweeps!r}")
+    h = history
+    st = _structure(h)
+    fit_nu, nu0 = _draw_model(h, nu)
+    n_old_rows = previous.row_slot.size
+    n_old = np.searchsorted(h.contest_rows, n_old_rows, side="left")
+    old_fit, old_nu0 = _draw_model(_prefix(h, int(n_old)), nu)
+    if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
+        return None
+    # the old slots keep their rows' slots: the old rows map them onto the new ones
+    n_s = st.slot_player.size
+    if n_old_rows > h.n_rows:
+        raise ValueError("the previous WHR result is not a fit of this history's first "
+                         "contests")
+    where = np.full(previous.slot_player.size, -1, dtype=np.int64)
+    where[previous.row_slot] = st.row_slot[:n_old_rows]
+    if (np.any(where < 0) or not np.array_equal(st.slot_player[where], previous.slot_player)
+            or not np.array_equal(st.slot_time[where], previous.slot_time)):
+        raise ValueError("the previous WHR result is not a fit of this history's first "
+                         "contests")
+    fresh = np.ones(n_s, dtype=bool)
+    fresh[where] = False
+    r = np.zeros(n_s)
+    r[where] = previous.r
+    variance = np.zeros(n_s)
+    variance[where] = previous.variance
+    # a new day starts at the player's previous day's rating (slots by player, time)
+    for s in np.flatnonzero(fresh):
+        if s > 0 and st.slot_player[s - 1] == st.slot_player[s]:
+            r[s] = r[s - 1]
+    marked = np.zeros(h.n_players, dtype=np.bool_)
+    marked[h.player[n_old_rows:]] = True
+    w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
+    nu_prev = previous.nu if fit_nu else nu0
+    nu_swept = previous.nu_swept if math.isfinite(previous.nu_swept) else nu_prev
+    nu_out, nu_swept, sweeps, settled, touched, flag = K.whr_update(
+        st.player_slots, st.slot_time, st.slot_rows, st.rows, h.row_contest, h.row_team,
+        h.contest_teams, h.team_rows, h.team_place, h.weight, st.row_slot, h.contest_rows,
+        h.player, r, variance, nu_prev, nu_swept, fit_nu, w2_nat, float(prior_wins),
+        float(damping), float(tol), int(max_sweeps), marked)
+    if flag:
+        raise ConvergenceError(SINGULAR)
+    return (WHRResult(st.slot_player, st.slot_time, r, variance, st.row_slot, float(nu_out),
+                      bool(settled), int(sweeps), math.nan, float(nu_swept)), int(touched))
+
+
+def _prefix(h: ContestHistory, n: int) -> ContestHistory:
+    """The first ``n`` contests of ``h`` (only what :func:`_draw_model` reads)."""
+    t = int(h.contest_teams[n])
+    return h._replace(contest_teams=h.contest_teams[:n + 1], team_place=h.team_place[:t],
+                      time=h.time[:n])
+
+
+def result_arrays(result: WHRResult) -> dict[str, npt.NDArray[np.generic]]:
+    """The arrays of ``result`` that :func:`whr_update` goes on from (a checkpoint's),
+    by name; :func:`result_from_arrays` reads them back."""
+    return {"slot_player": result.slot_player, "slot_time": result.slot_time,
+            "r": result.r, "variance": result.variance, "row_slot": result.row_slot,
+            "nu": np.array([result.nu, result.nu_swept])}
+
+
+def result_from_arrays(arrays: dict[str, npt.NDArray[np.generic]]) -> WHRResult:
+    """The :class:`WHRResult` of :func:`result_arrays`' output (``sweeps`` 0).
+
+    Raises
+    ------
+    KeyError
+        For a missing array.
+    """
+    a = {k: np.asarray(v) for k, v in arrays.items()}
+    return WHRResult(a["slot_player"].astype(np.int64), a["slot_time"], a["r"],
+                     a["variance"], a["row_slot"].astype(np.int64), float(a["nu"][0]), True,
+                     0, math.nan, float(a["nu"][1]))
