@@ -5,7 +5,8 @@ The build backend (``build_backend/podium_backend.py``) runs it while ``pip inst
 builds the package: it rates the README's main job -- the history of ``podium
 example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- and small
 histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time),
-whose rounds take other compiled paths, in a process whose Numba compiles for a
+whose rounds take other compiled paths, and scores each history as ``podium eval``
+does (the evaluation's metric and calibration kernels), in a process whose Numba compiles for a
 portable CPU (``NUMBA_CPU_NAME=generic``) into the package's prebuilt directory, and
 then writes that directory's manifest (:mod:`podium.core.kernel_cache`).  It needs
 Numba and NumPy only (the build environment has no more): the contests are made in
@@ -106,11 +107,15 @@ def _jobs() -> list[tuple[str, list[Any], bool]]:
 def _run_jobs(names: Sequence[str]) -> dict[str, float]:
     """Rate the example history with each system in this process, as ``podium rate``
     does (:meth:`~podium.rater.Rater.extend`), then the :data:`SMALL_HISTORIES`, as a
-    batch and one contest at a time (:meth:`~podium.rater.Rater.add`); the seconds each
-    system took (a system that refuses the example history is left out; one that
-    refuses a small history compiles that path on first use).  Only Numba and NumPy are
-    needed: the build environment has no more."""
+    batch and one contest at a time (:meth:`~podium.rater.Rater.add`), and score each
+    batch as ``podium eval`` does (:func:`~podium.evaluation.runner.score`: the
+    metrics' and the calibration's kernels); the seconds each system took (a system
+    that refuses the example history is left out; one that refuses a small history
+    compiles that path on first use).  Only Numba and NumPy are needed: the build
+    environment has no more (the evaluation's tables, which need pandas, are not
+    made)."""
     from podium.errors import PodiumError
+    from podium.evaluation.runner import score
     from podium.rater import Rater
 
     jobs = _jobs()
@@ -125,6 +130,7 @@ def _run_jobs(names: Sequence[str]) -> dict[str, float]:
                         rater.add(contest)
                 else:
                     rater.extend(contests)
+                    score(contests, name, warmup=False)
             except PodiumError as exc:
                 print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for "
                       "them compile on first use", file=sys.stderr)
