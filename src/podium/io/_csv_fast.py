@@ -7,8 +7,9 @@ into columns: the time and value columns as integers when Arrow reads every cell
 one (and no cell can be hex: no ``0x`` in the file), else every cell as text, a number
 column of plain decimal integers then converted by Arrow at once; contest ids written
 as ``str(int)`` writes them are grouped as numbers (in one pass when they are in
-order), and otherwise each column's distinct cells are stripped, parsed and
-checked once, in Python, with the rules of the row reader (:mod:`podium.io.csv_long`):
+order) and kept as numbers, each contest's name spelled when it is read, and otherwise
+each column's distinct cells are stripped, parsed and checked once, in Python, with
+the rules of the row reader (:mod:`podium.io.csv_long`):
 the same ``float`` parse, finiteness, whole places and times, places from 1, a time on
 every row, metadata that agrees within a contest, handles interned by the load's
 :class:`~podium.io._handles.HandleTable`. The rows are then grouped, ordered and ranked
