@@ -115,7 +115,6 @@ def _run_jobs(names: Sequence[str]) -> dict[str, float]:
     environment has no more (the evaluation's tables, which need pandas, are not
     made)."""
     from podium.errors import PodiumError
-    from podium.evaluation.runner import score
     from podium.rater import Rater
 
     jobs = _jobs()
@@ -130,15 +129,31 @@ def _run_jobs(names: Sequence[str]) -> dict[str, float]:
                         rater.add(contest)
                 else:
                     rater.extend(contests)
-                    score(contests, name, warmup=False)
             except PodiumError as exc:
                 print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for "
                       "them compile on first use", file=sys.stderr)
                 if what == jobs[0][0]:
                     break
+                continue
+            if not one_by_one:
+                _score(name, what, contests)
         else:
             seconds[name] = round(time.perf_counter() - t, 2)
     return seconds
+
+
+def _score(name: str, what: str, contests: list[Any]) -> None:
+    """Score ``contests`` with ``name`` as ``podium eval`` does
+    (:func:`~podium.evaluation.runner.score`, without its warm-up: the history was just
+    rated); a failure is told, and leaves those kernels to compile on first use (the
+    system's rating kernels stay in the manifest)."""
+    from podium.evaluation.runner import score
+
+    try:
+        score(contests, name, warmup=False)
+    except Exception as exc:  # noqa: BLE001 - a build step: what fails compiles later
+        print(f"podium.prebuild: scoring {what} with {name} failed ({exc!r}); the "
+              "evaluation's kernels for them compile on first use", file=sys.stderr)
 
 
 def _in_workers(names: Sequence[str], jobs: int, directory: Path) -> None:
