@@ -71,10 +71,12 @@ def _podium(tmp: Path, command: list[str], **env: str) -> tuple[dict[str, int], 
 
 @pytest.fixture(scope="module")
 def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The kernels of :data:`SYSTEM`, compiled by ``python -m podium.prebuild``."""
+    """The kernels of :data:`SYSTEM`, compiled by ``python -m podium.prebuild --eval``
+    (rating and scoring its jobs)."""
     directory = tmp_path_factory.mktemp("prebuilt")
     proc = subprocess.run(
-        [sys.executable, "-m", "podium.prebuild", "--systems", SYSTEM, "--dir", str(directory)],
+        [sys.executable, "-m", "podium.prebuild", "--systems", SYSTEM, "--dir", str(directory),
+         "--eval"],
         env=_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -104,9 +106,10 @@ def test_a_fresh_process_loads_the_prebuilt_kernels(prebuilt: Path, tmp_path: Pa
 
 
 def test_a_first_eval_loads_the_prebuilt_kernels(prebuilt: Path, tmp_path: Path) -> None:
-    """The prebuild scores its histories as ``podium eval`` does: a first ``podium
-    eval`` loads the metrics' and the calibration's kernels too (no compilation, no
-    notice); without the prebuilt directory the same run compiles them."""
+    """With ``--eval`` the prebuild scores its histories as ``podium eval`` does: a
+    first ``podium eval`` loads the metrics' and the calibration's kernels too (no
+    compilation, no notice); without the prebuilt directory the same run compiles
+    them."""
     first, err = _podium(tmp_path, ["eval"], PODIUM_PREBUILT_DIR=str(prebuilt),
                          NUMBA_CACHE_DIR=str(tmp_path / "cache1"))
     assert first["rc"] == 0 and first["hits"] > 0 and first["misses"] == 0, first
