@@ -22,6 +22,9 @@ Input: the first three Codeforces contests of
 ``../shared/datasets/codeforces/cache_codeforces.tar.gz`` (66, 122 and 264
 players), and the README's main job (``podium example example-data`` then
 ``podium rate example-data --system mmr --out out``: 2000 players, 30 rounds).
+With the README job's prebuilt kernels, ``podium eval example-data --system mmr`` is
+also run with a fresh cache (its first run after an install, and the kernels it compiled)
+and again with that cache (best of ``--warm-runs``).
 The peer is elo-mmr-py (the Rust reference's Python bindings), timed the same way
 (whole process: import, read the three files, ``rate_latest``) for ``mmr-fast``.
 
@@ -70,6 +73,8 @@ ARCHIVE = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 DOC = "docs/benchmarks.md"
 SECTION = "cold-start"
 STARTUP_SECTION = "startup"
+#: The README's evaluation, run after its rating job with the same prebuilt kernels.
+README_EVAL = ["eval", "example-data", "--system", "mmr"]
 #: The peer of ``--startup``: what any script that uses NumPy and Numba pays to start.
 STARTUP_PEER = "import numpy, numba"
 
@@ -133,12 +138,16 @@ def prebuilt(name: str, env: dict[str, str], cwd: Path) -> tuple[float, float, P
 
 
 def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
-                warm_runs: int, first_runs: int = 1) -> dict[str, Any]:
+                warm_runs: int, first_runs: int = 1, also: list[str] | None = None
+                ) -> dict[str, Any]:
     """:func:`measure` without prebuilt kernels, then the prebuild of ``name`` and the
     first run with it (for a tree without ``podium.prebuild``: the cold figures only).
 
     ``first_runs``: the first run is repeated with a fresh ``NUMBA_CACHE_DIR`` each
-    time, and the median is kept (wall and CPU apart)."""
+    time, and the median is kept (wall and CPU apart).  ``also``: another command run
+    with the same prebuilt kernels, first with a fresh cache (``also_first_s``,
+    ``also_first_cpu_s``, ``also_compiled``), then again with that cache (best of
+    ``warm_runs``: ``also_again_s``, ``also_again_cpu_s``)."""
     empty = Path(tempfile.mkdtemp(prefix="podium-noprebuilt-"))
     try:
         r = measure(cmd, {**env, "PODIUM_PREBUILT_DIR": str(empty)}, cwd, warm_runs)
@@ -157,6 +166,9 @@ def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
                 shutil.rmtree(cache, ignore_errors=True)
             first = statistics.median(w for w, _ in runs)
             first_cpu = statistics.median(c for _, c in runs)
+            if also is not None:
+                r.update(_also(also, {**env, "PODIUM_PREBUILT_DIR": str(directory)}, cwd,
+                               warm_runs))
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         r.update({"prebuild_s": wall, "prebuild_cpu_s": cpu, "first_s": first,
@@ -164,6 +176,22 @@ def measure_all(name: str, cmd: list[str], env: dict[str, str], cwd: Path,
         return r
     finally:
         shutil.rmtree(empty, ignore_errors=True)
+
+
+def _also(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
+    """``cmd``'s first run with a fresh cache (and the prebuilt kernels of ``env``), the
+    kernels it compiled, and the best of ``runs`` runs again with that cache."""
+    cache = Path(tempfile.mkdtemp(prefix="podium-numba-"))
+    try:
+        e = {**env, "NUMBA_CACHE_DIR": str(cache)}
+        first, first_cpu = _timed(cmd, e, cwd)
+        compiled = _index_files(cache)
+        again = [_timed(cmd, e, cwd) for _ in range(max(1, runs))]
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return {"also_first_s": first, "also_first_cpu_s": first_cpu, "also_compiled": compiled,
+            "also_again_s": min(w for w, _ in again),
+            "also_again_cpu_s": min(c for _, c in again)}
 
 
 def main() -> int:
@@ -260,11 +288,17 @@ def main() -> int:
         for label, env in envs.items():
             r = measure_all("mmr", podium + ["rate", "example-data", "--system", "mmr",
                                              "--out", "out", "--no-progress"], env, tmp,
-                            args.warm_runs, args.first_runs)
+                            args.warm_runs, args.first_runs,
+                            also=podium + README_EVAL + ["--no-progress"])
             results[label]["readme"] = r
             print(f"{label:6s} {'README example':16s} cold {r['cold_s']:6.2f} s "
                   f"(cpu {r['cold_cpu_s']:5.2f})  warm {r['warm_s']:5.2f} s "
                   f"(cpu {r['warm_cpu_s']:4.2f})  load {r['load']:.2f}", flush=True)
+            if "also_first_s" in r:
+                print(f"{label:6s} {'README eval':16s} first {r['also_first_s']:5.2f} s "
+                      f"(cpu {r['also_first_cpu_s']:4.2f}, {r['also_compiled']} kernels "
+                      f"compiled)  again {r['also_again_s']:5.2f} s "
+                      f"(cpu {r['also_again_cpu_s']:4.2f})", flush=True)
         try:
             peer = [py, "-c", PEER, str(cf3)]
             t = min(_timed(peer, envs["after"], tmp)[0] for _ in range(args.warm_runs))
@@ -407,6 +441,24 @@ def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _eval_lines(r: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    """The README evaluation's first run after the prebuild (a paragraph, or none when
+    it was not measured)."""
+    if not r or "also_first_s" not in r:
+        return []
+
+    def figures(x: dict[str, Any]) -> str:
+        return (f"{x['also_first_s'] / x['also_again_s']:.2f}× its next run "
+                f"({x['also_first_s']:.2f} s against {x['also_again_s']:.2f} s; by CPU "
+                f"{x['also_first_cpu_s'] / x['also_again_cpu_s']:.2f}×), "
+                f"{x['also_compiled']} kernels compiled")
+
+    before = (f" (before: {figures(b)})" if b and "also_first_s" in b else "")
+    return [f"README evaluation, `podium {' '.join(README_EVAL)}`, with the kernels of the "
+            "same prebuild and a fresh cache: the first run takes " + figures(r) + before
+            + ".", ""]
+
+
 def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float | None,
                *, warm_runs: int = 2, load_at_start: str | None = None,
                saved: dict[str, Any] | None = None) -> None:
@@ -486,6 +538,7 @@ def write_docs(after: dict[str, Any], before: dict[str, Any] | None, peer: float
         "",
         *rows,
         "",
+        *_eval_lines(after.get("readme"), before.get("readme") if before else None),
         ("Peer: elo-mmr-py's `mmr-fast` on the same three contests takes "
          + (", ".join(f"{run['peer_s']:.2f} s in run {k + 1}" for k, run in enumerate(runs)
                       if run.get("peer_s") is not None) if len(runs) > 1 else f"{peer:.2f} s")

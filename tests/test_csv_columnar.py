@@ -164,6 +164,7 @@ BAD = [
     "contest,time,player,place\nc,1e9,a,1\nc,1e9,b,2\nd,1.5e9,a,1\nd,1.5e9,a,2\n",
     "contest,time,player,score\nc,1000000000,a,0x10\nc,1000000000,b,1\n",
     "contest,time,player,score\nc,0x3B9ACA00,a,1\nc,0x3B9ACA00,b,2\n",
+    "contest,time,player,score\nc,1000000000,xa,0X10\nc,1000000000,bX,1\n",
     "contest,time,player,place\n1,1000000000,a,1\n1,1000000000,b,2\n1,1000000000,a,3\n",
 ]
 

@@ -54,10 +54,16 @@ def _history(path: Path) -> Path:
 def _rate(tmp: Path, out: str, **env: str) -> tuple[dict[str, int], str]:
     """``podium rate`` of the small history in a fresh interpreter: its exit status,
     the kernels' cache hits and misses (a miss is a compilation), and its stderr."""
+    return _podium(tmp, ["rate", "--out", str(tmp / out)], **env)
+
+
+def _podium(tmp: Path, command: list[str], **env: str) -> tuple[dict[str, int], str]:
+    """``podium COMMAND HISTORY --system SYSTEM`` of the small history in a fresh
+    interpreter, as :func:`_rate`."""
     data = tmp / "h" if (tmp / "h").exists() else _history(tmp / "h")
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, "rate", str(data), "--system", SYSTEM, "--out",
-         str(tmp / out), "--no-progress"],
+        [sys.executable, "-c", PROBE, command[0], str(data), "--system", SYSTEM,
+         *command[1:], "--no-progress"],
         env=_env(**env), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
@@ -65,10 +71,12 @@ def _rate(tmp: Path, out: str, **env: str) -> tuple[dict[str, int], str]:
 
 @pytest.fixture(scope="module")
 def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The kernels of :data:`SYSTEM`, compiled by ``python -m podium.prebuild``."""
+    """The kernels of :data:`SYSTEM`, compiled by ``python -m podium.prebuild --eval``
+    (rating and scoring its jobs)."""
     directory = tmp_path_factory.mktemp("prebuilt")
     proc = subprocess.run(
-        [sys.executable, "-m", "podium.prebuild", "--systems", SYSTEM, "--dir", str(directory)],
+        [sys.executable, "-m", "podium.prebuild", "--systems", SYSTEM, "--dir", str(directory),
+         "--eval"],
         env=_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -95,6 +103,25 @@ def test_a_fresh_process_loads_the_prebuilt_kernels(prebuilt: Path, tmp_path: Pa
     assert cold["misses"] > 0 and f"compiling kernels for {SYSTEM}, once:" in err
     for name in ("ratings.csv", "histories.csv", "contests.csv"):
         assert (tmp_path / "o1" / name).read_bytes() == (tmp_path / "o2" / name).read_bytes()
+
+
+def test_a_first_eval_loads_the_prebuilt_kernels(prebuilt: Path, tmp_path: Path) -> None:
+    """With ``--eval`` the prebuild scores its histories as ``podium eval`` does: a
+    first ``podium eval`` loads the metrics' and the calibration's kernels too (no
+    compilation, no notice); without the prebuilt directory the same run compiles
+    them."""
+    first, err = _podium(tmp_path, ["eval"], PODIUM_PREBUILT_DIR=str(prebuilt),
+                         NUMBA_CACHE_DIR=str(tmp_path / "cache1"))
+    assert first["rc"] == 0 and first["hits"] > 0 and first["misses"] == 0, first
+    assert "compiling kernels" not in err
+    assert not list((tmp_path / "cache1").rglob("*.nbi")), "a kernel was compiled"
+    assert list(prebuilt.rglob("_metrics_kernels.*.nbi")), "no evaluation kernel prebuilt"
+    none = tmp_path / "none"
+    none.mkdir()
+    cold, _ = _podium(tmp_path, ["eval"], PODIUM_PREBUILT_DIR=str(none),
+                      NUMBA_CACHE_DIR=str(tmp_path / "cache2"))
+    assert cold["misses"] > 0
+    assert list((tmp_path / "cache2").rglob("_metrics_kernels.*.nbi"))
 
 
 @pytest.mark.parametrize("change", ["numba", "triple", "cpu", "stamp"])

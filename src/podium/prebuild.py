@@ -5,9 +5,11 @@ The build backend (``build_backend/podium_backend.py``) runs it while ``pip inst
 builds the package: it rates the README's main job -- the history of ``podium
 example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- and small
 histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time),
-whose rounds take other compiled paths, in a process whose Numba compiles for a
-portable CPU (``NUMBA_CPU_NAME=generic``) into the package's prebuilt directory, and
-then writes that directory's manifest (:mod:`podium.core.kernel_cache`).  It needs
+whose rounds take other compiled paths (with ``--eval`` or ``PODIUM_PREBUILD_EVAL=1``
+it also scores each history as ``podium eval`` does: the evaluation's metric and
+calibration kernels), in a process whose Numba compiles for a portable CPU
+(``NUMBA_CPU_NAME=generic``) into the package's prebuilt directory, and then writes
+that directory's manifest (:mod:`podium.core.kernel_cache`).  It needs
 Numba and NumPy only (the build environment has no more): the contests are made in
 memory and nothing is written, since writing a small table compiles nothing.  A first
 ``podium rate`` with ``mmr`` then loads its kernels from there; another system, or the
@@ -36,12 +38,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_SYSTEMS", "ENV_SYSTEMS", "selected_systems", "main"]
+__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_SYSTEMS", "selected_systems", "main"]
 
 #: What a build compiles when ``PODIUM_PREBUILD`` is not set: the README's main job.
 DEFAULT_SYSTEMS = ("mmr",)
 #: The build's variable naming the systems to compile (``all``, ``none`` or a list).
 ENV_SYSTEMS = "PODIUM_PREBUILD"
+#: The build's variable that also compiles the evaluation's kernels (``1``: each job's
+#: histories are scored as ``podium eval`` scores them).  Off by default: on the
+#: 2-core development machine it made ``pip install -e .`` about 1.65x longer (the
+#: prebuild of ``mmr`` 43 s -> 80 s), past the install budget of issue 30.
+ENV_EVAL = "PODIUM_PREBUILD_EVAL"
 
 
 def selected_systems(spec: str | None) -> list[str]:
@@ -103,13 +110,17 @@ def _jobs() -> list[tuple[str, list[Any], bool]]:
     return jobs
 
 
-def _run_jobs(names: Sequence[str]) -> dict[str, float]:
+def _run_jobs(names: Sequence[str], evaluation: bool = False) -> dict[str, float]:
     """Rate the example history with each system in this process, as ``podium rate``
     does (:meth:`~podium.rater.Rater.extend`), then the :data:`SMALL_HISTORIES`, as a
-    batch and one contest at a time (:meth:`~podium.rater.Rater.add`); the seconds each
-    system took (a system that refuses the example history is left out; one that
-    refuses a small history compiles that path on first use).  Only Numba and NumPy are
-    needed: the build environment has no more."""
+    batch and one contest at a time (:meth:`~podium.rater.Rater.add`), and
+    (``evaluation``) score each batch as ``podium eval`` does
+    (:func:`~podium.evaluation.runner.score`: the metrics' and the calibration's
+    kernels); the seconds each system took (a system
+    that refuses the example history is left out; one that refuses a small history
+    compiles that path on first use).  Only Numba and NumPy are needed: the build
+    environment has no more (the evaluation's tables, which need pandas, are not
+    made)."""
     from podium.errors import PodiumError
     from podium.rater import Rater
 
@@ -130,12 +141,29 @@ def _run_jobs(names: Sequence[str]) -> dict[str, float]:
                       "them compile on first use", file=sys.stderr)
                 if what == jobs[0][0]:
                     break
+                continue
+            if evaluation and not one_by_one:
+                _score(name, what, contests)
         else:
             seconds[name] = round(time.perf_counter() - t, 2)
     return seconds
 
 
-def _in_workers(names: Sequence[str], jobs: int, directory: Path) -> None:
+def _score(name: str, what: str, contests: list[Any]) -> None:
+    """Score ``contests`` with ``name`` as ``podium eval`` does
+    (:func:`~podium.evaluation.runner.score`, without its warm-up: the history was just
+    rated); a failure is told, and leaves those kernels to compile on first use (the
+    system's rating kernels stay in the manifest)."""
+    from podium.evaluation.runner import score
+
+    try:
+        score(contests, name, warmup=False)
+    except Exception as exc:  # noqa: BLE001 - a build step: what fails compiles later
+        print(f"podium.prebuild: scoring {what} with {name} failed ({exc!r}); the "
+              "evaluation's kernels for them compile on first use", file=sys.stderr)
+
+
+def _in_workers(names: Sequence[str], jobs: int, directory: Path, evaluation: bool) -> None:
     """Compile ``names`` in ``jobs`` processes side by side (round robin)."""
     procs = []
     for k in range(jobs):
@@ -143,7 +171,8 @@ def _in_workers(names: Sequence[str], jobs: int, directory: Path) -> None:
         if part:
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "podium.prebuild", "--dir", str(directory),
-                 "--systems", ",".join(part), "--no-manifest"]))
+                 "--systems", ",".join(part), "--no-manifest",
+                 *(["--eval"] if evaluation else [])]))
     for p in procs:
         p.wait()
 
@@ -169,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"all, none or NAME,NAME (default: ${ENV_SYSTEMS} or "
                     f"{','.join(DEFAULT_SYSTEMS)})")
     ap.add_argument("--jobs", type=int, default=1, help="processes side by side")
+    ap.add_argument("--eval", action="store_true",
+                    help=f"also score the jobs as `podium eval` does: its kernels too "
+                    f"(default: ${ENV_EVAL}=1; off)")
     ap.add_argument("--no-manifest", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     # before Numba reads its configuration: portable machine code
@@ -179,14 +211,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     directory = Path(args.dir or kernel_cache.prebuilt_dir())
     names = selected_systems(args.systems if args.systems is not None
                              else os.environ.get(ENV_SYSTEMS))
+    evaluation = args.eval or os.environ.get(ENV_EVAL, "").strip() == "1"
     if not names:
         return 0
     directory.mkdir(parents=True, exist_ok=True)
     kernel_cache.start_prebuild(directory)
     t0 = time.perf_counter()
     if args.jobs > 1 and len(names) > 1:
-        _in_workers(names, args.jobs, directory)
-    seconds = _run_jobs(names)
+        _in_workers(names, args.jobs, directory, evaluation)
+    seconds = _run_jobs(names, evaluation)
     if args.no_manifest:
         return 0
     kernel_cache.write_manifest(directory, seconds, {

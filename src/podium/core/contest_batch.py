@@ -19,7 +19,6 @@ attribute: :func:`batch_run` gives the columns of a run of contests of one batch
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -93,31 +92,46 @@ class ContestBatch:
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
         self.ceilings = ceilings
         self.urls = urls
-        #: per contest: its number of rows, as Python ints (``len`` of a contest)
-        self.size_list: list[int] = self.sizes.tolist()
-        #: per contest: ``time_seconds`` and the weight, as Python numbers
-        self.time_list: list[int] = self.times.tolist()
-        self.weight_list: list[float] | None = (None if self.weights is None
-                                                 else self.weights.tolist())
+        # size_list, time_list and weight_list: made on first use (__getattr__)
         #: per contest whose handles were read: its handles, spelled out
         self.spelled: dict[int, tuple[str, ...]] = {}
         self._ranges: tuple[list[IntArray], list[IntArray]] | None = None
         self._outcome_free: list[bool] | None = None
 
+    #: per contest: its number of rows, as Python ints (``len`` of a contest)
+    size_list: list[int]
+    #: per contest: ``time_seconds`` and the weight, as Python numbers
+    time_list: list[int]
+    weight_list: list[float] | None
+
+    def __getattr__(self, name: str) -> Any:
+        """``size_list``, ``time_list`` and ``weight_list``, made on first use (a slot
+        not set yet): a load whose contests are only rated, through :func:`batch_run`,
+        never makes them."""
+        if name == "size_list":
+            self.size_list = self.sizes.tolist()
+        elif name == "time_list":
+            self.time_list = self.times.tolist()
+        elif name == "weight_list":
+            self.weight_list = None if self.weights is None else self.weights.tolist()
+        else:
+            raise AttributeError(name)
+        return getattr(self, name)
+
     def __len__(self) -> int:
-        return len(self.size_list)
+        return len(self.sizes)
 
     def contests(self) -> list[Contest]:
         """Every contest of the batch, in order: :class:`LoadedContest` objects of a
         subclass made for this batch (whose class attribute ``_batch`` is the batch),
-        each holding only its index (one slot, set by a C-level ``map``: no Python
-        statement per contest)."""
+        each holding only its index (one slot)."""
         n = len(self)
         cls = cast(type[LoadedContest], type(LoadedContest.__name__, (LoadedContest,), {
             "__slots__": (), "__module__": __name__, "_batch": self}))
-        out: list[Contest] = list(map(cls.__new__, repeat(cls, n)))
-        deque(map(getattr(LoadedContest, "_k").__set__, out, range(n)), maxlen=0)  # noqa: B009
-        return out
+        out: list[LoadedContest] = list(map(cls.__new__, repeat(cls, n)))
+        for k, contest in enumerate(out):  # a specialised slot store: cheaper than a map
+            contest._k = k
+        return cast(list[Contest], out)
 
     def ranges(self) -> tuple[list[IntArray], list[IntArray]]:
         """Each contest's ``lo`` and ``hi``: read-only views of the batch's, those of

@@ -45,13 +45,15 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 import podium.evaluation._metrics_kernels as _k
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "COUNT_KEYS",
@@ -641,7 +643,10 @@ class MetricAccumulator:
         return self
 
     def per_round(self) -> pd.DataFrame:
-        """One row per round added: ``index``, the player counts and the round's values."""
+        """One row per round added: ``index``, the player counts and the round's values
+        (pandas is imported here only: scoring needs NumPy and Numba alone)."""
+        import pandas as pd
+
         cols = ["index", *COUNT_KEYS, *ROUND_KEYS]
         frames = [pd.DataFrame.from_records(p, columns=cols) if isinstance(p, list)
                   else pd.DataFrame(p, columns=cols) for p in self._parts]

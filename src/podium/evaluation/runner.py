@@ -19,11 +19,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from podium.core.contest import Contest
 from podium.core.contest_batch import batch_run
@@ -38,7 +37,11 @@ from podium.evaluation.team_metrics import (
 from podium.rater import Rater
 from podium.systems import RatingSystem
 
-__all__ = ["EvalResult", "RatingsBefore", "evaluate", "ratings_before", "train_size"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["EvalResult", "RatingsBefore", "Scores", "evaluate", "ratings_before", "score",
+           "train_size"]
 
 
 def train_size(n_contests: int, train_frac: float) -> int:
@@ -138,7 +141,30 @@ def _json_value(v: Any) -> Any:
     return v
 
 
-def evaluate(
+@dataclass(frozen=True)
+class Scores:
+    """What :func:`score` computed: a rated history's accumulated predictions, before
+    any table is made of them (:func:`evaluate` makes the tables with pandas)."""
+
+    #: the Rater at the end
+    rater: Rater
+    #: the ranking metrics of every scored contest
+    metrics: MetricAccumulator
+    #: the team metrics (a history with team contests), else ``None``
+    teams: TeamMetricAccumulator | None
+    #: the calibration scores (``extended``), else ``None``
+    calibration: CalibrationAccumulator | None
+    #: seconds inside the rating system's updates, and computing the metrics
+    seconds: float
+    metric_seconds: float
+    #: contests rated, and left unscored at the start
+    contests: int
+    train_contests: int
+    #: participations rated
+    player_rounds: int
+
+
+def score(
     contests: Sequence[Contest],
     system: str | RatingSystem,
     *,
@@ -148,12 +174,13 @@ def evaluate(
     min_history: int = 5,
     top_k: int = 100,
     extended: bool = True,
-    keep_rater: bool = False,
     warmup: bool = True,
     progress: Callable[[int, int], None] | None = None,
     calibration_max_sides: int = MAX_SIDES,
-) -> EvalResult:
-    """Rate ``contests`` in order and score the ratings' predictions.
+) -> Scores:
+    """Rate ``contests`` in order and score the ratings' predictions: the work of
+    :func:`evaluate`, which needs NumPy and Numba only (the package's build runs it to
+    compile the evaluation's kernels: :mod:`podium.prebuild`).
 
     Parameters
     ----------
@@ -175,8 +202,6 @@ def evaluate(
     extended:
         Also compute the variants (all players, top-k, [Batty2026]'s L1/L2, Kendall,
         Spearman); ``False`` computes only ``pair_inv``/``rank_dev`` (for tuning).
-    keep_rater:
-        Keep the final :class:`~podium.rater.Rater` in the result (for plots).
     warmup:
         Rate the history's first contests and its largest one first, with a
         throw-away Rater, so that compiling (or loading the cached) Numba kernels is
@@ -186,6 +211,10 @@ def evaluate(
     calibration_max_sides:
         Contests with more scored sides are left out of the calibration scores
         (:mod:`podium.evaluation.calibration`, computed when ``extended``).
+
+    Returns
+    -------
+    Scores
     """
     rater = Rater(system, **(params or {})) if isinstance(system, str) else Rater(system)
     if warmup:
@@ -237,30 +266,67 @@ def evaluate(
                              before.n_prev[a:b], t)
     if cal is not None:
         _calibrate(cal, sys_obj, contests, before, min_history)
-    metric_s = time.perf_counter() - m0
-    metrics = acc.summary()
-    per_round = acc.per_round()
-    if team_acc is not None:
-        metrics.update(team_acc.summary())
-        per_round = per_round.merge(pd.DataFrame.from_records(team_acc.records),
+    return Scores(rater=rater, metrics=acc, teams=team_acc, calibration=cal, seconds=rate_s,
+                  metric_seconds=time.perf_counter() - m0, contests=n, train_contests=n_train,
+                  player_rounds=rows)
+
+
+def evaluate(
+    contests: Sequence[Contest],
+    system: str | RatingSystem,
+    *,
+    params: dict[str, Any] | None = None,
+    train_frac: float = 0.1,
+    train_contests: int | None = None,
+    min_history: int = 5,
+    top_k: int = 100,
+    extended: bool = True,
+    keep_rater: bool = False,
+    warmup: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    calibration_max_sides: int = MAX_SIDES,
+) -> EvalResult:
+    """Rate ``contests`` in order and score the ratings' predictions (:func:`score`),
+    with the metrics summed up and one row per scored contest.
+
+    Parameters
+    ----------
+    contests, system, params, train_frac, train_contests, min_history, top_k, extended,
+    warmup, progress, calibration_max_sides:
+        As :func:`score`.
+    keep_rater:
+        Keep the final :class:`~podium.rater.Rater` in the result (for plots).
+    """
+    import pandas as pd
+
+    s = score(contests, system, params=params, train_frac=train_frac,
+              train_contests=train_contests, min_history=min_history, top_k=top_k,
+              extended=extended, warmup=warmup, progress=progress,
+              calibration_max_sides=calibration_max_sides)
+    metrics = s.metrics.summary()
+    per_round = s.metrics.per_round()
+    if s.teams is not None:
+        metrics.update(s.teams.summary())
+        per_round = per_round.merge(pd.DataFrame.from_records(s.teams.records),
                                     on="index", how="left")
+    cal = s.calibration
     if cal is not None:
         metrics.update(cal.summary())
         if cal.records:
             per_round = per_round.merge(pd.DataFrame.from_records(cal.records), on="index",
                                         how="left")
     return EvalResult(
-        system=rater.system_name,
-        params=dict(sys_obj.params()),
+        system=s.rater.system_name,
+        params=dict(s.rater.system.params()),
         metrics=metrics,
-        seconds=rate_s,
-        metric_seconds=metric_s,
-        contests=n,
-        train_contests=n_train,
-        scored_contests=n - n_train,
-        player_rounds=rows,
+        seconds=s.seconds,
+        metric_seconds=s.metric_seconds,
+        contests=s.contests,
+        train_contests=s.train_contests,
+        scored_contests=s.contests - s.train_contests,
+        player_rounds=s.player_rounds,
         per_round=per_round,
-        rater=rater if keep_rater else None,
+        rater=s.rater if keep_rater else None,
         calibration=cal,
     )
 

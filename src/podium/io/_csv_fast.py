@@ -7,8 +7,9 @@ into columns: the time and value columns as integers when Arrow reads every cell
 one (and no cell can be hex: no ``0x`` in the file), else every cell as text, a number
 column of plain decimal integers then converted by Arrow at once; contest ids written
 as ``str(int)`` writes them are grouped as numbers (in one pass when they are in
-order), and otherwise each column's distinct cells are stripped, parsed and
-checked once, in Python, with the rules of the row reader (:mod:`podium.io.csv_long`):
+order) and kept as numbers, each contest's name spelled when it is read, and otherwise
+each column's distinct cells are stripped, parsed and checked once, in Python, with
+the rules of the row reader (:mod:`podium.io.csv_long`):
 the same ``float`` parse, finiteness, whole places and times, places from 1, a time on
 every row, metadata that agrees within a contest, handles interned by the load's
 :class:`~podium.io._handles.HandleTable`. The rows are then grouped, ordered and ranked
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -72,11 +73,37 @@ def _encoded(table: pa.Table, name: str) -> tuple[IntArray, pa.Array]:
     return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
 
 
-def _keys(table: pa.Table, name: str) -> tuple[IntArray, list[str], bool]:
+class _DecimalNames(Sequence[str]):
+    """Contest names that are integers written as ``str(int)`` writes them, kept as the
+    numbers and spelled on use (a file of 200,000 matches would otherwise make 200,000
+    strings that only a contest's ``name`` reads)."""
+
+    __slots__ = ("numbers",)
+
+    def __init__(self, numbers: IntArray) -> None:
+        self.numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> _DecimalNames: ...
+
+    def __getitem__(self, k: int | slice) -> str | _DecimalNames:
+        if isinstance(k, slice):
+            return _DecimalNames(self.numbers[k])
+        return str(int(self.numbers[k]))
+
+
+def _keys(table: pa.Table, name: str) -> tuple[IntArray, Sequence[str], bool]:
     """Each row's contest, numbered in order of first appearance of its key cell, the
-    distinct key cells (as Python strings, in that order) and whether each is its own
-    stripped form and not empty (:data:`_PLAIN`).  Keys that are all integers written
-    as ``str(int)`` writes them are grouped as numbers (no string hashing)."""
+    distinct key cells (in that order) and whether each is its own stripped form and not
+    empty (:data:`_PLAIN`).  Keys that are all integers written as ``str(int)`` writes
+    them are grouped as numbers (no string hashing) and kept as numbers
+    (:class:`_DecimalNames`); other cells are Python strings."""
     col = table.column(name)
     try:
         ints = np.asarray(pc.cast(col, pa.int64()), dtype=np.int64)
@@ -92,13 +119,13 @@ def _keys(table: pa.Table, name: str) -> tuple[IntArray, list[str], bool]:
                 new[0] = True
                 np.not_equal(ints[1:], ints[:-1], out=new[1:])
                 group = np.cumsum(new, dtype=np.int64) - 1
-                return group, col.take(pa.array(np.flatnonzero(new))).to_pylist(), True
+                return group, _DecimalNames(ints[new]), True
             _, first, inverse = np.unique(ints, return_index=True, return_inverse=True)
             order = np.argsort(first, kind="stable")
             rank = np.empty_like(order)
             rank[order] = np.arange(order.size)
             return (rank[inverse.reshape(-1)].astype(np.int64),
-                    col.take(pa.array(first[order])).to_pylist(), True)
+                    _DecimalNames(ints[first[order]]), True)
     group, cells = _encoded(table, name)
     return (group, cells.to_pylist(),
             bool(pc.all(pc.match_substring_regex(cells, _PLAIN)).as_py()))
@@ -154,6 +181,17 @@ def _has_x(col: pa.ChunkedArray) -> bool:
     return False
 
 
+def _hex_prefix(data: bytes) -> bool:
+    """Whether ``0x`` or ``0X`` occurs in ``data``: a search for the letter (``memchr``,
+    where a search for the two bytes walks every ``0`` of the file), and only when it
+    occurs, the byte before each one compared at once."""
+    if b"x" not in data and b"X" not in data:
+        return False
+    text = np.frombuffer(data, dtype=np.uint8)
+    at = np.flatnonzero((text[1:] | 0x20) == ord("x"))  # an x or an X after byte 0
+    return bool((text[at] == ord("0")).any())
+
+
 def _parsed(table: pa.Table, name: str, parse: Callable[[str], Any]
             ) -> tuple[IntArray, list[Any]]:
     """Each row's index into the parsed distinct cells of ``name`` (stripped; a blank
@@ -183,9 +221,14 @@ def _agreeing(group: IntArray, ids: IntArray, given: npt.NDArray[np.bool_],
         # every row gives one and the groups are runs (numbered in order): compare
         # neighbours
         same = group[1:] == group[:-1]
-        if bool((ids[1:][same] != ids[:-1][same]).any()):
+        differ = ids[1:] != ids[:-1]
+        differ &= same
+        if bool(differ.any()):
             raise _Bail
-        return np.flatnonzero(np.concatenate(([True], ~same)))
+        new = np.empty(group.size, dtype=bool)
+        new[0] = True
+        np.logical_not(same, out=new[1:])
+        return np.flatnonzero(new)
     at = np.flatnonzero(given)
     g = group[at]
     first = np.full(n_groups, -1, dtype=np.int64)
@@ -223,6 +266,48 @@ def _by_contest_and_key(row_rank: IntArray, key: npt.NDArray[np.float64]) -> Int
             return np.argsort(whole, kind="stable")
     by_key = np.argsort(key, kind="stable")
     return by_key[np.argsort(row_rank[by_key], kind="stable")]
+
+
+def _repeated_handle(codes: IntArray, starts: IntArray, sizes: IntArray,
+                     n_handles: int) -> bool:
+    """Whether a contest (rows ``starts[k]:starts[k] + sizes[k]`` of ``codes``) lists a
+    handle twice: a contest of two rows compares its two, larger ones are sorted by
+    (contest, handle) and neighbours compared."""
+    pairs = starts[sizes == 2]
+    if bool((codes[pairs] == codes[pairs + 1]).any()):
+        return True
+    big = sizes > 2
+    if not bool(big.any()):
+        return False
+    in_big = np.repeat(big, sizes)
+    contest = np.repeat(np.arange(int(big.sum()), dtype=np.int64), sizes[big])
+    pair = np.sort(contest * np.int64(n_handles) + codes[in_big], kind="stable")
+    return bool((pair[1:] == pair[:-1]).any())
+
+
+def _tie_ranges(key: npt.NDArray[np.float64], contest: IntArray, starts: IntArray
+                ) -> tuple[IntArray, IntArray]:
+    """Each row's tie range (``lo``, ``hi``: the first and last row of its tie, 0-based
+    within its contest) of rows ordered by contest (``contest``, each starting at
+    ``starts``), then by ``key``: a tie starts at a contest's first row or where the key
+    changes.  Each row reads its tie's first and last row (gathers, not repeats)."""
+    m = key.size
+    new = np.empty(m, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    new[starts] = True
+    tie = np.cumsum(new)
+    tie -= 1
+    tie_first = np.flatnonzero(new)
+    tie_last = np.empty_like(tie_first)
+    tie_last[:-1] = tie_first[1:]
+    tie_last[-1:] = m
+    tie_last -= 1
+    offset = starts[contest]
+    lo = tie_first[tie]
+    lo -= offset
+    hi = tie_last[tie]
+    hi -= offset
+    return lo, hi
 
 
 def _header(data: bytes, ncols: int, header_line: int) -> list[str] | None:
@@ -277,8 +362,7 @@ def fast_contests(data: bytes, cols: dict[str, int], ncols: int, header_line: in
     # which Arrow reads and ``float`` refuses); else, or when that fails, as text
     text_roles = [c for r, c in role.items() if r not in ("time", kind)]
     numeric = {role["time"], role[kind]}.difference(text_roles)
-    tries = [numeric, set()] if numeric and b"0x" not in data and b"0X" not in data \
-        else [set()]
+    tries = [numeric, set()] if numeric and not _hex_prefix(data) else [set()]
     for as_int in tries:
         try:
             table = pacsv.read_csv(
@@ -366,38 +450,37 @@ def _contests(table: pa.Table, role: dict[str, str], kind: str, intern: HandleTa
     ordered = np.argsort(t_group, kind="stable")
     if limit is not None:
         ordered = ordered[:limit]
-    rank = np.full(n_groups, -1, dtype=np.int64)
-    rank[ordered] = np.arange(ordered.size)
-    row_rank = rank[group]
-    rows = _by_contest_and_key(row_rank, key)
-    rows = rows[row_rank[rows] >= 0]  # contests past the limit dropped
-    r_rank, r_key, r_codes = row_rank[rows], key[rows], codes[rows]
-    m = rows.size
-    sizes = np.bincount(r_rank, minlength=ordered.size)
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    # distinct handles within each contest
-    pair = np.sort(r_rank * np.int64(len(pool)) + r_codes, kind="stable")  # nearly sorted
-    if m and bool((pair[1:] == pair[:-1]).any()):
-        raise _Bail
-    # tie ranges: a group starts at a contest's first row or where the key changes
-    new = np.ones(m, dtype=bool)
-    new[1:] = (r_rank[1:] != r_rank[:-1]) | (r_key[1:] != r_key[:-1])
-    tie_start = np.flatnonzero(new)
-    tie_size = np.diff(np.append(tie_start, m))
-    offset = np.repeat(starts, sizes)
-    lo = np.repeat(tie_start, tie_size) - offset
-    hi = np.repeat(tie_start + tie_size - 1, tie_size) - offset
-    for a in (lo, hi, r_codes):
-        a.flags.writeable = False
+    in_order = ordered.size == n_groups and bool((ordered[1:] > ordered[:-1]).all())
+    if in_order:  # the contests' order is the file's (``ordered`` is 0, 1, ...)
+        row_rank = group
+        t_o, w_o = t_group, weight
+    else:
+        rank = np.full(n_groups, -1, dtype=np.int64)
+        rank[ordered] = np.arange(ordered.size)
+        row_rank = rank[group]
+        t_o, w_o = t_group[ordered], weight[ordered]
     # ---- the contests' times and weights, checked at once
-    t_o, w_o = t_group[ordered], weight[ordered]
     if times is not None and not times.accepts(t_o, w_o):
         raise _Bail
-    in_order = ordered.size == n_groups and bool((ordered[1:] > ordered[:-1]).all())
+    rows = _by_contest_and_key(row_rank, key)
+    if ordered.size < n_groups:
+        rows = rows[row_rank[rows] >= 0]  # contests past the limit dropped
+    r_rank, r_key, r_codes = row_rank[rows], key[rows], codes[rows]
+    sizes = np.bincount(r_rank, minlength=ordered.size)
+    starts = np.cumsum(sizes)
+    starts -= sizes
+    if _repeated_handle(r_codes, starts, sizes, len(pool)):
+        raise _Bail
+    lo, hi = _tie_ranges(r_key, r_rank, starts)
+    for a in (lo, hi, r_codes):
+        a.flags.writeable = False
 
-    def by_order(values: list[Any]) -> list[Any]:
-        return values if in_order else list(map(values.__getitem__, ordered.tolist()))
+    def by_order(values: Sequence[Any]) -> Sequence[Any]:
+        if in_order:
+            return values
+        if isinstance(values, _DecimalNames):
+            return _DecimalNames(values.numbers[ordered])
+        return list(map(values.__getitem__, ordered.tolist()))
 
     return ContestBatch(
         pool, r_codes, lo, hi, starts, sizes, by_order(contest_names), t_o,

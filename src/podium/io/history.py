@@ -202,18 +202,22 @@ def _iter_indexed(
 
 
 def _load_indexed(path: PathArg, limit: int | None, opts: _Options
-                  ) -> tuple[list[int], list[Contest | EmptyContest]]:
-    """The file indices and the contests of :func:`_iter_indexed`, as two lists (a CSV
-    file's contests are numbered from 0 without a pair per contest)."""
+                  ) -> tuple[list[int], list[Contest], list[Contest | EmptyContest] | None]:
+    """The file indices and the contests of :func:`_iter_indexed`, as two lists: the
+    contests in the second when none is an :class:`EmptyContest`, else in the third (a
+    CSV file's contests, never empty, are numbered from 0 without a pair per contest)."""
     p = Path(path)
     if _kind(p) == "csv" and limit != 0:
         check_limit(limit)
         intern = _handle_table("csv", opts)
-        found: list[Contest | EmptyContest] = list(csv_contests(
-            p, limit, intern, opts.times, opts.require_times, opts.note))
-        return list(range(len(found))), found
+        found = csv_contests(p, limit, intern, opts.times, opts.require_times, opts.note)
+        return list(range(len(found))), found, None
     pairs = list(_iter_indexed(path, limit, opts))
-    return [idx for idx, _ in pairs], [c for _, c in pairs]
+    loaded = [c for _, c in pairs]
+    indices = [idx for idx, _ in pairs]
+    if EmptyContest in set(map(type, loaded)):
+        return indices, [], loaded
+    return indices, cast(list[Contest], loaded), None
 
 
 def iter_contests(
@@ -353,7 +357,6 @@ def load_contests(
         As :func:`iter_contests`.
     """
     indices: list[int] = []
-    contests: list[Contest] = []
     warnings: list[str] = []
     changes: list[str] = []
     skipped = 0
@@ -367,12 +370,11 @@ def load_contests(
     opts = _Options(raw_handles, allow_future, require_times, warn, changes.append,
                     any_weight, keep_refused_handles)
     with _gc_paused():
-        file_indices, loaded = _load_indexed(path, limit, opts)
+        file_indices, contests, loaded = _load_indexed(path, limit, opts)
     if skipped > _MAX_WARNINGS_PER_KIND:
         warnings.append(f"... {skipped} entries of {path} skipped in all")
-    if EmptyContest not in set(map(type, loaded)):  # nothing skipped: one pass
-        contests = cast(list[Contest], loaded)
-        indices = file_indices.copy()
+    if loaded is None:  # nothing skipped
+        indices = file_indices
     else:
         for idx, contest in zip(file_indices, loaded, strict=True):
             if isinstance(contest, EmptyContest):
