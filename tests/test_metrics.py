@@ -630,3 +630,21 @@ def test_speed_codeforces_sized_round() -> None:
     t2 = time.perf_counter()
     assert t1 - t0 < 0.1
     assert t2 - t1 < 0.5
+
+
+def test_a_cold_metrics_cache_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first ``podium eval`` whose metric kernels are neither cached nor prebuilt says
+    that it compiles them (they are prebuilt only on request), and a warm one is silent."""
+    import io
+
+    import podium.core.kernel_cache as kc
+    from podium.evaluation.metrics import announce_compile
+
+    out = io.StringIO()
+    monkeypatch.setattr(kc, "is_cached", lambda d, prebuilt=True: False)
+    assert announce_compile(out)
+    assert out.getvalue().startswith("compiling kernels for the evaluation's metrics, once: ~")
+    monkeypatch.setattr(kc, "is_cached", lambda d, prebuilt=True: True)
+    out = io.StringIO()
+    assert not announce_compile(out)
+    assert out.getvalue() == ""

@@ -36,6 +36,9 @@ METHOD_SERIAL = 3
 #: Rounds of at most this many players are scored by :func:`small_rounds`: for them
 #: ``METHOD_AUTO`` always sums term by term (``2 n^2 <= 98 n``, one panel's cost).
 SMALL_ROUND = 48
+#: Rough seconds to compile this module's kernels on a first ``podium eval`` (13 on a
+#: 2-core EPYC at load 2.4), quoted by the command's notice (:func:`announce_compile`).
+COMPILE_SECONDS = 13.0
 
 
 # --------------------------------------------------------------------------------------

@@ -149,11 +149,13 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> int:
     from podium.cli_common import Progress
+    from podium.evaluation.metrics import announce_compile as announce_metrics
     from podium.evaluation.runner import evaluate
     from podium.history.engines import is_history_system
     from podium.outcomes import announce_compile
 
     contests = _history(args)
+    announce_metrics()  # the metrics' kernels
     announce_compile()  # the calibration scores' kernels
     keep = bool(args.plot)
     results = []

@@ -45,7 +45,8 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +61,7 @@ __all__ = [
     "ROUND_KEYS",
     "SUMMARY_KEYS",
     "MetricAccumulator",
+    "announce_compile",
     "is_outcome_free",
     "kendall_tau",
     "pair_inversion",
@@ -92,6 +94,17 @@ _TABLE2 = ("pair_inv", "rank_dev", "pair_inv_all", "rank_dev_all", "pair_inv_top
            "rank_dev_top")
 _CORR = ("kendall_tau", "spearman_rho")
 _LN10 = math.log(10.0)
+
+
+def announce_compile(stream: TextIO | None = None) -> bool:
+    """Print ``compiling kernels for the evaluation's metrics, once: ~N s`` when none of
+    the metric kernels is in Numba's cache or the prebuilt kernels yet (an install
+    prebuilds them only with ``PODIUM_PREBUILD_EVAL=1``, :mod:`podium.prebuild`);
+    whether it was printed."""
+    from podium._jit import announce_module_compile
+
+    return announce_module_compile("the evaluation's metrics", _k, _k.COMPILE_SECONDS,
+                                   sys.stderr if stream is None else stream)
 
 
 # --------------------------------------------------------------------------------------
