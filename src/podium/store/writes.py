@@ -567,7 +567,7 @@ class Writes:
         self.audit.record_many(conn, "ingest", [
             (it.cid, it.chash, {"index": r.index, "players": r.players})
             for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
-        self.smoothing.update(conn)  # issue 29: the smoothed companion
+        self.smoothing.update(conn, meta=m)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(all_new)
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
@@ -667,7 +667,7 @@ class Writes:
                            detail={"index": pos, "players": len(item.contest),
                                    "rerated": len(later)})
         self.raters.maybe_snapshot(conn, rater, head.count + 1, epoch)
-        self.smoothing.update(conn)  # issue 29: the smoothed companion
+        self.smoothing.update(conn, meta=m)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(new_handles)
         self.raters.stage(CachedRater(rater, head.count + 1, m.store_id, epoch))
