@@ -69,7 +69,7 @@ from podium.store.common import (
     default_contest_id,
     fmt_time,
 )
-from podium.store.engine import db_errors, write_txn
+from podium.store.engine import db_errors, kept_write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
 from podium.store.priors import PriorSource
@@ -273,7 +273,7 @@ class Writes:
             self.raters.begin()
             self.handles.begin()
             try:
-                with db_errors(ctx.url, what), write_txn(ctx.engine, ctx.lock_key) as conn:
+                with db_errors(ctx.url, what), kept_write_txn(ctx.engine, ctx.lock_key) as conn:
                     out = body(conn)
             except BaseException:
                 self.raters.discard()
