@@ -303,6 +303,19 @@ def normalize_contest(contest: Contest) -> Contest:
         Naming the contest and the player (or team) when a handle breaks the rules,
         or when two handles of the contest become one after normalisation.
     """
+    handles0 = contest.handles
+    if contest.teams is None:
+        # normalize_handle's fast path for every handle at once (a property of each
+        # character holds for all of them when it holds for their concatenation):
+        # printable ASCII, nothing to trim -- the contest is returned as it is
+        try:
+            joined = "".join(handles0)
+        except TypeError:  # not all strings: the per-handle checks below name the culprit
+            joined = "\n"
+        if (joined.isascii() and joined.isprintable()
+                and all(0 < len(h) <= MAX_HANDLE_LENGTH and h[0] != " " and h[-1] != " "
+                        for h in handles0)):
+            return contest
     from podium.core.contest import Contest
     from podium.errors import ContestError
 

@@ -60,6 +60,9 @@ __all__ = ["AUDIT_ACTIONS", "AuditEntry", "AuditLog", "AuditPage"]
 AUDIT_ACTIONS = ("ingest", "recompute", "delete", "replace", "token-create",
                  "token-revoke", "ladder-create", "ladder-set", "season")
 _COLS = ("time", "actor", "action", "contest_id", "content_hash", "revision", "detail")
+# a row's detail as JSON (json.dumps(detail, sort_keys=True, allow_nan=False); one encoder,
+# not one per row)
+_DETAIL = json.JSONEncoder(sort_keys=True, allow_nan=False)
 
 #: Most rows one :meth:`AuditLog.read` call returns.
 MAX_AUDIT_LIMIT = 1000
@@ -156,7 +159,7 @@ class AuditLog:
         now = time.time()
         insert_rows(conn, self.table, _COLS, [
             (now, actor, action, cid, chash, revision,
-             None if detail is None else json.dumps(detail, sort_keys=True, allow_nan=False))
+             None if detail is None else _DETAIL.encode(detail))
             for cid, chash, detail in entries
         ])
 

@@ -37,7 +37,8 @@ from podium.systems import RatingSystem, get_system
 __all__ = ["StoreContext", "StoreOptions", "StoreHooks", "STORE_OPTIONS", "Meta", "meta_map",
            "check_hooks", "chunks", "default_contest_id", "content_hash", "json_params",
            "prefix_upper_bound", "fmt_time", "resolve_system", "same_params",
-           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX", "SNAPSHOT_CONTESTS"]
+           "POLICY_EXACT", "POLICY_INSENSITIVE", "CI_HANDLE_INDEX", "SNAPSHOT_CONTESTS",
+           "SMOOTHING_KEY"]
 
 #: A test hook: called with the name of each stage a write transaction reaches
 #: (``"locked"``, ``"rated"``, ``"standings"``, ``"events"``, ``"players"``,
@@ -65,6 +66,10 @@ POLICY_INSENSITIVE = "case-insensitive"
 _ci_players = Table("players", MetaData(), Column("handle_key", S.handle_type()))
 CI_HANDLE_INDEX = Index("ux_players_handle_key_ci", _ci_players.c.handle_key, unique=True)
 
+#: The ``meta`` row of a ladder's smoothed companion (its system and parameters, JSON;
+#: :mod:`podium.store.smoothing`): a ladder has a companion when it holds this row.
+SMOOTHING_KEY = "smoothing"
+
 #: The contests between two snapshots, at least, under the default policy
 #: (:meth:`StoreOptions.snapshot_due`).
 SNAPSHOT_CONTESTS = 100
@@ -84,10 +89,15 @@ def default_contest_id(contest: Contest) -> str:
     return cid
 
 
+# the canonical JSON of a contest's content (what json.dumps with these options writes;
+# one encoder, not one per call: every write hashes its contests)
+_CANONICAL = json.JSONEncoder(sort_keys=True, allow_nan=True, separators=(",", ":"),
+                              ensure_ascii=False)
+
+
 def content_hash(contest: Contest) -> str:
     """SHA-256 of the contest's canonical JSON (name, url, time, weight, ceiling, standings)."""
-    doc = json.dumps(contest.to_json_dict(), sort_keys=True, allow_nan=True,
-                     separators=(",", ":"), ensure_ascii=False)
+    doc = _CANONICAL.encode(contest.to_json_dict())
     return hashlib.sha256(doc.encode("utf-8")).hexdigest()
 
 
@@ -178,6 +188,9 @@ class Meta:
     epoch: int
     revision: int
     settings: str = "{}"
+    #: Whether the ladder has a smoothed companion (its :data:`SMOOTHING_KEY` row): a
+    #: write of a ladder without one skips the companion's own read of ``meta``.
+    smoothed: bool = False
 
 
 @dataclass
@@ -356,7 +369,7 @@ class StoreContext:
         try:
             version = int(stored.get("schema_version", "0"))
             m = Meta(stored["store_id"], int(stored["epoch"]), int(stored["revision"]),
-                     stored.get("settings", "{}"))
+                     stored.get("settings", "{}"), SMOOTHING_KEY in stored)
         except (KeyError, ValueError) as exc:
             raise StoreError(f"{self.where}: damaged store metadata ({exc})") from None
         policy = stored.get("handle_policy", POLICY_EXACT)

@@ -331,7 +331,7 @@ class Corrections:
                            content_hash=target.content_hash if item is None else item.chash,
                            detail=detail)
         raters.maybe_snapshot(conn, rater, new_head, epoch)
-        self.writes.smoothing.update(conn)  # issue 29: the smoothed companion
+        self.writes.smoothing.update(conn, meta=m)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         handles.stage(new_handles)
         raters.stage(CachedRater(rater, new_head, m.store_id, epoch))

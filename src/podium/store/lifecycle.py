@@ -47,6 +47,7 @@ from podium.store.engine import (
     check_synchronous,
     db_errors,
     display_url,
+    dispose_engine,
     make_engine,
     read_txn,
     sqlite_path,
@@ -245,7 +246,7 @@ def open_or_create_context(url: str, system: str | None = None,
                 if not same_params(resolved, ctx.params):
                     raise StoreError(_params_mismatch(url, ctx.params, resolved))
         except BaseException:
-            ctx.engine.dispose()
+            dispose_engine(ctx.engine)
             raise
         return ctx
     return create_context(url, system or "mmr", params, **options)

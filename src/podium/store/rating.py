@@ -205,21 +205,29 @@ def _one_contest_run(rater: Rater, contest: Contest) -> RatedRun:
     """:func:`_contest_run` of one contest, the live case (a match posted as it ends):
     rated with ``rater.add`` (the compiled path of one small round, the same numbers bit
     for bit), and each player's previous rating is the one before the contest (a
-    contest names a player once), without the bookkeeping of a run."""
+    contest names a player once), without the bookkeeping of a run.
+
+    A live match has a handful of players, so each step on NumPy arrays costs its call,
+    not its work: the players' rows are looked up in plain Python, the event log's one
+    chunk is taken as it is (:meth:`RunEventLog.round_events
+    <podium.store.snapshot.RunEventLog.round_events>`), and the priors are taken whole
+    when every player had a rating (the usual case); the display ratings are the
+    system's own, on arrays, as in a run.
+    """
     t = rater.players
     system = rater.system
     n = len(contest)
-    known = np.fromiter(map(t.index.get, contest.handles, repeat(-1, n)), dtype=np.int64,
-                        count=n)
-    has_state = known >= 0
-    idx = known[has_state]
+    known = list(map(t.index.get, contest.handles, repeat(-1, n)))
+    newcomers = known.count(-1)
+    rows = [k for k in known if k >= 0] if newcomers else known
+    idx = np.array(rows, dtype=np.int64)
     pre_mu, pre_sigma = t.mu[idx], t.sigma[idx]  # fancy indexing: copies
-    seeded = t.contests[idx] == 0
+    # a player entered with a prior from elsewhere (seed_players) has state but no round
+    seeded = [k for k, c in zip(rows, t.contests[idx].tolist(), strict=True) if c == 0]
     sink = _sink(rater)
     with sink.run():
         rep = rater.add(contest)
-        ev = sink.arrays()
-        team_names = np.array([*sink.team_names, None], dtype=object)
+        player, mu, sigma, perf, place, team = sink.round_events()
     reports = RoundReports()
     reports.append(rep)
     if rep.skipped:
@@ -227,28 +235,30 @@ def _one_contest_run(rater: Rater, contest: Contest) -> RatedRun:
         return RatedRun(reports, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64),
                         empty, empty, empty, empty, np.zeros(0, dtype=np.int64), empty, empty,
                         np.zeros(0, dtype=bool), np.zeros(0, dtype=object))
-    if len(ev["player"]) != n:
+    if len(player) != n:
         raise StoreError("internal error: the Rater's events do not match the contest rated "
-                         f"({len(ev['player'])} events for {n} players)")
-    mu, sigma = ev["mu"], ev["sigma"]
-    prior_mu = np.empty(n)
-    prior_sigma = np.empty(n)
-    prior_mu[has_state], prior_sigma[has_state] = pre_mu, pre_sigma
-    if not has_state.all():
+                         f"({len(player)} events for {n} players)")
+    if newcomers:
+        has_state = np.array([k >= 0 for k in known], dtype=bool)
+        prior_mu = np.empty(n)
+        prior_sigma = np.empty(n)
+        prior_mu[has_state], prior_sigma[has_state] = pre_mu, pre_sigma
         mu0, sig0 = system.newcomer(contest)
         prior_mu[~has_state], prior_sigma[~has_state] = mu0, sig0
-    debut = ~has_state
-    if seeded.any():  # a debut from a prior taken elsewhere is a newcomer to the ladder
-        debut[np.flatnonzero(has_state)[seeded]] = True
+        debut = ~has_state
+    else:
+        prior_mu, prior_sigma = pre_mu, pre_sigma
+        debut = np.zeros(n, dtype=bool)
+    if seeded:  # a debut from a prior taken elsewhere is a newcomer to the ladder
+        debut[[k for k, i in enumerate(known) if i in seeded]] = True
         reports.new_players[:] = [int(debut.sum())]
     display = np.asarray(system.display_rating(mu, sigma), dtype=np.float64)
     prev_display = np.asarray(system.display_rating(prior_mu, prior_sigma), dtype=np.float64)
     return RatedRun(
         reports=reports, offsets=np.array([0, n], dtype=np.int64),
-        player=ev["player"].astype(np.int64), mu=mu, sigma=sigma, display=display,
-        perf=ev["perf"], place=ev["place"].astype(np.int64), prev_display=prev_display,
-        change=display - prev_display, debut=debut,
-        team=team_names[np.where(ev["team"] < 0, len(team_names) - 1, ev["team"])],
+        player=player.astype(np.int64), mu=mu, sigma=sigma, display=display, perf=perf,
+        place=place.astype(np.int64), prev_display=prev_display,
+        change=display - prev_display, debut=debut, team=team,
     )
 
 

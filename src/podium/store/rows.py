@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import repeat
 from typing import Any, cast
 
 import numpy as np
@@ -214,6 +215,15 @@ def insert_events(conn: Connection, t: S.LadderTables, run: RatedRun, which: Seq
     """The events of contests ``which`` (positions in the run); ``pks[k]`` are the keys of
     the players of item ``k``'s events, in order.  The columns are built for all of
     them at once."""
+    if len(which) == 1 and len(run.offsets) == 2:  # a run of one contest: a live match
+        n = int(run.offsets[1])
+        if n:
+            insert_rows(conn, t.events, EVENT_COLS, list(zip(
+                repeat(cpks[which[0]], n), pks[which[0]], run.mu.tolist(),
+                run.sigma.tolist(), run.display.tolist(), run.perf.tolist(),
+                run.place.tolist(), run.prev_display.tolist(), run.change.tolist(),
+                run.debut.tolist(), run.team.tolist(), strict=True)))
+        return
     spans = [(k, int(run.offsets[k]), int(run.offsets[k + 1])) for k in which]
     spans = [x for x in spans if x[1] < x[2]]
     if not spans:

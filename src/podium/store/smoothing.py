@@ -78,7 +78,7 @@ from podium.beliefs import SeasonStart
 from podium.core.contest import Contest
 from podium.errors import CheckpointError, ConfigError, ContestError
 from podium.store.bulk import fetch, insert_rows
-from podium.store.common import StoreContext, chunks, json_params
+from podium.store.common import SMOOTHING_KEY, Meta, StoreContext, chunks, json_params
 from podium.store.migrations import set_meta
 from podium.store.models import StoreError
 from podium.store.rows import stored_contests
@@ -93,7 +93,7 @@ __all__ = ["SmoothCompanion", "SmoothTables", "smooth_tables", "read_smoothing",
 log = logging.getLogger("podium.store")
 
 #: The ``meta`` row holding the companion's system and parameters (JSON).
-KEY_CONFIG = "smoothing"
+KEY_CONFIG = SMOOTHING_KEY
 #: The ``meta`` row holding the state's id, coverage, offset and last update (JSON).
 KEY_STATE = "smoothing_state"
 #: The smallest change of a past rating recorded (display scale): a change shown as
@@ -263,10 +263,15 @@ class SmoothCompanion:
         return self.update(conn, reason="enable")
 
     # ------------------------------------------------------------------ the update
-    def update(self, conn: Connection, *, reason: str = "write") -> dict[str, Any] | None:
+    def update(self, conn: Connection, *, reason: str = "write",
+               meta: Meta | None = None) -> dict[str, Any] | None:
         """Bring the companion up to the ladder's stored contests, inside the caller's
         write transaction (see the module notes); nothing when the ladder has none.
         Returns the new state (``None`` when the ladder has no companion).
+
+        ``meta``, the ladder's metadata as the transaction read it first
+        (:meth:`~podium.store.common.StoreContext.read_meta`), saves a ladder without a
+        companion the read of its configuration (every write of a live match).
 
         Raises
         ------
@@ -274,6 +279,8 @@ class SmoothCompanion:
             When the whole-history system refuses a contest (naming it and how to turn
             the companion off), so that the write is rolled back.
         """
+        if meta is not None and not meta.smoothed:
+            return None
         t = self.ctx.tables
         cfg, state, got = read_smoothing(conn, t)
         if cfg is None:

@@ -76,6 +76,32 @@ class RunEventLog(EventLog):
         if self.recording:
             super().append_rounds(contest, players, mu, sigma, perf, place, teams)
 
+    def round_events(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                    np.ndarray, np.ndarray]:
+        """The events collected so far in the run, as ``(player, mu, sigma, perf, place,
+        team)`` (``team``: an object array of team names, ``None`` for an individual
+        round's players).
+
+        A run of one round (a live match) logs one chunk, whose arrays the log copied
+        when it took them: they are returned as they are, without the concatenation of
+        :meth:`~podium.core.state.EventLog.arrays` (the run's end drops the chunk, never
+        the arrays).
+        """
+        chunks = self._chunks
+        if len(chunks) == 1 and not self._tail_n:
+            _, player, mu, sigma, perf, place, team_ids = chunks[0]
+        else:
+            ev = self.arrays()
+            player, mu, sigma, perf, place = (ev["player"], ev["mu"], ev["sigma"],
+                                              ev["perf"], ev["place"])
+            team_ids = ev["team"]
+        if team_ids is None or not self.team_names:
+            team = np.empty(len(player), dtype=object)  # None throughout
+        else:
+            names = np.array([*self.team_names, None], dtype=object)
+            team = names[np.where(team_ids < 0, len(names) - 1, team_ids)]
+        return player, mu, sigma, perf, place, team
+
     @contextmanager
     def run(self) -> Iterator[RunEventLog]:
         """Collect the events appended inside the block (none from before it)."""

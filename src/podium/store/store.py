@@ -112,7 +112,7 @@ from podium.store.common import (
     resolve_system,
 )
 from podium.store.corrections import Corrections
-from podium.store.engine import db_errors, display_url, read_txn
+from podium.store.engine import db_errors, display_url, dispose_engine, read_txn
 from podium.store.explain import Explainer
 from podium.store.export import EXPORT_CHUNK_ROWS, Exporter
 from podium.store.ladders import LadderSettings, describe_ladders, find_ladder, read_settings
@@ -288,7 +288,7 @@ class Store:
             made = create_ladder_context(ctx, ladder, system, params, exist_ok=True)
             return cls(made)
         except BaseException:
-            ctx.engine.dispose()
+            dispose_engine(ctx.engine)
             raise
 
     @classmethod
@@ -354,7 +354,7 @@ class Store:
             others, self._ladders = list(self._ladders.values()), {}
         for other in others:
             other.services.release()
-        self.services.context.engine.dispose()
+        dispose_engine(self.services.context.engine)
 
     def __enter__(self) -> Self:
         return self

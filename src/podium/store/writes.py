@@ -69,7 +69,7 @@ from podium.store.common import (
     default_contest_id,
     fmt_time,
 )
-from podium.store.engine import db_errors, write_txn
+from podium.store.engine import db_errors, kept_write_txn
 from podium.store.migrations import set_meta
 from podium.store.models import IngestResult, StoreError
 from podium.store.priors import PriorSource
@@ -273,7 +273,7 @@ class Writes:
             self.raters.begin()
             self.handles.begin()
             try:
-                with db_errors(ctx.url, what), write_txn(ctx.engine, ctx.lock_key) as conn:
+                with db_errors(ctx.url, what), kept_write_txn(ctx.engine, ctx.lock_key) as conn:
                     out = body(conn)
             except BaseException:
                 self.raters.discard()
@@ -567,7 +567,7 @@ class Writes:
         self.audit.record_many(conn, "ingest", [
             (it.cid, it.chash, {"index": r.index, "players": r.players})
             for it, r in zip(items, out, strict=True)], revision=m.revision + 1)
-        self.smoothing.update(conn)  # issue 29: the smoothed companion
+        self.smoothing.update(conn, meta=m)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(all_new)
         self.raters.stage(CachedRater(rater, head.count + len(items), m.store_id, m.epoch))
@@ -667,7 +667,7 @@ class Writes:
                            detail={"index": pos, "players": len(item.contest),
                                    "rerated": len(later)})
         self.raters.maybe_snapshot(conn, rater, head.count + 1, epoch)
-        self.smoothing.update(conn)  # issue 29: the smoothed companion
+        self.smoothing.update(conn, meta=m)  # issue 29: the smoothed companion
         self.ctx.hook("commit")
         self.handles.stage(new_handles)
         self.raters.stage(CachedRater(rater, head.count + 1, m.store_id, epoch))

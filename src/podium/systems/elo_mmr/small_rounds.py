@@ -137,8 +137,6 @@ def add_small_round(
     result are those of :meth:`EloMMR.rate_small_round
     <podium.systems.elo_mmr.EloMMR.rate_small_round>`, which checks that the round is
     for this path."""
-    from podium.core.numerics import status_warnings
-
     RK = _rounds_kernels()
     fparams, iparams, noob_delay = params
     s_n = state.n
@@ -174,6 +172,8 @@ def add_small_round(
         state.maybe_compact()
     if not flagged:
         return ()
+    from podium.core.numerics import status_warnings  # (a flagged round only)
+
     n = players.size
     return (*status_warnings(status[0, :n], contest.label, "performance"),
             *status_warnings(status[1, :n], contest.label, "rating"))
