@@ -1,0 +1,122 @@
+"""What the kernel prebuild costs a user's install, and what it saves their first run.
+
+    python benchmarks/bench_install.py [--repeat 1] [--write-docs]
+
+Issue 30 asks two things of the README's first command (``python -m pip install -e .
+&& podium example example-data && podium rate example-data --system mmr --out out``):
+that ``pip install -e .`` take at most 1.5x what it took without compiling kernels at
+install, and that the first ``podium rate`` take at most 1.5x its warm run.  Both are
+measured here in one run: the current commit is cloned twice into fresh directories,
+each gets a fresh virtual environment, and ``pip install -e .`` runs once with
+``PODIUM_PREBUILD=none`` (the install as it was before the prebuild: kernels compile on
+first use) and once with the default (``mmr``, the README's job, compiled while the
+package is built).  Then, in each, ``podium example example-data`` and the README's
+``podium rate`` twice: the first run and a warm one.  The pip cache is whatever this
+machine holds (a warm cache makes the install's own work short, so the prebuild's
+share is the largest it can be); nothing is downloaded that the cache lacks unless pip
+needs it.
+
+Printed as a Markdown table, ratios to the install without a prebuild first;
+``--write-docs`` writes it into docs/benchmarks.md (block ``install``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _report import ROOT, load_average, write_section
+
+MODES = (("none", "without a prebuild (`PODIUM_PREBUILD=none`)"),
+         ("", "with the default prebuild (`mmr`)"))
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds (the children's user + system time) of ``cmd``, and its
+    stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_install: {' '.join(cmd)} failed in {cwd}:\n"
+                         f"{proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stderr
+
+
+def _one(mode: str, work: Path) -> dict[str, float | bool]:
+    tree = work / f"podium-{mode or 'default'}"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(tree)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(tree / ".venv")], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR", "PODIUM_PREBUILT_DIR")}
+    if mode:
+        env["PODIUM_PREBUILD"] = mode
+    else:
+        env.pop("PODIUM_PREBUILD", None)
+    py = str(tree / ".venv" / "bin" / "python")
+    podium = str(tree / ".venv" / "bin" / "podium")
+    # the install's CPU is not measured: the prebuild runs in a process of its own
+    # session, which pip does not wait for as a child
+    install, _, _ = _timed([py, "-m", "pip", "install", "-q", "-e", "."], tree, env)
+    _timed([podium, "example", "example-data"], tree, env)
+    rate = [podium, "rate", "example-data", "--system", "mmr", "--out"]
+    first, first_cpu, first_stderr = _timed([*rate, "out1"], tree, env)
+    warm, warm_cpu, _ = _timed([*rate, "out2"], tree, env)
+    return {"install": install, "first": first, "first_cpu": first_cpu, "warm": warm,
+            "warm_cpu": warm_cpu, "first_compiled": "compiling kernels" in first_stderr}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=1, help="pairs of installs (medians)")
+    ap.add_argument("--write-docs", action="store_true")
+    args = ap.parse_args()
+    load = load_average()
+    runs: dict[str, list[dict[str, float | bool]]] = {m: [] for m, _ in MODES}
+    with tempfile.TemporaryDirectory(prefix="podium-install-") as tmp:
+        for k in range(args.repeat):
+            for mode, _ in MODES:
+                work = Path(tmp) / str(k)
+                work.mkdir(exist_ok=True)
+                runs[mode].append(_one(mode, work))
+                shutil.rmtree(work / f"podium-{mode or 'default'}", ignore_errors=True)
+
+    def med(mode: str, key: str) -> float:
+        values = sorted(float(r[key]) for r in runs[mode])
+        return values[len(values) // 2]
+
+    base = med("none", "install")
+    base_total = base + med("none", "first")
+    rows = []
+    for mode, label in MODES:
+        inst, first, warm = med(mode, "install"), med(mode, "first"), med(mode, "warm")
+        compiled = sum(bool(r["first_compiled"]) for r in runs[mode])
+        rows.append(f"| {label} | {inst / base:.2f}x | {first / warm:.2f}x "
+                    f"({med(mode, 'first_cpu') / med(mode, 'warm_cpu'):.2f}x) | "
+                    f"{(inst + first) / base_total:.2f}x | {inst:.1f} | {first:.2f} | "
+                    f"{warm:.2f} | {compiled} of {len(runs[mode])} |")
+    body = (
+        f"{args.repeat} install(s) of each kind, medians; fresh clone and virtual "
+        "environment each; the pip cache as this machine holds it.\n\n"
+        "| install | install ÷ without prebuild | first `podium rate` ÷ warm (CPU) | "
+        "install + first rate ÷ without prebuild | install s | first rate s | warm rate s "
+        "| first rates that compiled |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        + "\n".join(rows))
+    print(body)
+    if args.write_docs:
+        print(f"updated {write_section('docs/benchmarks.md', 'install', body, load_at_start=load)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
