@@ -311,6 +311,24 @@ def nu_terms(contest_teams: np.ndarray, team_rows: np.ndarray, team_place: np.nd
 
 
 @nb.njit(cache=True)
+def sweep_scratch(player_slots: np.ndarray, contest_teams: np.ndarray, n_t: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                             np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays of a sweep of Newton steps (:func:`whr_run`, :func:`whr_update`):
+    ``g, h`` (one entry per day of the player with the most days), ``work`` (8 rows of
+    them), ``q, s1, s2`` (one entry per team of the largest round) and the ``n_t`` teams'
+    snapshots ``snap_q, snap_s1, snap_s2``."""
+    max_days, max_teams = 1, 2
+    for p in range(player_slots.size - 1):
+        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
+    for c in range(contest_teams.size - 1):
+        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
+    return (np.zeros(max_days), np.zeros(max_days), np.zeros((8, max_days)),
+            np.zeros(max_teams), np.zeros(max_teams), np.zeros(max_teams),
+            np.zeros(n_t), np.zeros(n_t), np.zeros(n_t))
+
+
+@nb.njit(cache=True)
 def whr_run(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.ndarray,
             rows: np.ndarray, row_contest: np.ndarray, row_team: np.ndarray,
             contest_teams: np.ndarray, team_rows: np.ndarray, team_place: np.ndarray,
@@ -323,21 +341,8 @@ def whr_run(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.ndarr
     Returns ``(nu, sweeps, grad_norm, flag)``.
     """
     n_p = player_slots.size - 1
-    n_t = team_place.size
-    max_days, max_teams = 1, 2
-    for p in range(n_p):
-        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
-    for c in range(contest_teams.size - 1):
-        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
-    g = np.zeros(max_days)
-    h = np.zeros(max_days)
-    work = np.zeros((8, max_days))
-    q = np.zeros(max_teams)
-    s1 = np.zeros(max_teams)
-    s2 = np.zeros(max_teams)
-    snap_q = np.zeros(n_t)
-    snap_s1 = np.zeros(n_t)
-    snap_s2 = np.zeros(n_t)
+    g, h, work, q, s1, s2, snap_q, snap_s1, snap_s2 = sweep_scratch(
+        player_slots, contest_teams, team_place.size)
     flag = np.zeros(1, dtype=np.int64)
     sweeps = 0
     norm = math.inf
@@ -523,22 +528,9 @@ def whr_update(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.nd
     left marked, and how many players (with a day) took a step.
     """
     n_p = player_slots.size - 1
-    n_t = team_place.size
-    max_days, max_teams = 1, 2
-    for p in range(n_p):
-        max_days = max(max_days, player_slots[p + 1] - player_slots[p])
-    for c in range(contest_teams.size - 1):
-        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
-    g = np.zeros(max_days)
-    h = np.zeros(max_days)
-    work = np.zeros((8, max_days))
-    before = np.zeros(max_days)
-    q = np.zeros(max_teams)
-    s1 = np.zeros(max_teams)
-    s2 = np.zeros(max_teams)
-    snap_q = np.zeros(n_t)
-    snap_s1 = np.zeros(n_t)
-    snap_s2 = np.zeros(n_t)
+    g, h, work, q, s1, s2, snap_q, snap_s1, snap_s2 = sweep_scratch(
+        player_slots, contest_teams, team_place.size)
+    before = np.zeros(g.size)
     stamp = np.zeros(contest_teams.size - 1, dtype=np.int64)
     touched = np.zeros(n_p, dtype=np.bool_)
     nxt = np.zeros(n_p, dtype=np.bool_)
