@@ -10,9 +10,14 @@ t** (issue 29, item 5), with the metrics of :mod:`podium.evaluation.metrics`:
   then what the contest touches re-smoothed with at most ``update_sweeps`` sweeps (what
   an online service does; docs/history.md);
 * ``ttt`` and ``whr``: the history before *t* smoothed from scratch every
-  ``refit_every`` contests (1: before every scored contest); between two refits a
-  player's rating is its last smoothed one (a newcomer's is the prior), so
-  ``refit_every > 1`` leaves out the results since the last refit.
+  ``refit_every`` contests (1: before every scored contest).  Between two refits
+  either a player's rating is its last smoothed one (a newcomer's is the prior), so
+  ``refit_every > 1`` leaves out the results since the last refit; or, with
+  ``update_between``, every contest is added to the fit by the engine's bounded
+  incremental update (:func:`~podium.history.whr.whr_update`,
+  :func:`~podium.history.ttt.ttt_update`: at most ``update_sweeps`` sweeps over what
+  the contest touches), so each contest is predicted from all the earlier ones and the
+  refits only bound the drift of the bounded updates from the full solve.
 
 The first ``train_frac`` of the contests is not scored, as in
 :func:`~podium.evaluation.runner.evaluate`.
@@ -32,7 +37,7 @@ from podium.errors import ConfigError
 from podium.evaluation.metrics import MetricAccumulator
 from podium.evaluation.runner import EvalResult, train_size
 from podium.history import history_from_contests, smooth_forecast
-from podium.history.engines import SmoothSystem, get_history_system
+from podium.history.engines import HistoryFit, SmoothSystem, get_history_system
 
 __all__ = ["causal_ratings", "evaluate_causal"]
 
@@ -40,12 +45,37 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def causal_ratings(contests: Sequence[Contest], system: str, params: dict[str, Any],
-                   *, first: int = 0, refit_every: int = 1,
+                   *, first: int = 0, refit_every: int = 1, update_between: bool = False,
                    progress: Callable[[int, int], None] | None = None
                    ) -> list[FloatArray | None]:
     """Per contest from ``first`` on: its participants' ratings (in the contest's order)
     from smoothing the contests before it; ``None`` for a contest the system leaves out
     (one side only; ``mmr-smooth``: everybody tied).
+
+    Parameters
+    ----------
+    contests:
+        The history, in time order.
+    system, params:
+        The whole-history system and its parameters.
+    first:
+        The first contest whose ratings are wanted (the earlier ones are neither
+        smoothed nor predicted).
+    refit_every:
+        ``ttt``, ``whr``: smooth the contests before *t* from scratch every this many
+        contests (module docstring).
+    update_between:
+        ``ttt``, ``whr``: between two refits, add every contest to the fit with the
+        engine's bounded update (``update_sweeps``, ``update_tol``) instead of keeping
+        the last refit's ratings.  ``mmr-smooth`` always adds the contests one at a
+        time (:func:`~podium.history.mmr_smooth.smooth_forecast`).
+    progress:
+        Called as ``progress(done, total)`` after each contest (``ttt``, ``whr``).
+
+    Returns
+    -------
+    list of ndarray or None
+        One entry per contest of ``contests``.
 
     Raises
     ------
@@ -73,21 +103,25 @@ def causal_ratings(contests: Sequence[Contest], system: str, params: dict[str, A
             if k >= first and np.all(np.isfinite(seg)):
                 out[k] = seg
         return out
-    newcomer = sysobj.newcomer_mu()
-    current = np.full(h.n_players, newcomer)
+    current = np.full(h.n_players, sysobj.newcomer_mu())
     kept = lh.contest_index.tolist()
+    ones, free = np.ones(len(kept)), np.full(len(kept), np.inf)
     since = refit_every
+    fit: HistoryFit | None = None
     for c, k in enumerate(kept):
         if k < first:
             continue
-        if since >= refit_every and c > 0:
-            prefix = history_from_contests([contests[j] for j in kept[:c]])
-            fit = sysobj.fit(prefix.history, contest_weight=np.ones(c),
-                             perf_ceiling=np.full(c, np.inf))
-            current = np.full(h.n_players, newcomer)
-            # rows in contest order: each player's last row wins
-            current[prefix.history.player] = fit.mu
-            since = 0
+        refit = since >= refit_every
+        if c > 0 and (refit or update_between):
+            # the contests before c; the update goes on from the fit of those before c - 1
+            prefix = h.prefix(c)
+            fit = sysobj.fit(prefix, contest_weight=ones[:c], perf_ceiling=free[:c],
+                             previous=None if refit else fit)
+            # rows in contest order: each player's last row wins (the players not in
+            # the prefix have not played yet: they keep the newcomer's rating)
+            current[prefix.player] = fit.mu
+            if refit:
+                since = 0
         since += 1
         out[k] = current[h.player[rows[c]:rows[c + 1]]].copy()
         if progress is not None:
@@ -99,12 +133,14 @@ def evaluate_causal(contests: Sequence[Contest], system: str, *,
                     params: dict[str, Any] | None = None, train_frac: float = 0.1,
                     train_contests: int | None = None, min_history: int = 5,
                     top_k: int = 100, extended: bool = True, refit_every: int = 1,
+                    update_between: bool = False,
                     progress: Callable[[int, int], None] | None = None) -> EvalResult:
     """Score a whole-history system by the causal protocol (module docstring).
 
     Parameters are those of :func:`~podium.evaluation.runner.evaluate` (the ranking
     metrics only: the calibration scores need a filter's performance model), and
-    ``refit_every`` (``ttt``, ``whr``).  ``seconds`` is the time of the smoothing.
+    ``refit_every`` and ``update_between`` (``ttt``, ``whr``; :func:`causal_ratings`).
+    ``seconds`` is the time of the smoothing.
 
     Raises
     ------
@@ -118,7 +154,8 @@ def evaluate_causal(contests: Sequence[Contest], system: str, *,
         raise ConfigError(f"train_contests must be in [0, {n}], got {n_train}")
     t0 = time.perf_counter()
     ratings = causal_ratings(contests, system, params or {}, first=n_train,
-                             refit_every=refit_every, progress=progress)
+                             refit_every=refit_every, update_between=update_between,
+                             progress=progress)
     rate_s = time.perf_counter() - t0
     m0 = time.perf_counter()
     acc = MetricAccumulator(min_history=min_history, top_k=top_k, extended=extended)
@@ -137,7 +174,8 @@ def evaluate_causal(contests: Sequence[Contest], system: str, *,
     sysobj = get_history_system(system, **(params or {}))
     return EvalResult(
         system=system,
-        params={**sysobj.params(), "protocol": "causal", "refit_every": refit_every},
+        params={**sysobj.params(), "protocol": "causal", "refit_every": refit_every,
+                "update_between": update_between},
         metrics=acc.summary(), seconds=rate_s, metric_seconds=time.perf_counter() - m0,
         contests=n, train_contests=n_train, scored_contests=n - n_train,
         player_rounds=rows, per_round=acc.per_round())

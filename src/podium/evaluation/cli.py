@@ -144,6 +144,10 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refit-every", type=int_in(1), default=1, metavar="K",
                    help="--protocol causal, ttt and whr: smooth the earlier contests anew "
                    "every K contests (default 1: before each)")
+    p.add_argument("--update-between", action="store_true",
+                   help="--protocol causal, ttt and whr: between two refits, add each "
+                   "contest with the bounded incremental update (update_sweeps) instead "
+                   "of keeping the last refit's ratings")
     add_input_args(p)
 
 
@@ -176,7 +180,8 @@ def _run(args: argparse.Namespace, runs: list[tuple[str, dict[str, Any]]]) -> in
 
             res = evaluate_causal(contests, name, params=params, train_frac=args.train_frac,
                                   min_history=args.min_history,
-                                  refit_every=args.refit_every, progress=progress)
+                                  refit_every=args.refit_every,
+                                  update_between=args.update_between, progress=progress)
         else:  # a filter's ratings before a contest are causal already
             res = evaluate(
                 contests, name, params=params, train_frac=args.train_frac,
@@ -257,7 +262,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_tune(args: argparse.Namespace) -> int:
     from podium.cli_common import load_params
     from podium.evaluation.tuning import tune, write_params_file
+    from podium.history.engines import is_history_system
 
+    if is_history_system(args.system) and args.protocol != "causal":
+        raise UsageError(f"{args.system} is a whole-history system: its trials are scored "
+                         "by the causal protocol; use --protocol causal")
     _, fixed = load_params(None, args.set or [])
     contests = _history(args)
     storage = args.storage
@@ -276,6 +285,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         contests, args.system, trials=args.trials, train_frac=args.train_frac,
         objective=args.objective, storage=storage, study_name=args.study, seed=args.seed,
         fixed=fixed, timeout=args.timeout, min_history=args.min_history, callback=report,
+        refit_every=args.refit_every, update_between=args.update_between,
     )
     write_params_file(out, res.system, res.best_params, extra={"tuning": {
         "objective": res.objective, "train_value": res.best_value,

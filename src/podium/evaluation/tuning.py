@@ -5,9 +5,12 @@ each data set and scored the chosen ones on the rest ([EbtekarLiu2021], Sec. 6).
 the search is an `optuna <https://optuna.org>`_ study (TPE sampler, seeded):
 each trial rates the training contests with one parameter set and is scored by
 ``pair_inv`` (maximised) or ``rank_dev`` (minimised) of the experienced players
-over those contests.  The study lives in optuna storage: a SQLite file by
-default; a PostgreSQL URL lets several processes or machines add trials to one
-study (run ``podium tune`` with the same ``--storage`` and ``--study`` on each).
+over those contests.  A whole-history system (``whr``, ``ttt``) is tuned the same way,
+its trials scored by the causal protocol (:func:`~podium.evaluation.causal.evaluate_causal`:
+each training contest predicted from the smoothing of the ones before it).  The study
+lives in optuna storage: a SQLite file by default; a PostgreSQL URL lets several
+processes or machines add trials to one study (run ``podium tune`` with the same
+``--storage`` and ``--study`` on each).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from typing import IO, Any
 
 from podium._files import atomic_write
 from podium.core.contest import Contest
-from podium.errors import ConfigError, ConvergenceError
-from podium.evaluation.runner import evaluate, train_size
+from podium.errors import ConfigError, ContestError, ConvergenceError
+from podium.evaluation.causal import evaluate_causal
+from podium.evaluation.runner import EvalResult, evaluate, train_size
+from podium.history.engines import HISTORY_SYSTEMS, get_history_system, is_history_system
 from podium.systems import SYSTEMS, system_spec
 from podium.systems.base import SearchRange
 
@@ -59,7 +64,15 @@ def search_spaces() -> dict[str, dict[str, SearchRange]]:
 
 def search_space(system: str) -> dict[str, SearchRange]:
     """The searched parameters of ``system``, as its folder's ``SPEC`` declares them
-    (a :class:`ConfigError` if it has none)."""
+    (a whole-history system: its class's ``search_space``; a :class:`ConfigError` if it
+    has none)."""
+    if is_history_system(system):
+        ranges = HISTORY_SYSTEMS[system].search_space
+        if not ranges:
+            tunable = [n for n, cls in HISTORY_SYSTEMS.items() if cls.search_space]
+            raise ConfigError(f"no search space for the whole-history system {system!r}; "
+                              f"tunable ones: {', '.join(tunable)}")
+        return dict(ranges)
     if system not in SYSTEMS:
         raise ConfigError(f"unknown rating system {system!r}; available: {', '.join(SYSTEMS)}")
     space = system_spec(system).search_spaces.get(system)
@@ -146,6 +159,8 @@ def tune(
     timeout: float | None = None,
     min_history: int = 5,
     callback: Callable[[int, float, dict[str, float], float], None] | None = None,
+    refit_every: int = 1,
+    update_between: bool = False,
 ) -> TuneResult:
     """Search ``system``'s parameters on the first ``train_frac`` of ``contests``.
 
@@ -173,6 +188,9 @@ def tune(
         Parameters held fixed (not searched) in every trial.
     callback:
         Called as ``callback(trial_number, value, params, best_value)`` after each trial.
+    refit_every, update_between:
+        A whole-history system's causal protocol in each trial
+        (:func:`~podium.evaluation.causal.evaluate_causal`; ignored for a filter).
 
     Returns
     -------
@@ -191,6 +209,12 @@ def tune(
     if trials < 1:
         raise ConfigError(f"trials must be at least 1, got {trials}")
     space = search_space(system)
+    history = is_history_system(system)
+    if history and refit_every < 1:
+        raise ConfigError(f"refit_every must be >= 1, got {refit_every!r}")
+    if history and objective not in ("pair_inv", "rank_dev"):
+        raise ConfigError(f"a whole-history system is tuned by pair_inv or rank_dev (the "
+                          f"causal protocol's metrics), not {objective!r}")
     fixed = dict(fixed or {})
     clash = sorted(set(fixed) & set(space))
     if clash:
@@ -205,6 +229,9 @@ def tune(
             f"{len(contests)}); it needs at least 2"
         )
     train = list(contests[:n_train])
+    # a trial whose numbers break down fails and the study goes on (ttt's messages
+    # break down on a contest, as a ContestError naming it)
+    failures = (ConvergenceError, ContestError) if history else (ConvergenceError,)
     maximise = OBJECTIVES[objective]
     name = study_name or f"{system}-{objective}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -226,7 +253,8 @@ def tune(
     if not study.trials:
         # The first trial is the system's defaults (where inside the space), so the
         # result is never worse on the training part than not tuning at all.
-        defaults = SYSTEMS[system][0].from_params(dict(SYSTEMS[system][1])).params()
+        defaults = (get_history_system(system).params() if history else
+                    SYSTEMS[system][0].from_params(dict(SYSTEMS[system][1])).params())
         start = {k: float(defaults[k]) for k, p in space.items()
                  if isinstance(defaults.get(k), int | float)
                  and p.low <= float(defaults[k]) <= p.high}
@@ -238,9 +266,17 @@ def tune(
             k: trial.suggest_float(k, p.low, p.high, log=p.log) for k, p in space.items()
         }
         try:
-            res = evaluate(train, system, params={**fixed, **params}, train_contests=0,
-                           min_history=min_history, extended=False, warmup=False)
-        except ConvergenceError as exc:
+            res: EvalResult
+            if history:
+                res = evaluate_causal(train, system, params={**fixed, **params},
+                                      train_contests=0, min_history=min_history,
+                                      extended=False, refit_every=refit_every,
+                                      update_between=update_between)
+            else:
+                res = evaluate(train, system, params={**fixed, **params},
+                               train_contests=0, min_history=min_history, extended=False,
+                               warmup=False)
+        except failures as exc:
             trial.set_user_attr("failed", str(exc))
             return math.nan  # optuna records the trial as failed and goes on
 

@@ -93,6 +93,36 @@ class ContestHistory(NamedTuple):
         """True when every team has one member of weight 1."""
         return bool(np.all(np.diff(self.team_rows) == 1) and np.all(self.weight == 1.0))
 
+    def prefix(self, n: int) -> ContestHistory:
+        """The history of the first ``n`` contests (views of these arrays).
+
+        Parameters
+        ----------
+        n:
+            How many leading contests, ``0 <= n <= C``.
+
+        Returns
+        -------
+        ContestHistory
+            ``n_players`` is one more than the largest player index of its rows (for a
+            history of :func:`history_from_contests`, whose players are numbered in
+            order of first appearance: the players of the first ``n`` contests, as
+            :func:`history_from_contests` of those contests numbers them).
+
+        Raises
+        ------
+        ValueError
+            For ``n`` outside ``0 .. C``.
+        """
+        if not 0 <= n <= self.n_contests:
+            raise ValueError(f"a prefix of 0 .. {self.n_contests} contests, got {n!r}")
+        t = int(self.contest_teams[n])
+        r = int(self.team_rows[t])
+        player = self.player[:r]
+        return ContestHistory(self.contest_teams[:n + 1], self.team_rows[:t + 1],
+                              self.team_place[:t], player, self.weight[:r], self.time[:n],
+                              int(player.max()) + 1 if r else 0)
+
 
 class PlayerRounds(NamedTuple):
     """The rows of each player in time order (the transpose of the history).

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from podium.errors import ConfigError, ContestError
 from podium.history.data import ContestHistory
 from podium.history.params import MMRParams
+from podium.systems.base.spec import SearchRange
 
 if TYPE_CHECKING:
     from podium.history.smooth_state import SmoothState
@@ -110,6 +111,9 @@ class WholeHistorySystem:
     defaults: ClassVar[dict[str, Any]] = {}
     #: How a contest in which every side tied is read (``"rate"``: a draw).
     all_tied: ClassVar[str] = "rate"
+    #: The parameters ``podium tune`` searches (scored by the causal protocol); empty:
+    #: not tunable.
+    search_space: ClassVar[dict[str, SearchRange]] = {}
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.defaults))
@@ -163,6 +167,10 @@ class TTTSystem(WholeHistorySystem):
     defaults: ClassVar[dict[str, Any]] = {
         "mu": 0.0, "sigma": 6.0, "beta": 1.0, "gamma": 0.03, "p_draw": 0.0,
         "epsilon": 1e-6, "iterations": 30, "update_sweeps": 3, "update_tol": 1e-3}
+    #: The prior's width and the drift per day, in units of the performance noise
+    #: ``beta`` (which sets the scale).
+    search_space: ClassVar[dict[str, SearchRange]] = {
+        "sigma": SearchRange(0.5, 20.0, log=True), "gamma": SearchRange(1e-3, 1.0, log=True)}
 
     def newcomer_mu(self) -> float:
         return float(self._params["mu"])
@@ -217,6 +225,12 @@ class WHRSystem(WholeHistorySystem):
     defaults: ClassVar[dict[str, Any]] = {
         "w2": 300.0, "prior_wins": 0.5, "nu": None, "damping": 1.0, "tol": 1e-10,
         "max_iter": 10000, "memory": 5, "update_sweeps": 3, "update_tol": 0.01}
+    #: The Wiener variance per day ``w2`` (Elo², Eq. 1 of [Coulom2008]; it matters only
+    #: where contests are on different days) and the first day's virtual games
+    #: ``prior_wins`` (Sec. 3.2), both over about three orders of magnitude around
+    #: the package's defaults.
+    search_space: ClassVar[dict[str, SearchRange]] = {
+        "w2": SearchRange(1.0, 1e5, log=True), "prior_wins": SearchRange(0.01, 50.0, log=True)}
 
     def check(self) -> None:
         _check_update(self._params)

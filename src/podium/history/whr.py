@@ -308,7 +308,7 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     fit_nu, nu0 = _draw_model(h, nu)
     n_old_rows = previous.row_slot.size
     n_old = np.searchsorted(h.contest_rows, n_old_rows, side="left")
-    old_fit, old_nu0 = _draw_model(_prefix(h, int(n_old)), nu)
+    old_fit, old_nu0 = _draw_model(h.prefix(int(n_old)), nu)
     if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
         return None
     # the old slots keep their rows' slots: the old rows map them onto the new ones
@@ -346,13 +346,6 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
         raise ConvergenceError(SINGULAR)
     return (WHRResult(st.slot_player, st.slot_time, r, variance, st.row_slot, float(nu_out),
                       bool(settled), int(sweeps), math.nan, float(nu_swept)), int(touched))
-
-
-def _prefix(h: ContestHistory, n: int) -> ContestHistory:
-    """The first ``n`` contests of ``h`` (only what :func:`_draw_model` reads)."""
-    t = int(h.contest_teams[n])
-    return h._replace(contest_teams=h.contest_teams[:n + 1], team_place=h.team_place[:t],
-                      time=h.time[:n])
 
 
 def result_arrays(result: WHRResult) -> dict[str, npt.NDArray[np.generic]]:
