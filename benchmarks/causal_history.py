@@ -15,12 +15,26 @@ Usage::
     python benchmarks/causal_history.py --dataset synthetic --dataset reddit \\
         --dataset football --dataset codeforces --cf-contests 120 --write-docs
 
+Parameters: ``--set SYSTEM:NAME=VALUE`` gives a system's runs a parameter (tuned
+Elo-MMR on Reddit: ``--set mmr:weight_limit=0.02067 --set mmr:sig_limit=198.1 --set
+mmr:rho=0.6156``, docs/mmr-plus.md); ``--tune SYSTEM`` first tunes it the paper's
+way (:func:`podium.evaluation.tune`: ``--trials`` TPE trials on the first 10 % of the
+contests, pair inversion of the experienced players, seed 0; a whole-history system's
+trials scored by the causal protocol) and adds its tuned runs next to its defaults'.
+``--clock contests`` puts contest *k* on day *k* (Reddit's threads have no times, so
+every contest is on one day and ``whr``'s drift ``w2`` does nothing);
+``--update-between`` adds, next to each ``ttt`` and ``whr`` run that refits every
+*K* > 1 contests, one that adds each contest between refits with the engine's bounded
+update; ``--limit N`` keeps the first *N* contests.  The bootstrap compares every
+whole-history run with every filter run.
+
 Data sets are read from ``$PODIUM_DATA_DIR``, else ``../shared/datasets``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import time
 from pathlib import Path
@@ -33,8 +47,10 @@ from bench_history import football_history  # noqa: E402
 from mmr_plus_headroom import DRAWS, paired_bootstrap  # noqa: E402
 
 from podium import Contest  # noqa: E402
+from podium.cli_common import load_params  # noqa: E402
 from podium.evaluation.causal import evaluate_causal  # noqa: E402
-from podium.evaluation.runner import evaluate  # noqa: E402
+from podium.evaluation.runner import evaluate, train_size  # noqa: E402
+from podium.evaluation.tuning import tune  # noqa: E402
 from podium.history.engines import is_history_system  # noqa: E402
 from podium.io import load_contests, synthetic_contests  # noqa: E402
 
@@ -42,6 +58,18 @@ DOC = "docs/history.md"
 
 
 def load(name: str, args: argparse.Namespace) -> list[Contest]:
+    contests = load_data(name, args)[:args.limit]
+    if args.clock == "contests":  # contest k on day k
+        timed = []
+        for k, c in enumerate(contests):
+            c = copy.copy(c)
+            c.time_seconds = k * 86400
+            timed.append(c)
+        return timed
+    return contests
+
+
+def load_data(name: str, args: argparse.Namespace) -> list[Contest]:
     root = data_dir()
     if name == "synthetic":
         return synthetic_contests(args.synthetic_players, 50, seed=0)
@@ -60,11 +88,12 @@ def load(name: str, args: argparse.Namespace) -> list[Contest]:
 
 
 def score(contests: list[Contest], system: str, params: dict[str, Any],
-          refit_every: int) -> tuple[Any, dict[str, float], float]:
+          refit_every: int, update_between: bool = False
+          ) -> tuple[Any, dict[str, float], float]:
     t0 = time.perf_counter()
     if is_history_system(system):
         res = evaluate_causal(contests, system, params=params, extended=False,
-                              refit_every=refit_every)
+                              refit_every=refit_every, update_between=update_between)
     else:
         res = evaluate(contests, system, params=params, extended=False)
     seconds = time.perf_counter() - t0
@@ -72,30 +101,83 @@ def score(contests: list[Contest], system: str, params: dict[str, Any],
     return df, res.metrics, seconds
 
 
+def given(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """``--set SYSTEM:NAME=VALUE`` by system."""
+    sets: dict[str, list[str]] = {}
+    for item in args.set or []:
+        system, sep, assignment = item.partition(":")
+        if not sep:
+            raise SystemExit(f"--set expects SYSTEM:NAME=VALUE, got {item!r}")
+        sets.setdefault(system, []).append(assignment)
+    return {system: load_params(None, items)[1] for system, items in sets.items()}
+
+
+def shown(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                     for k, v in params.items())
+
+
+def fixed_params(system: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The benchmark's own settings of a whole-history system (not searched)."""
+    if system == "ttt":
+        return {"p_draw": 0.25}
+    if system == "whr":
+        return {"tol": args.whr_tol, "max_iter": 1000}
+    return {}
+
+
+def tuned_params(name: str, contests: list[Contest], system: str,
+                 args: argparse.Namespace, base: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Tune ``system`` on the first 10 % of ``contests`` (the paper's way, as
+    docs/mmr-plus.md tuned Elo-MMR); its parameters and a line that says how."""
+    t0 = time.perf_counter()
+    res = tune(contests, system, trials=args.trials, train_frac=0.1, seed=0, fixed=base)
+    secs = time.perf_counter() - t0
+    searched = {k: v for k, v in res.best_params.items() if k not in base}
+    line = (f"{system} tuned on the first {res.train_contests} contests ({res.trials} "
+            f"trials, pair inversion {res.best_value:.3f} there, {secs:.0f} s): "
+            f"{shown(searched)}.")
+    print(f"  {name} {line}", file=sys.stderr, flush=True)
+    return res.best_params, line
+
+
 def section(name: str, args: argparse.Namespace) -> str:
     contests = load(name, args)
     systems = [s for s in args.systems.split(",") if s]
     if name == "football":  # individual 1v1 matches with draws: ttt needs p_draw
         systems = [s for s in systems if s != "mmr-plus"]
-    rows, rounds = [], {}
-    runs: list[tuple[str, str, dict[str, Any], int]] = []
+    sets = given(args)
+    rows, rounds, notes = [], {}, []
+    filters: list[str] = []
+    runs: list[tuple[str, str, dict[str, Any], int, bool]] = []
     for system in systems:
+        mine = sets.get(system, {})
         if system == "mmr-smooth":
             for v in args.smooth.split(","):
                 sw, tol = v.split(":")
                 runs.append((f"mmr-smooth, {sw} sweep(s) per contest, tol {tol}", system,
-                             {"update_sweeps": int(sw), "tol": float(tol)}, 1))
+                             {**mine, "update_sweeps": int(sw), "tol": float(tol)}, 1,
+                             False))
         elif system in ("ttt", "whr"):
-            for k in args.refits.split(","):
-                refit = max(1, len(contests) // int(k))
-                runs.append((f"{system}, refit every {refit}", system,
-                             {"p_draw": 0.25} if system == "ttt" else
-                             {"tol": args.whr_tol, "max_iter": 1000}, refit))
+            variants = [(system, {**fixed_params(system, args), **mine})]
+            if system in (args.tune or []):
+                params, line = tuned_params(name, contests, system, args, variants[0][1])
+                notes.append(line)
+                variants.append((f"{system} tuned", params))
+            for what, params in variants:
+                for k in args.refits.split(","):
+                    refit = max(1, len(contests) // int(k))
+                    runs.append((f"{what}, refit every {refit}", system, params, refit, False))
+                    if args.update_between and refit > 1:
+                        runs.append((f"{what}, refit every {refit}, bounded update between",
+                                     system, params, refit, True))
         else:
-            runs.append((system, system, {}, 1))
-    for label, system, params, refit in runs:
+            label = f"{system} ({shown(mine)})" if mine else system
+            runs.append((label, system, mine, 1, False))
+            filters.append(label)
+    for label, system, params, refit, update in runs:
         try:
-            df, m, secs = score(contests, system, params, refit)
+            df, m, secs = score(contests, system, params, refit, update)
         except Exception as exc:  # noqa: BLE001 - a row that says why
             print(f"  {name} {label}: {exc}", file=sys.stderr, flush=True)
             rows.append(f"| {label} | – | – | – | {type(exc).__name__}: {exc} |")
@@ -108,14 +190,19 @@ def section(name: str, args: argparse.Namespace) -> str:
               f"({secs:.1f} s)", file=sys.stderr, flush=True)
     boot = []
     for a in rounds:
-        for b in ("mmr", "mmr-plus"):
-            if a != b and b in rounds and a not in ("mmr", "mmr-plus"):
+        for b in filters:
+            if a not in filters and b in rounds:
                 v, se, lo, hi = paired_bootstrap(rounds[a], rounds[b])
                 boot.append(f"| {a} − `{b}` | {v:+.3f} | {se:.3f} | {lo:+.3f} … {hi:+.3f} |")
     n_rows = sum(len(c) for c in contests)
-    body = (f"{name}: {len(contests):,} contests, {n_rows:,} player-rounds; first 10 % "
-            "rated but not scored; players with 5+ earlier contests.\n\n"
-            "| system | pair inv. | rank dev. | seconds | protocol |\n|---|---:|---:|---:|---|\n"
+    clock = ("; contest *k* on day *k* (`--clock contests`)"
+             if args.clock == "contests" else "")
+    part = f"the first {len(contests):,}" if args.limit else f"{len(contests):,}"
+    body = (f"{name}: {part} contests, {n_rows:,} player-rounds; first "
+            f"{train_size(len(contests), 0.1)} (10 %) rated but not scored; players with "
+            f"5+ earlier contests{clock}.\n\n"
+            + "".join(f"{line}\n\n" for line in notes)
+            + "| system | pair inv. | rank dev. | seconds | protocol |\n|---|---:|---:|---:|---|\n"
             + "\n".join(rows)
             + "\n\nPaired bootstrap of the pair inversion over the scored contests "
             f"({DRAWS} draws):\n\n| difference | value | SE | 95 % interval |\n"
@@ -139,6 +226,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--whr-tol", type=float, default=1e-3,
                     help="whr: largest gradient component at the end (default 1e-3, the "
                     "package's auto_iterate precision)")
+    ap.add_argument("--set", action="append", metavar="SYSTEM:NAME=VALUE",
+                    help="a parameter of SYSTEM's runs (repeatable)")
+    ap.add_argument("--tune", action="append", metavar="SYSTEM",
+                    help="tune SYSTEM (ttt, whr) on the first 10 %% of the contests and add "
+                    "its tuned runs (repeatable)")
+    ap.add_argument("--trials", type=int, default=40, help="--tune: optuna trials (40)")
+    ap.add_argument("--limit", type=int, default=None, metavar="N",
+                    help="the first N contests of each data set only")
+    ap.add_argument("--clock", choices=["data", "contests"], default="data",
+                    help="the contests' times: the data's (default) or contest k on day k")
+    ap.add_argument("--update-between", action="store_true",
+                    help="ttt/whr: also run each refit schedule with the bounded update of "
+                    "each contest between refits")
+    ap.add_argument("--block-suffix", default="",
+                    help="write the block history-causal-NAME-SUFFIX (default: "
+                    "history-causal-NAME)")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     command = "python benchmarks/causal_history.py " + " ".join(argv or sys.argv[1:])
@@ -146,7 +249,9 @@ def main(argv: list[str] | None = None) -> None:
         start = load_average()
         body = section(name, args)
         if args.write_docs:
-            write_section(DOC, f"history-causal-{name}", body, load_at_start=start,
+            block = f"history-causal-{name}" + (f"-{args.block_suffix}"
+                                                 if args.block_suffix else "")
+            write_section(DOC, block, body, load_at_start=start,
                           command=command)
 
 
