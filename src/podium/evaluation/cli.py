@@ -410,7 +410,9 @@ def add_parsers(subparsers: Any) -> None:
         "tune", help="search a system's hyper-parameters on the first part of a history",
         description="Optuna search (TPE) of the system's parameters on the first "
         "--train-frac of PATH, scored by pair inversion or rank deviation of experienced "
-        "players.  The study is kept in --storage (SQLite file by default; a PostgreSQL URL "
+        "players (a whole-history system, whr or ttt: with --protocol causal, each training "
+        "contest predicted from the smoothing of the ones before it).  The study is kept "
+        "in --storage (SQLite file by default; a PostgreSQL URL "
         "lets several processes or machines share one study).  The best parameters are "
         "written as a file `podium rate/eval --params` accept.",
     )
