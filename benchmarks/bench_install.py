@@ -1,6 +1,6 @@
 """What the kernel prebuild costs a user's install, and what it saves their first run.
 
-    python benchmarks/bench_install.py [--repeat 1] [--write-docs]
+    python benchmarks/bench_install.py [--repeat 1] [--pip-cache warm|cold] [--write-docs]
 
 Issue 30 asks two things of the README's first command (``python -m pip install -e .
 && podium example example-data && podium rate example-data --system mmr --out out``):
@@ -11,13 +11,19 @@ each gets a fresh virtual environment, and ``pip install -e .`` runs once with
 ``PODIUM_PREBUILD=none`` (the install as it was before the prebuild: kernels compile on
 first use) and once with the default (``mmr``, the README's job, compiled while the
 package is built).  Then, in each, ``podium example example-data`` and the README's
-``podium rate`` twice: the first run and a warm one.  The pip cache is whatever this
-machine holds (a warm cache makes the install's own work short, so the prebuild's
-share is the largest it can be); nothing is downloaded that the cache lacks unless pip
-needs it.
+``podium rate`` twice: the first run and a warm one.
+
+The pip cache: ``--pip-cache warm`` (the default) uses whatever this machine holds (a
+warm cache makes the install's own work short, so the prebuild's share is the largest
+it can be; nothing is downloaded that the cache lacks); ``--pip-cache cold`` gives each
+install an empty cache of its own (``PIP_CACHE_DIR``), as on a machine that never
+installed these packages: every wheel is downloaded from the package index, and the
+prebuild, which starts when pip asks for the package's metadata, compiles while pip
+resolves and downloads the dependencies.
 
 Printed as a Markdown table, ratios to the install without a prebuild first;
-``--write-docs`` writes it into docs/benchmarks.md (block ``install``).
+``--write-docs`` writes it into docs/benchmarks.md (block ``install``, or
+``install-cold`` for a cold cache).
 """
 
 from __future__ import annotations
@@ -53,12 +59,14 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, cpu, proc.stderr
 
 
-def _one(mode: str, work: Path) -> dict[str, float | bool]:
+def _one(mode: str, work: Path, cold: bool) -> dict[str, float | bool]:
     tree = work / f"podium-{mode or 'default'}"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(tree)], check=True)
     subprocess.run([sys.executable, "-m", "venv", str(tree / ".venv")], check=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR", "PODIUM_PREBUILT_DIR")}
+    if cold:  # an empty cache of this install's own: every wheel is downloaded
+        env["PIP_CACHE_DIR"] = str(work / f"pip-cache-{mode or 'default'}")
     if mode:
         env["PODIUM_PREBUILD"] = mode
     else:
@@ -79,6 +87,8 @@ def _one(mode: str, work: Path) -> dict[str, float | bool]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="pairs of installs (medians)")
+    ap.add_argument("--pip-cache", choices=("warm", "cold"), default="warm",
+                    help="warm: this machine's pip cache; cold: an empty one per install")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args()
     load = load_average()
@@ -88,8 +98,9 @@ def main() -> int:
             for mode, _ in MODES:
                 work = Path(tmp) / str(k)
                 work.mkdir(exist_ok=True)
-                runs[mode].append(_one(mode, work))
-                shutil.rmtree(work / f"podium-{mode or 'default'}", ignore_errors=True)
+                runs[mode].append(_one(mode, work, args.pip_cache == "cold"))
+                for path in (f"podium-{mode or 'default'}", f"pip-cache-{mode or 'default'}"):
+                    shutil.rmtree(work / path, ignore_errors=True)
 
     def med(mode: str, key: str) -> float:
         values = sorted(float(r[key]) for r in runs[mode])
@@ -107,14 +118,17 @@ def main() -> int:
                     f"{warm:.2f} | {compiled} of {len(runs[mode])} |")
     body = (
         f"{args.repeat} install(s) of each kind, medians; fresh clone and virtual "
-        "environment each; the pip cache as this machine holds it.\n\n"
-        "| install | install ÷ without prebuild | first `podium rate` ÷ warm (CPU) | "
+        "environment each; "
+        + ("an empty pip cache each (every wheel downloaded from PyPI).\n\n"
+           if args.pip_cache == "cold" else "the pip cache as this machine holds it.\n\n")
+        + "| install | install ÷ without prebuild | first `podium rate` ÷ warm (CPU) | "
         "install + first rate ÷ without prebuild | install s | first rate s | warm rate s "
         "| first rates that compiled |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
         + "\n".join(rows))
     print(body)
     if args.write_docs:
-        print(f"updated {write_section('docs/benchmarks.md', 'install', body, load_at_start=load)}")
+        block = "install-cold" if args.pip_cache == "cold" else "install"
+        print(f"updated {write_section('docs/benchmarks.md', block, body, load_at_start=load)}")
     return 0
 
 

@@ -246,6 +246,13 @@ def identifier_problem(text: str) -> str | None:
     return None
 
 
+def _sized_and_trimmed(handle: str) -> bool:
+    """Whether ``handle`` has 1 to :data:`MAX_HANDLE_LENGTH` characters and no space at
+    either end: for a printable ASCII handle, all that makes it its own normal form
+    (the fast path of :func:`normalize_handle` and :func:`normalize_contest`)."""
+    return 0 < len(handle) <= MAX_HANDLE_LENGTH and handle[0] != " " and handle[-1] != " "
+
+
 def normalize_handle(handle: str) -> str:
     """The handle under Podium's rules (see the module notes), or :class:`HandleError`.
 
@@ -270,8 +277,7 @@ def normalize_handle(handle: str) -> str:
     if not isinstance(handle, str):
         raise TypeError(f"a handle must be a string, got {type(handle).__name__}")
     # fast path: printable ASCII (no control characters), nothing to trim
-    if (handle.isascii() and handle.isprintable() and 0 < len(handle) <= MAX_HANDLE_LENGTH
-            and handle[0] != " " and handle[-1] != " "):
+    if handle.isascii() and handle.isprintable() and _sized_and_trimmed(handle):
         return handle
     problem = identifier_problem(handle)
     if problem is not None:
@@ -313,8 +319,7 @@ def normalize_contest(contest: Contest) -> Contest:
         except TypeError:  # not all strings: the per-handle checks below name the culprit
             joined = "\n"
         if (joined.isascii() and joined.isprintable()
-                and all(0 < len(h) <= MAX_HANDLE_LENGTH and h[0] != " " and h[-1] != " "
-                        for h in handles0)):
+                and all(_sized_and_trimmed(h) for h in handles0)):
             return contest
     from podium.core.contest import Contest
     from podium.errors import ContestError
