@@ -355,11 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _waited() -> str:
-    """What this process waited for kernels that other processes compiled."""
+    """This process's CPU time, and what it waited for kernels that other processes
+    compiled."""
     from podium.core.build_claims import waits
 
-    return f", waiting {waits[0]:.1f} s for {waits[1]} kernel(s) of other processes" \
-        if waits[1] else ""
+    cpu = f" (CPU {time.process_time():.1f} s"
+    return cpu + (f", waiting {waits[0]:.1f} s for {waits[1]} kernel(s) of other "
+                  f"processes)" if waits[1] else ")")
 
 
 def _env_jobs() -> int | None:
