@@ -35,8 +35,8 @@ import shutil
 import time
 from collections.abc import Iterator
 
-__all__ = ["INDEX_LOCK", "CLAIMS", "WAIT_SECONDS", "can_share", "index_lock", "claim",
-           "release", "clean"]
+__all__ = ["INDEX_LOCK", "CLAIMS", "WAIT_SECONDS", "waits", "can_share", "index_lock",
+           "claim", "release", "clean"]
 
 #: The lock file of a prebuilt directory, held while a process stores a kernel.
 INDEX_LOCK = ".index.lock"

@@ -581,9 +581,11 @@ class KernelCache(caching.FunctionCache):
         if not (self._podium and _building):
             super().save_overload(sig, data)
             return
-        with build_claims.index_lock(_building[0]):
-            super().save_overload(sig, data)
-        build_claims.release(_building[0], self.claim_name(sig))
+        try:
+            with build_claims.index_lock(_building[0]):
+                super().save_overload(sig, data)
+        finally:
+            build_claims.release(_building[0], self.claim_name(sig))
 
     def claim_name(self, sig: Any) -> str:
         """What names the compilation of ``sig`` in every process of a prebuild."""
