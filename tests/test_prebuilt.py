@@ -319,3 +319,25 @@ def test_processes_of_a_prebuild_store_each_kernel_once_and_lose_none(
     for key, name in overloads.items():
         payload = pickle.loads((index.parent / name).read_bytes())
         assert tuple(payload[3].args) == tuple(key[0]), (key[0], payload[3])
+
+
+def test_the_prebuild_splits_one_system_into_its_two_shares(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One system on two processes: its example history apart from its small histories;
+    at least as many systems as processes: whole systems; by default one process per
+    CPU this process may use, at most one per share, and one on a one-CPU machine."""
+    from podium import prebuild
+
+    assert prebuild.split(["mmr"], 2) == [[("mmr", "example")], [("mmr", "small")]]
+    assert prebuild.split(["mmr"], 8) == [[("mmr", "example")], [("mmr", "small")]]
+    assert prebuild.split(["a", "b", "c"], 2) == [
+        [("a", "example"), ("a", "small"), ("c", "example"), ("c", "small")],
+        [("b", "example"), ("b", "small")]]
+    assert prebuild.split(["a", "b"], 3) == [
+        [("a", "example"), ("b", "small")], [("b", "example")], [("a", "small")]]
+    assert prebuild.split(["mmr"], 1) == [[("mmr", "example"), ("mmr", "small")]]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert prebuild.default_jobs(2) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert prebuild.default_jobs(2) == 2
+    assert prebuild.default_jobs(30) == prebuild.MAX_JOBS

@@ -277,8 +277,11 @@ def _compile(names: Sequence[str], jobs: int, directory: Path,
     if workers:
         print(f"podium.prebuild: {','.join(f'{n}:{p}' for n, p in shares[0])} in "
               f"{time.perf_counter() - t:.1f} s{_waited()}", file=sys.stderr)
-    for worker in workers:
-        worker.wait()
+    for share, worker in zip(shares[1:], workers, strict=True):
+        if worker.wait() != 0:  # what it left out is compiled below
+            print(f"podium.prebuild: the process compiling "
+                  f"{','.join(f'{n}:{p}' for n, p in share)} ended with status "
+                  f"{worker.returncode}", file=sys.stderr)
     before = _kernels_compiled()
     for name, s in _run_units([u for share in shares[1:] for u in share], evaluation,
                               refused).items():
@@ -337,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     jobs = args.jobs if args.jobs is not None else _env_jobs()
     jobs = default_jobs(len(names) * len(PARTS)) if jobs is None else max(1, jobs)
+    if not build_claims.can_share():  # no file locks: processes could lose kernels
+        jobs = 1
     directory.mkdir(parents=True, exist_ok=True)
     kernel_cache.start_prebuild(directory)
     t0 = time.perf_counter()
