@@ -13,8 +13,12 @@ dependencies); :func:`prepare_metadata_for_build_wheel` starts the prebuild in t
 background, so that it compiles while pip resolves and downloads the dependencies;
 :func:`build_wheel` (or ``build_editable``) waits for it before the wheel is made.
 A build that asks for no metadata first (``python -m build``) runs it in the
-foreground.  A failed prebuild fails nothing: its log is ``_prebuilt/build.log``, and
-the kernels compile on first use as without it.
+foreground.  The prebuild compiles in one process per CPU (at most 4, and at most
+two per system: its example history and its small histories; ``PODIUM_PREBUILD_JOBS``
+sets the number), which share the kernels the jobs have in common, so on a multi-core
+machine with idle cores the build waits for less than the compile's CPU time.  A
+failed prebuild fails nothing: its log is ``_prebuilt/build.log``, and the kernels
+compile on first use as without it.
 
 ``PODIUM_PREBUILD`` chooses what is compiled: unset, ``mmr`` (the README's job);
 ``all``, every system (minutes of CPU); a list such as ``mmr,trueskill``; ``none``,

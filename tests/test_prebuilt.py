@@ -18,6 +18,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 #: A system with one small kernel module: its prebuild compiles in seconds.
 SYSTEM = "tcsys"
+#: A system whose small histories compile signatures that its example history does not,
+#: in seconds.
+SPLIT_SYSTEM = "openskill-pl"
 
 PROBE = """\
 import json, sys
@@ -206,3 +209,135 @@ def test_kernel_modules_import_numerics_from_their_modules() -> None:
                  and ("from podium.core.numerics import" in text
                       or "import podium.core.numerics\n" in text)]
     assert not offenders, offenders
+
+
+def _signatures(directory: Path) -> dict[str, set[str]]:
+    """Every kernel index of a prebuilt directory: the signatures it holds."""
+    found = {}
+    for index in directory.rglob("*.nbi"):
+        with open(index, "rb") as f:
+            pickle.load(f)
+            _, overloads = pickle.loads(f.read())
+        found[str(index.relative_to(directory))] = {str(key[0]) for key in overloads}
+    return found
+
+
+def test_a_parallel_prebuild_leaves_no_kernel_out(tmp_path: Path) -> None:
+    """``--jobs 2`` compiles the example history in this process and the small histories
+    (kernels of their own among them) in another, into one directory: the same
+    signatures of the same kernels as ``--jobs 1``, none compiled again by the check
+    pass, and a first run of a game's lobbies and of a small history loads every
+    kernel: no compilation."""
+    dirs = {jobs: tmp_path / f"prebuilt{jobs}" for jobs in (1, 2)}
+    for jobs, directory in dirs.items():
+        proc = subprocess.run(
+            [sys.executable, "-m", "podium.prebuild", "--systems", SPLIT_SYSTEM, "--dir",
+             str(directory), "--jobs", str(jobs)], env=_env(), capture_output=True,
+            text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr
+        manifest = json.loads((directory / "manifest.json").read_text())
+        assert manifest["systems"] == [SPLIT_SYSTEM] and manifest["jobs"] == jobs, manifest
+        assert manifest["compiled_by_check"] == 0, proc.stderr
+    assert sorted(p.name for p in dirs[2].iterdir()) == ["manifest.json", "podium"]
+    assert _signatures(dirs[2]) == _signatures(dirs[1])
+    lobbies = tmp_path / "lobbies"
+    subprocess.run([sys.executable, "-m", "podium", "example", str(lobbies), "--players", "64",
+                    "--rounds", "12", "--participation", "0.125"], env=_env(), check=True,
+                   capture_output=True, timeout=300)
+    for k, data in enumerate([lobbies, _history(tmp_path / "h")]):
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, "rate", str(data), "--system", SPLIT_SYSTEM,
+             "--out", str(tmp_path / f"o{k}"), "--no-progress"],
+            env=_env(PODIUM_PREBUILT_DIR=str(dirs[2]),
+                     NUMBA_CACHE_DIR=str(tmp_path / f"cache{k}")),
+            capture_output=True, text=True, timeout=900)
+        first = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert first["rc"] == 0 and first["hits"] > 0 and first["misses"] == 0, \
+            (data.name, first, proc.stderr)
+
+
+RACER = """\
+import os, sys, time
+from numba.core import caching
+from podium.core import kernel_cache
+kernel_cache.watch_package("racepkg", sys.argv[1])
+kernel_cache.start_prebuild(sys.argv[2])
+load = caching.IndexDataCacheFile._load_index
+def slow(self):  # widen the window between reading a kernel's index and writing it
+    found = load(self)
+    time.sleep(0.4)
+    return found
+caching.IndexDataCacheFile._load_index = slow
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import numpy as np
+from racepkg.k import f
+open(sys.argv[3] + "." + sys.argv[4], "w").close()
+while not all(os.path.exists(sys.argv[3] + "." + w) for w in ("a", "b")):
+    time.sleep(0.005)
+values = {"a": [np.int32(1), np.int64(1), np.float64(1)],
+          "b": [np.int16(1), np.int64(1), np.float64(1)]}[sys.argv[4]]
+for x in values:
+    f(x)
+print(sum(f.stats.cache_misses.values()), sum(f.stats.cache_hits.values()))
+"""
+
+
+def test_processes_of_a_prebuild_store_each_kernel_once_and_lose_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes of one prebuild call one kernel at the same moment, with a signature
+    of their own each and then two shared ones, with the window between reading a kernel's
+    index and writing it widened: each signature is compiled once (the other process
+    waits for its claim and loads it), the index keeps all four, and each entry holds
+    its own signature's machine code (without the index lock, both would write the
+    first data file and one entry would be lost)."""
+    package = tmp_path / "racepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "k.py").write_text(
+        "import numba as nb\nimport podium.core.kernel_cache  # noqa: F401\n\n\n"
+        "@nb.njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    directory = tmp_path / "prebuilt"
+    racers = [subprocess.Popen(
+        [sys.executable, "-c", RACER, str(package), str(directory), str(tmp_path / "ready"), w],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for w in ("a", "b")]
+    counts = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=600)
+        assert racer.returncode == 0, err
+        counts.append([int(n) for n in out.split()])
+    misses, hits = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    assert (misses, hits) == (4, 2), counts
+    [index] = list(directory.rglob("k.f-*.nbi"))
+    with open(index, "rb") as fh:
+        pickle.load(fh)
+        _, overloads = pickle.loads(fh.read())
+    assert sorted(str(key[0]) for key in overloads) == [
+        "(float64,)", "(int16,)", "(int32,)", "(int64,)"]
+    assert len(set(overloads.values())) == 4
+    monkeypatch.syspath_prepend(str(tmp_path))  # the machine code names its module
+    for key, name in overloads.items():
+        payload = pickle.loads((index.parent / name).read_bytes())
+        assert tuple(payload[3].args) == tuple(key[0]), (key[0], payload[3])
+
+
+def test_the_prebuild_splits_one_system_into_its_two_shares(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One system on two processes: its example history apart from its small histories;
+    at least as many systems as processes: whole systems; by default one process per
+    CPU this process may use, at most one per share, and one on a one-CPU machine."""
+    from podium import prebuild
+
+    assert prebuild.split(["mmr"], 2) == [[("mmr", "example")], [("mmr", "small")]]
+    assert prebuild.split(["mmr"], 8) == [[("mmr", "example")], [("mmr", "small")]]
+    assert prebuild.split(["a", "b", "c"], 2) == [
+        [("a", "example"), ("a", "small"), ("c", "example"), ("c", "small")],
+        [("b", "example"), ("b", "small")]]
+    assert prebuild.split(["a", "b"], 3) == [
+        [("a", "example"), ("b", "small")], [("b", "example")], [("a", "small")]]
+    assert prebuild.split(["mmr"], 1) == [[("mmr", "example"), ("mmr", "small")]]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert prebuild.default_jobs(2) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert prebuild.default_jobs(2) == 2
+    assert prebuild.default_jobs(30) == prebuild.MAX_JOBS

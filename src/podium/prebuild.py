@@ -19,9 +19,20 @@ and says so.
 Which systems are compiled is the ``PODIUM_PREBUILD`` variable of the build
 (``mmr`` by default; a comma-separated list, ``all`` for every system, ``none`` for no
 prebuild) or ``--systems``.  Each system is compiled by the jobs it would run first:
-rating the example history and the small histories with that system.  Several
-systems are compiled by ``--jobs`` processes side by side, then checked in this one (a kernel
-that two of them compiled at once is compiled again if its index lost the race).
+rating the example history and the small histories with that system.
+
+The jobs run in ``--jobs`` processes side by side (``PODIUM_PREBUILD_JOBS``; by
+default one per CPU this process may use, at most 4 and one per share; one where
+POSIX file locks are missing): whole systems when there are at least as many systems
+as processes, else each system's example history and its small histories apart
+(:func:`split`).  Each process compiles into the same directory; a process takes its
+turn at a kernel's index file, and a signature that another process is compiling is
+waited for and loaded rather than compiled twice (:mod:`podium.core.build_claims`),
+so the processes share the work of the kernels their jobs have in common.  This
+process runs the first share, then the other processes' shares again, loading what
+they stored (a kernel they left out would be compiled then: the manifest's
+``compiled_by_check`` counts them), and writes the manifest.  What is compiled is the
+same with any number of processes: the kernels and signatures the jobs call.
 
     python -m podium.prebuild                      # mmr, into podium/_prebuilt
     python -m podium.prebuild --systems all --jobs 2 --dir /tmp/kernels
@@ -38,7 +49,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_SYSTEMS", "selected_systems", "main"]
+__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_JOBS", "ENV_SYSTEMS", "MAX_JOBS", "PARTS",
+           "SMALL_HISTORIES", "default_jobs", "selected_systems", "split", "main"]
 
 #: What a build compiles when ``PODIUM_PREBUILD`` is not set: the README's main job.
 DEFAULT_SYSTEMS = ("mmr",)
@@ -49,6 +61,8 @@ ENV_SYSTEMS = "PODIUM_PREBUILD"
 #: 2-core development machine it made ``pip install -e .`` about 1.65x longer (the
 #: prebuild of ``mmr`` 43 s -> 80 s), past the install budget of issue 30.
 ENV_EVAL = "PODIUM_PREBUILD_EVAL"
+#: The build's variable naming how many processes compile side by side (``--jobs``).
+ENV_JOBS = "PODIUM_PREBUILD_JOBS"
 
 
 def selected_systems(spec: str | None) -> list[str]:
@@ -99,36 +113,99 @@ def _example_contests() -> list[Any]:
 SMALL_HISTORIES = (("lobbies of about 8", 64, 48, 0.125), ("1v1 matches", 2, 48, 1.0))
 
 
-def _jobs() -> list[tuple[str, list[Any], bool]]:
-    """What each system's job rates: (what, contests, one by one with ``Rater.add``)."""
+#: The parts of a system's job that may compile in separate processes: the example
+#: history, and the :data:`SMALL_HISTORIES` (which reuse some of its kernels).
+PARTS = ("example", "small")
+#: The most processes a prebuild runs by default (``--jobs``, ``PODIUM_PREBUILD_JOBS``).
+MAX_JOBS = 4
+
+#: One process's share: (system, part of its job).
+Unit = tuple[str, str]
+
+
+def _jobs(part: str) -> list[tuple[str, list[Any], bool]]:
+    """What a part of a system's job rates: (what, contests, one by one with
+    ``Rater.add``)."""
     from podium.io.synthetic import synthetic_contests
 
-    jobs: list[tuple[str, list[Any], bool]] = [("the example history", _example_contests(), False)]
+    if part == "example":
+        return [("the example history", _example_contests(), False)]
+    jobs: list[tuple[str, list[Any], bool]] = []
     for k, (what, players, rounds, participation) in enumerate(SMALL_HISTORIES):
         contests = synthetic_contests(players, rounds, seed=k + 1, participation=participation)
         jobs += [(what, contests, False), (f"{what}, added one by one", contests, True)]
     return jobs
 
 
-def _run_jobs(names: Sequence[str], evaluation: bool = False) -> dict[str, float]:
-    """Rate the example history with each system in this process, as ``podium rate``
-    does (:meth:`~podium.rater.Rater.extend`), then the :data:`SMALL_HISTORIES`, as a
+def default_jobs(units: int) -> int:
+    """How many processes compile ``units`` shares side by side by default: the CPUs
+    this process may use, at most ``units`` and :data:`MAX_JOBS`; one where processes
+    cannot share the prebuilt directory (:func:`~podium.core.build_claims.can_share`).
+
+    Parameters
+    ----------
+    units:
+        How many shares there are (:func:`split`).
+
+    Returns
+    -------
+    int
+    """
+    from podium.core.build_claims import can_share
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, units, MAX_JOBS)) if can_share() else 1
+
+
+def split(names: Sequence[str], jobs: int) -> list[list[Unit]]:
+    """The shares of ``jobs`` processes: whole systems, round robin, when there are at
+    least as many systems as processes (a system's parts share kernels); else each
+    system's :data:`PARTS` too, round robin, the example histories first.
+
+    Parameters
+    ----------
+    names:
+        The systems to compile.
+    jobs:
+        The processes (at most one per (system, part)).
+
+    Returns
+    -------
+    list of list of (str, str)
+        One list of (system, part) per process, in the order that process runs them.
+    """
+    units = [(name, part) for part in PARTS for name in names]
+    jobs = max(1, min(jobs, len(units)))
+    if jobs <= len(names):
+        return [[(name, part) for name in names[k::jobs] for part in PARTS]
+                for k in range(jobs)]
+    return [units[k::jobs] for k in range(jobs)]
+
+
+def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> dict[str, float]:
+    """Rate each unit's histories in this process: the example history as ``podium
+    rate`` does (:meth:`~podium.rater.Rater.extend`), the :data:`SMALL_HISTORIES` as a
     batch and one contest at a time (:meth:`~podium.rater.Rater.add`), and
     (``evaluation``) score each batch as ``podium eval`` does
     (:func:`~podium.evaluation.runner.score`: the metrics' and the calibration's
-    kernels); the seconds each system took (a system
-    that refuses the example history is left out; one that refuses a small history
-    compiles that path on first use).  Only Numba and NumPy are needed: the build
+    kernels); the seconds each system took.  A system that refuses the example history
+    is added to ``refused`` and skipped from then on; one that refuses a small history
+    compiles that path on first use.  Only Numba and NumPy are needed: the build
     environment has no more (the evaluation's tables, which need pandas, are not
     made)."""
     from podium.errors import PodiumError
     from podium.rater import Rater
 
-    jobs = _jobs()
+    made: dict[str, list[tuple[str, list[Any], bool]]] = {}
     seconds: dict[str, float] = {}
-    for name in names:
+    for name, part in units:
+        if name in refused:
+            continue
         t = time.perf_counter()
-        for what, contests, one_by_one in jobs:
+        for what, contests, one_by_one in made.setdefault(part, _jobs(part)):
             try:
                 rater = Rater(name)
                 if one_by_one:
@@ -139,13 +216,13 @@ def _run_jobs(names: Sequence[str], evaluation: bool = False) -> dict[str, float
             except PodiumError as exc:
                 print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for "
                       "them compile on first use", file=sys.stderr)
-                if what == jobs[0][0]:
+                if part == "example":
+                    refused.add(name)
                     break
                 continue
             if evaluation and not one_by_one:
                 _score(name, what, contests)
-        else:
-            seconds[name] = round(time.perf_counter() - t, 2)
+        seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - t, 2)
     return seconds
 
 
@@ -163,18 +240,54 @@ def _score(name: str, what: str, contests: list[Any]) -> None:
               "evaluation's kernels for them compile on first use", file=sys.stderr)
 
 
-def _in_workers(names: Sequence[str], jobs: int, directory: Path, evaluation: bool) -> None:
-    """Compile ``names`` in ``jobs`` processes side by side (round robin)."""
-    procs = []
-    for k in range(jobs):
-        part = list(names[k::jobs])
-        if part:
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "podium.prebuild", "--dir", str(directory),
-                 "--systems", ",".join(part), "--no-manifest",
-                 *(["--eval"] if evaluation else [])]))
-    for p in procs:
-        p.wait()
+def _start_worker(units: Sequence[Unit], directory: Path,
+                  evaluation: bool) -> subprocess.Popen[bytes]:
+    """A process compiling ``units`` into ``directory`` (no manifest: this one writes
+    it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "podium.prebuild", "--dir", str(directory), "--units",
+         ",".join(f"{name}:{part}" for name, part in units), "--no-manifest",
+         *(["--eval"] if evaluation else [])], stdin=subprocess.DEVNULL)
+
+
+def _kernels_compiled() -> int:
+    """How many signatures Podium's kernels compiled in this process so far (their
+    cache misses: found in no cache)."""
+    from podium.core.kernel_cache import KernelCache
+
+    return sum(sum(kernel.stats.cache_misses.values())
+               for name, module in list(sys.modules.items()) if name.startswith("podium")
+               for kernel in list(vars(module).values())
+               if isinstance(getattr(kernel, "_cache", None), KernelCache))
+
+
+def _compile(names: Sequence[str], jobs: int, directory: Path,
+             evaluation: bool) -> tuple[dict[str, float], int]:
+    """Compile the jobs of ``names`` in ``jobs`` processes: this one runs the first
+    share (:func:`split`) while the others run theirs, then runs theirs again, loading
+    what they stored; a kernel they left out (none, with the prebuilt directory's lock)
+    is compiled then.  Returns the seconds of each system in this process, without the
+    systems that refused the example history, and how many kernels that second pass
+    compiled."""
+    shares = split(names, jobs)
+    workers = [_start_worker(share, directory, evaluation) for share in shares[1:]]
+    refused: set[str] = set()
+    t = time.perf_counter()
+    seconds = _run_units(shares[0], evaluation, refused)
+    if workers:
+        print(f"podium.prebuild: {','.join(f'{n}:{p}' for n, p in shares[0])} in "
+              f"{time.perf_counter() - t:.1f} s{_waited()}", file=sys.stderr)
+    for share, worker in zip(shares[1:], workers, strict=True):
+        if worker.wait() != 0:  # what it left out is compiled below
+            print(f"podium.prebuild: the process compiling "
+                  f"{','.join(f'{n}:{p}' for n, p in share)} ended with status "
+                  f"{worker.returncode}", file=sys.stderr)
+    before = _kernels_compiled()
+    for name, s in _run_units([u for share in shares[1:] for u in share], evaluation,
+                              refused).items():
+        seconds[name] = round(seconds.get(name, 0.0) + s, 2)
+    return ({n: s for n, s in seconds.items() if n not in refused},
+            _kernels_compiled() - before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -197,36 +310,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--systems", default=None,
                     help=f"all, none or NAME,NAME (default: ${ENV_SYSTEMS} or "
                     f"{','.join(DEFAULT_SYSTEMS)})")
-    ap.add_argument("--jobs", type=int, default=1, help="processes side by side")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help=f"processes side by side (default: ${ENV_JOBS}, else the CPUs, "
+                    f"at most one per system and part of its job and {MAX_JOBS})")
     ap.add_argument("--eval", action="store_true",
                     help=f"also score the jobs as `podium eval` does: its kernels too "
                     f"(default: ${ENV_EVAL}=1; off)")
     ap.add_argument("--no-manifest", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--units", help=argparse.SUPPRESS)  # a worker's share: NAME:PART,...
     args = ap.parse_args(argv)
     # before Numba reads its configuration: portable machine code
     os.environ["NUMBA_CPU_NAME"] = "generic"
     os.environ.pop("NUMBA_CPU_FEATURES", None)
-    from podium.core import kernel_cache
+    from podium.core import build_claims, kernel_cache
 
     directory = Path(args.dir or kernel_cache.prebuilt_dir())
+    evaluation = args.eval or os.environ.get(ENV_EVAL, "").strip() == "1"
+    if args.units:
+        kernel_cache.start_prebuild(directory)
+        t = time.perf_counter()
+        _run_units([tuple(u.split(":", 1)) for u in args.units.split(",")],  # type: ignore[misc]
+                   evaluation, set())
+        print(f"podium.prebuild: {args.units} in {time.perf_counter() - t:.1f} s"
+              f"{_waited()}", file=sys.stderr)
+        return 0
     names = selected_systems(args.systems if args.systems is not None
                              else os.environ.get(ENV_SYSTEMS))
-    evaluation = args.eval or os.environ.get(ENV_EVAL, "").strip() == "1"
     if not names:
         return 0
+    jobs = args.jobs if args.jobs is not None else _env_jobs()
+    jobs = default_jobs(len(names) * len(PARTS)) if jobs is None else max(1, jobs)
+    if not build_claims.can_share():  # no file locks: processes could lose kernels
+        jobs = 1
     directory.mkdir(parents=True, exist_ok=True)
     kernel_cache.start_prebuild(directory)
     t0 = time.perf_counter()
-    if args.jobs > 1 and len(names) > 1:
-        _in_workers(names, args.jobs, directory, evaluation)
-    seconds = _run_jobs(names, evaluation)
+    seconds, late = _compile(names, jobs, directory, evaluation)
+    build_claims.clean(str(directory))
     if args.no_manifest:
         return 0
+    total = round(time.perf_counter() - t0, 2)
     kernel_cache.write_manifest(directory, seconds, {
-        "seconds": seconds, "total_seconds": round(time.perf_counter() - t0, 2)})
+        "seconds": seconds, "total_seconds": total, "jobs": len(split(names, jobs)),
+        "compiled_by_check": late})
     print(f"podium.prebuild: compiled the kernels of {', '.join(seconds) or 'nothing'} "
-          f"into {directory} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+          f"into {directory} in {total:.1f} s ({len(split(names, jobs))} process(es)"
+          + (f"; {late} kernel(s) compiled again" if late else "") + ")", file=sys.stderr)
     return 0
+
+
+def _waited() -> str:
+    """This process's CPU time, and what it waited for kernels that other processes
+    compiled."""
+    from podium.core.build_claims import waits
+
+    cpu = f" (CPU {time.process_time():.1f} s"
+    return cpu + (f", waiting {waits[0]:.1f} s for {waits[1]} kernel(s) of other "
+                  f"processes)" if waits[1] else ")")
+
+
+def _env_jobs() -> int | None:
+    """``PODIUM_PREBUILD_JOBS`` as a number, or ``None`` when unset or not one."""
+    text = os.environ.get(ENV_JOBS, "").strip()
+    return int(text) if text.isdigit() else None
 
 
 if __name__ == "__main__":

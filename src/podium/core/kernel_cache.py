@@ -35,7 +35,9 @@ this architecture; each of its index files still checks the source stamp above, 
 an edited tree compiles the edited kernels.  Whatever is not found is compiled on
 demand, into Numba's cache, as before.  Generic code gives the same numbers as code
 for this CPU: Podium's kernels use no fast-math and no vector math library, so
-LLVM reorders no floating-point operation on either target.
+LLVM reorders no floating-point operation on either target.  While a prebuild runs,
+its processes take turns at an index and compile each signature once
+(:mod:`podium.core.build_claims`).
 
 A kernel found in a cache is loaded without Numba's compiler registries (about
 0.2 s of imports, SciPy's BLAS among them, that only compiling needs): the runtime
@@ -61,7 +63,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import numba
-from numba.core import caching, dispatcher
+from numba.core import caching, dispatcher, event, sigutils
+
+from podium.core import build_claims
 
 __all__ = [
     "watch_package",
@@ -424,6 +428,28 @@ def start_prebuild(directory: str | os.PathLike[str]) -> None:
     decorators run), in a process whose ``NUMBA_CPU_NAME`` is :data:`PREBUILT_CPU`.
     """
     _building[:] = [os.path.abspath(directory)]
+    if not _listening:
+        event.register("numba:compile", _FailedCompile())
+        _listening.append(True)
+
+
+_listening: list[bool] = []
+
+
+class _FailedCompile(event.Listener):
+    """Releases the claim on a signature whose compilation failed (Numba tries some
+    argument types that fail on its way to those it compiles), so that no other
+    process of the prebuild waits for it."""
+
+    def on_start(self, ev: event.Event) -> None:
+        """Nothing at the start of a compilation."""
+
+    def on_end(self, ev: event.Event) -> None:
+        """At its end, when it raised: release its claim, if any."""
+        failed = (getattr(ev, "_exc_details", None) or (None,))[0] is not None
+        cache = getattr(ev.data["dispatcher"], "_cache", None)
+        if failed and _building and isinstance(cache, KernelCache):
+            build_claims.release(_building[0], cache.claim_name(ev.data["args"]))
 
 
 def write_manifest(directory: str | os.PathLike[str], systems: Iterable[str],
@@ -549,6 +575,23 @@ class KernelCache(caching.FunctionCache):
                 cache_path=os.path.join(prebuilt_dir(), *_subdir(py_file).split("/")),
                 filename_base=self._impl.filename_base, source_stamp=source_stamp(py_file))
 
+    def save_overload(self, sig: Any, data: Any) -> None:
+        """Store a compiled kernel; while a prebuild runs, under the prebuilt directory's
+        index lock, then releasing this process's claim on it (:mod:`.build_claims`)."""
+        if not (self._podium and _building):
+            super().save_overload(sig, data)
+            return
+        try:
+            with build_claims.index_lock(_building[0]):
+                super().save_overload(sig, data)
+        finally:
+            build_claims.release(_building[0], self.claim_name(sig))
+
+    def claim_name(self, sig: Any) -> str:
+        """What names the compilation of ``sig`` in every process of a prebuild."""
+        args, _ = sigutils.normalize_signature(sig)
+        return f"{self._cache_file._index_path}\0{tuple(args)}"
+
     @property
     def prebuilt_index(self) -> str | None:
         """The index file this kernel would have in the prebuilt directory, if usable."""
@@ -559,8 +602,23 @@ class KernelCache(caching.FunctionCache):
         if not self._podium:
             return super().load_overload(sig, target_context)
         with self._guard_against_spurious_io_errors():
-            return self._load_either(sig, target_context)
+            if not _building:
+                return self._load_either(sig, target_context)
+            return self._load_or_claim(sig, target_context)
         return None  # pragma: no cover - an error the guard swallows (Windows)
+
+    def _load_or_claim(self, sig: Any, target_context: Any) -> Any:
+        """While a prebuild runs: the kernel if a process of the prebuild stored it, else
+        ``None`` once this process holds the claim to compile it, waiting while another
+        process holds it (:mod:`.build_claims`)."""
+        what, held = self.claim_name(sig), False
+        while True:
+            found = self._load_either(sig, target_context)
+            if found is not None or held:
+                if found is not None:
+                    build_claims.release(_building[0], what)
+                return found
+            held = build_claims.claim(_building[0], what)
 
     def _load_either(self, sig: Any, target_context: Any) -> Any:
         if not self._enabled:
