@@ -33,18 +33,13 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.history.data import ContestHistory
+from podium.history.params import UPDATE_SPREAD
 from podium.history.smooth_state import MMRParams, SmoothState, SweepReport
 
 __all__ = ["MMRParams", "SmoothResult", "UpdateReport", "SweepReport", "UPDATE_SPREAD",
            "mmr_smooth", "smooth_extend", "smooth_forecast", "smooth_result"]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: The bounded update's propagation threshold in units of ``tol``: a performance or
-#: cavity that moved by less than ``UPDATE_SPREAD * tol`` is not passed on (``tol``
-#: stays the accuracy of the beliefs recomputed).  1 passes on every change above
-#: ``tol``, as before; docs/history.md ("Incremental update") measures the choice.
-UPDATE_SPREAD = 30.0
 
 
 class SmoothResult(NamedTuple):
