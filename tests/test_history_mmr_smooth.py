@@ -388,7 +388,7 @@ def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: 
     # no group that moves by more than the threshold is left out ...
     assert change[kept].max() <= spread
     # ... and those replaced take the full re-solve's zero
-    np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-6)
     assert np.all(change[~kept] > spread)
     # the players' entries carry the performances phase 2 reads
     np.testing.assert_array_equal(st.entries.perf[st.e_of_row], rd.perf)

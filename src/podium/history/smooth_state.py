@@ -19,7 +19,7 @@ from podium.core.numerics.performance import (
 )
 from podium.errors import ConfigError, ContestError
 from podium.history import _smooth_kernels as K
-from podium.history._smooth_groups import moved_groups
+from podium.history._smooth_groups import UPDATE_NODES, UPDATE_PANELS, moved_groups
 from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history, player_rounds
 from podium.history.params import MMRParams
@@ -378,8 +378,8 @@ class SmoothState:
         todo = np.ascontiguousarray(contests, dtype=np.int64)
         ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
                                      rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(spread), SWEEP_PANELS,
-                                     K.DIRECT_GROUPS)
+                                     rd.ceiling, rd.perf, float(spread), UPDATE_PANELS,
+                                     UPDATE_NODES, K.DIRECT_GROUPS)
         self.unsolved += int(bad)
         e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
         en.perf[e] = rd.perf[en.rows[e]]
