@@ -392,3 +392,26 @@ def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: 
     assert np.all(change[~kept] > spread)
     # the players' entries carry the performances phase 2 reads
     np.testing.assert_array_equal(st.entries.perf[st.e_of_row], rd.perf)
+
+
+def test_update_spread_is_checked_and_passed_on() -> None:
+    """The propagation threshold (units of ``tol``) is refused below 1, and a larger one
+    passes fewer changes on (fewer groups solved again) from the same state."""
+    from podium.errors import ConfigError
+    from podium.history.mmr_smooth import smooth_result
+    from podium.history_rater import HistoryRater
+
+    with pytest.raises(ConfigError, match="update_spread"):
+        HistoryRater("mmr-smooth", update_spread=0.5)
+    h, _ = model_history(10, n_players=80, n_rounds=10)
+    touched = []
+    for spread in (1.0, 100.0):
+        st = SmoothState.start(h)
+        st.rate_forward(9)
+        st.solve(1e-3, 100)
+        with pytest.raises(ConfigError, match="spread"):
+            smooth_extend(smooth_result(st, True, []), 1, spread=0.5)
+        _, report = smooth_extend(smooth_result(st, True, []), 1, spread=spread)
+        assert report.max_past_change > 0.0
+        touched.append(sum(r.rows_solved for r in report.sweeps))
+    assert 0 < touched[1] < touched[0]
