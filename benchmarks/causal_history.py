@@ -82,9 +82,13 @@ def section(name: str, args: argparse.Namespace) -> str:
     for system in systems:
         if system == "mmr-smooth":
             for v in args.smooth.split(","):
-                sw, tol = v.split(":")
-                runs.append((f"mmr-smooth, {sw} sweep(s) per contest, tol {tol}", system,
-                             {"update_sweeps": int(sw), "tol": float(tol)}, 1))
+                sw, tol, *spread = v.split(":")
+                params: dict[str, Any] = {"update_sweeps": int(sw), "tol": float(tol)}
+                label = f"mmr-smooth, {sw} sweep(s) per contest, tol {tol}"
+                if spread:
+                    params["update_spread"] = float(spread[0])
+                    label += f", threshold {spread[0]} tol"
+                runs.append((label, system, params, 1))
         elif system in ("ttt", "whr"):
             for k in args.refits.split(","):
                 refit = max(1, len(contests) // int(k))
@@ -132,7 +136,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cf-contests", type=int, default=1087)
     ap.add_argument("--synthetic-players", type=int, default=10_000)
     ap.add_argument("--smooth", default="1:0.1",
-                    help="mmr-smooth's runs: SWEEPS:TOL per contest, comma-separated")
+                    help="mmr-smooth's runs: SWEEPS:TOL[:SPREAD] per contest, "
+                         "comma-separated (SPREAD: the update's propagation threshold in "
+                         "units of TOL, default the system's; 1 is the rule of the "
+                         "blocks recorded before it existed)")
     ap.add_argument("--refits", default="20",
                     help="ttt/whr: smooth anew this many times over the history "
                     "(comma-separated: one run each)")
