@@ -54,7 +54,7 @@ from podium.history import (  # noqa: E402
     ttt,
     whr,
 )
-from podium.history.mmr_smooth import smooth_result  # noqa: E402
+from podium.history.mmr_smooth import UPDATE_SPREAD, smooth_result  # noqa: E402
 from podium.history.smooth_state import SWEEP_PANELS  # noqa: E402
 
 DOC = "docs/history.md"
@@ -191,7 +191,8 @@ def section_codeforces(args: argparse.Namespace) -> str:
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
     converged_arrays = state.to_arrays() if args.reference_tol else None
-    (_, added), t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3))
+    (_, added), t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3,
+                                                     spread=args.update_spread))
     added_arrays = state.to_arrays() if args.reference_tol else None
     below = [i for i, r in enumerate(reports) if r.max_perf_change <= 0.1]
     t_01 = first_pass + sum(r.seconds for r in reports[:below[0] + 1]) if below else \
@@ -200,9 +201,10 @@ def section_codeforces(args: argparse.Namespace) -> str:
                      f"{r.phase1_seconds:.1f} | {r.players} | {r.rounds} | "
                      f"{r.max_perf_change:.3g} | {r.max_cavity_change:.3g} |"
                      for i, r in enumerate(reports))
-    add_rows = "\n".join(f"| {i + 1} | {r.seconds:.1f} | {r.phase2_seconds:.1f} | "
-                         f"{r.phase1_seconds:.1f} | {r.players} | {r.rounds} | "
-                         f"{r.max_perf_change:.3g} | {r.max_cavity_change:.3g} |"
+    add_rows = "\n".join(f"| {i + 1} | {r.seconds:.2f} | {r.phase2_seconds:.2f} | "
+                         f"{r.phase1_seconds:.2f} | {r.players} | {r.rounds} | "
+                         f"{r.rows_solved:,} | {r.max_perf_change:.3g} | "
+                         f"{r.max_cavity_change:.3g} |"
                          for i, r in enumerate(added.sweeps))
     check = add_check = ""
     if converged_arrays is not None and added_arrays is not None:
@@ -219,7 +221,8 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"| `mmr-smooth`, residual below 0.1 | {t_01 / t_filter:.1f}x | {t_01:.1f} |\n"
             f"| `mmr-smooth`, residual below {args.tol:g} (converged: {converged}) | "
             f"{t_smooth / t_filter:.1f}x | {t_smooth:.1f} |\n"
-            f"| `mmr-smooth`, adding the last contest | {t_add / t_filter:.2f}x "
+            f"| `mmr-smooth`, adding the last contest (`tol` {args.tol:g}, propagation "
+            f"threshold {args.update_spread:g} `tol`) | {t_add / t_filter:.2f}x "
             f"({100 * t_add / t_smooth:.2f} % of the full pass) | {t_add:.1f} |\n\n"
             f"First pass (Elo-MMR itself, the starting point): {first_pass:.1f} s; then "
             f"{len(reports)} sweeps (Anderson memory {args.memory}; the sweeps' Chebyshev "
@@ -231,10 +234,13 @@ def section_codeforces(args: argparse.Namespace) -> str:
             "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + rows
             + f"\n\nAdding the last contest ({added.players:,} players re-smoothed, "
             f"settled: {added.settled}, largest change of an earlier smoothed rating "
-            f"{added.max_past_change:.3g}; the rest of its time is rating the contest and "
-            "the last players' beliefs):\n\n"
-            "| update sweep | s | phase 2 s | phase 1 s | players | rounds | max abs Δperf "
-            "| max abs Δ cavity |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n" + add_rows
+            f"{added.max_past_change:.3g}; changes below {args.update_spread:g} × "
+            f"{args.tol:g} not passed on; *rows solved*: the rows of the tie groups "
+            f"solved again, of {res.state.rated_rows:,}; the rest of its time is rating "
+            "the contest and the last players' beliefs):\n\n"
+            "| update sweep | s | phase 2 s | phase 1 s | players | rounds | rows solved "
+            "| max abs Δperf | max abs Δ cavity |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" + add_rows
             + add_check)
     print(body, flush=True)
     return body
@@ -378,6 +384,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window-tol", type=float, default=1e-9)
     ap.add_argument("--memory", type=int, default=10,
                     help="Anderson memory of mmr-smooth's sweeps (default: its own)")
+    ap.add_argument("--update-spread", type=float, default=UPDATE_SPREAD,
+                    help="codeforces: the update's propagation threshold in units of "
+                         "--tol (default %(default)g)")
     ap.add_argument("--reference-tol", type=float, default=None,
                     help="codeforces: also solve the result on to this residual and "
                          "report how far it was from the fixed point (more sweeps)")

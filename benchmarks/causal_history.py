@@ -154,10 +154,14 @@ def section(name: str, args: argparse.Namespace) -> str:
         mine = sets.get(system, {})
         if system == "mmr-smooth":
             for v in args.smooth.split(","):
-                sw, tol = v.split(":")
-                runs.append((f"mmr-smooth, {sw} sweep(s) per contest, tol {tol}", system,
-                             {**mine, "update_sweeps": int(sw), "tol": float(tol)}, 1,
-                             False))
+                sw, tol, *spread = v.split(":")
+                params: dict[str, Any] = {**mine, "update_sweeps": int(sw),
+                                          "tol": float(tol)}
+                label = f"mmr-smooth, {sw} sweep(s) per contest, tol {tol}"
+                if spread:
+                    params["update_spread"] = float(spread[0])
+                    label += f", threshold {spread[0]} tol"
+                runs.append((label, system, params, 1, False))
         elif system in ("ttt", "whr"):
             variants = [(system, {**fixed_params(system, args), **mine})]
             if system in (args.tune or []):
@@ -219,7 +223,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cf-contests", type=int, default=1087)
     ap.add_argument("--synthetic-players", type=int, default=10_000)
     ap.add_argument("--smooth", default="1:0.1",
-                    help="mmr-smooth's runs: SWEEPS:TOL per contest, comma-separated")
+                    help="mmr-smooth's runs: SWEEPS:TOL[:SPREAD] per contest, "
+                         "comma-separated (SPREAD: the update's propagation threshold in "
+                         "units of TOL, default the system's; 1 is the rule of the "
+                         "blocks recorded before it existed)")
     ap.add_argument("--refits", default="20",
                     help="ttt/whr: smooth anew this many times over the history "
                     "(comma-separated: one run each)")

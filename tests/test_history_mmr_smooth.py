@@ -350,3 +350,68 @@ def test_local_restarts_agree_with_a_full_recompute() -> None:
     st.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
     assert np.abs(en.cav_mu - cav).max() < 0.01
     assert np.abs(en.sm_mu - sm).max() < 0.01
+
+
+@pytest.mark.parametrize("n_players,split_ties", [(150, False), (150, True), (30, False)])
+def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: bool) -> None:
+    """The bounded update's phase 1 (``phase1_moved``) against re-solving every group
+    of the same rounds from the same cavities: every performance that the full
+    re-solve moves by more than the threshold is replaced, by the same zero; every
+    other one is kept.  Rounds of more than 24 tie groups (the interpolant) and fewer
+    (direct sums), ties counted as ties or split."""
+    h, _ = model_history(9, n_players=n_players, n_rounds=8)
+    rng = np.random.default_rng(4)
+    # tie some neighbours: a row at an odd place shares the place before it
+    tie = rng.random(h.team_place.size) < 0.3
+    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
+    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
+    st.rate_forward(h.n_contests)
+    st.solve(1e-6, 200)
+    assert st.large.any() == (n_players > 100)
+    rd = st.rounds
+    moved = rng.random(h.n_rows) < 0.1
+    rd.cav_mu[moved] += rng.normal(0.0, 40.0, int(moved.sum()))
+    rd.cav_sig[moved] *= rng.uniform(0.9, 1.1, int(moved.sum()))
+    contests = np.arange(h.n_contests)
+    perf0 = rd.perf.copy()
+    st.phase1(contests)
+    full = rd.perf.copy()
+    change = np.abs(full - perf0)
+    # a threshold halfway between two changes near the median (none close to it)
+    ordered = np.sort(change)
+    k = h.n_rows // 2 + int(np.argmax(np.diff(ordered[h.n_rows // 2:]) > 1e-6))
+    spread = 0.5 * float(ordered[k] + ordered[k + 1])
+    rd.perf[:] = perf0
+    _, solved = st.phase1_moved(contests, spread)
+    kept = rd.perf == perf0
+    assert 0 < kept.sum() < h.n_rows and solved >= (~kept).sum()
+    # no group that moves by more than the threshold is left out ...
+    assert change[kept].max() <= spread
+    # ... and those replaced take the full re-solve's zero
+    np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-6)
+    assert np.all(change[~kept] > spread)
+    # the players' entries carry the performances phase 2 reads
+    np.testing.assert_array_equal(st.entries.perf[st.e_of_row], rd.perf)
+
+
+def test_update_spread_is_checked_and_passed_on() -> None:
+    """The propagation threshold (units of ``tol``) is refused below 1, and a larger one
+    passes fewer changes on (fewer groups solved again) from the same state."""
+    from podium.errors import ConfigError
+    from podium.history.mmr_smooth import smooth_result
+    from podium.history_rater import HistoryRater
+
+    with pytest.raises(ConfigError, match="update_spread"):
+        HistoryRater("mmr-smooth", update_spread=0.5)
+    h, _ = model_history(10, n_players=80, n_rounds=10)
+    touched = []
+    for spread in (1.0, 100.0):
+        st = SmoothState.start(h)
+        st.rate_forward(9)
+        st.solve(1e-3, 100)
+        with pytest.raises(ConfigError, match="spread"):
+            smooth_extend(smooth_result(st, True, []), 1, spread=0.5)
+        _, report = smooth_extend(smooth_result(st, True, []), 1, spread=spread)
+        assert report.max_past_change > 0.0
+        touched.append(sum(r.rows_solved for r in report.sweeps))
+    assert 0 < touched[1] < touched[0]

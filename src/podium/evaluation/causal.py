@@ -97,7 +97,8 @@ def causal_ratings(contests: Sequence[Contest], system: str, params: dict[str, A
         mu, _, _ = smooth_forecast(h, sysobj.mmr_params(), contest_weight=weight,
                                    perf_ceiling=ceiling, tol=float(p["tol"]),
                                    max_sweeps=int(p["update_sweeps"]),
-                                   window_tol=float(p["window_tol"]))
+                                   window_tol=float(p["window_tol"]),
+                                   spread=float(p["update_spread"]))
         for c, k in enumerate(lh.contest_index.tolist()):
             seg = mu[rows[c]:rows[c + 1]]
             if k >= first and np.all(np.isfinite(seg)):

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ContestError
 from podium.history.data import ContestHistory
-from podium.history.params import MMRParams
+from podium.history.params import UPDATE_SPREAD, MMRParams
 from podium.systems.base.spec import SearchRange
 
 if TYPE_CHECKING:
@@ -286,8 +286,8 @@ class SmoothSystem(WholeHistorySystem):
                    "docs/history.md; individual contests)")
     defaults: ClassVar[dict[str, Any]] = {
         **{f.name: f.default for f in dataclasses.fields(MMRParams)},
-        "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "window_tol": 1e-9,
-        "memory": 10}
+        "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "update_spread": UPDATE_SPREAD,
+        "window_tol": 1e-9, "memory": 10}
     all_tied = "skip"
 
     def newcomer_mu(self) -> float:
@@ -298,6 +298,10 @@ class SmoothSystem(WholeHistorySystem):
         if int(self._params["update_sweeps"]) < 1:
             raise ConfigError("update_sweeps must be >= 1, got "
                               f"{self._params['update_sweeps']!r}")
+        spread = float(self._params["update_spread"])
+        if not (math.isfinite(spread) and spread >= 1.0):
+            raise ConfigError("update_spread (the update's propagation threshold in units "
+                              f"of tol) must be finite and at least 1, got {spread!r}")
 
     def mmr_params(self) -> MMRParams:
         """Elo-MMR's parameters of this system."""
@@ -329,7 +333,8 @@ class SmoothSystem(WholeHistorySystem):
             old = smooth_result(state, True, [])
             n_new = state.history.n_contests - state.rated
             res, rep = smooth_extend(old, n_new, tol=float(p["tol"]),
-                                     max_sweeps=int(p["update_sweeps"]))
+                                     max_sweeps=int(p["update_sweeps"]),
+                                     spread=float(p["update_spread"]))
             return HistoryFit(res.mu, res.sigma, res.perf, len(rep.sweeps), rep.settled,
                               rep.players, rep.max_past_change, state)
         res = mmr_smooth(history, self.mmr_params(), contest_weight=contest_weight,

@@ -33,10 +33,11 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.history.data import ContestHistory
+from podium.history.params import UPDATE_SPREAD
 from podium.history.smooth_state import MMRParams, SmoothState, SweepReport
 
-__all__ = ["MMRParams", "SmoothResult", "UpdateReport", "SweepReport", "mmr_smooth",
-           "smooth_extend", "smooth_forecast", "smooth_result"]
+__all__ = ["MMRParams", "SmoothResult", "UpdateReport", "SweepReport", "UPDATE_SPREAD",
+           "mmr_smooth", "smooth_extend", "smooth_forecast", "smooth_result"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -84,6 +85,12 @@ def _check_tol(tol: float, max_sweeps: int) -> None:
         raise ConfigError(f"tol must be finite and positive, got {tol!r}")
     if max_sweeps < 1:
         raise ConfigError(f"max_sweeps must be >= 1, got {max_sweeps!r}")
+
+
+def _check_spread(spread: float) -> None:
+    if not (spread >= 1.0 and math.isfinite(spread)):
+        raise ConfigError(f"spread (the update's propagation threshold in units of tol) "
+                          f"must be finite and at least 1, got {spread!r}")
 
 
 def smooth_result(state: SmoothState, converged: bool,
@@ -171,19 +178,22 @@ class UpdateReport(NamedTuple):
     max_past_change: float
 
 
-def _add_contests(state: SmoothState, n: int, tol: float, max_sweeps: int) -> UpdateReport:
+def _add_contests(state: SmoothState, n: int, tol: float, max_sweeps: int,
+                  spread: float) -> UpdateReport:
     """Rate the next ``n`` contests from the forward priors, then re-smooth what they
-    touch with at most ``max_sweeps`` sweeps."""
+    touch with at most ``max_sweeps`` sweeps, passing on changes above
+    ``spread * tol``."""
     r_old = state.rated_rows
     c_old = state.rated
     state.rate_forward(n)
     new_rows = np.arange(r_old, state.rated_rows, dtype=np.int64)
-    reports, settled, players, change = state.update(new_rows, tol, max_sweeps, r_old)
+    reports, settled, players, change = state.update(new_rows, tol, max_sweeps, r_old,
+                                                       spread * tol)
     return UpdateReport(state.rated - c_old, reports, settled, int(players.size), change)
 
 
-def smooth_extend(result: SmoothResult, n: int, *, tol: float = 0.01,
-                  max_sweeps: int = 3) -> tuple[SmoothResult, UpdateReport]:
+def smooth_extend(result: SmoothResult, n: int, *, tol: float = 0.01, max_sweeps: int = 3,
+                  spread: float = UPDATE_SPREAD) -> tuple[SmoothResult, UpdateReport]:
     """Add the next ``n`` contests of the history ``result`` was built on (its state
     holds the whole history; :func:`mmr_smooth` rates it all, :func:`smooth_forecast`
     one contest at a time): each is rated from its players' current beliefs, then
@@ -197,6 +207,8 @@ def smooth_extend(result: SmoothResult, n: int, *, tol: float = 0.01,
         How many contests to add.
     tol, max_sweeps:
         As :meth:`~podium.history.smooth_state.SmoothState.update`.
+    spread:
+        The propagation threshold in units of ``tol`` (:data:`UPDATE_SPREAD`).
 
     Returns
     -------
@@ -204,8 +216,9 @@ def smooth_extend(result: SmoothResult, n: int, *, tol: float = 0.01,
         The updated ratings (the state is updated in place) and what changed.
     """
     _check_tol(tol, max_sweeps)
+    _check_spread(spread)
     state = result.state
-    report = _add_contests(state, n, tol, max_sweeps)
+    report = _add_contests(state, n, tol, max_sweeps, spread)
     return smooth_result(state, report.settled, report.sweeps), report
 
 
@@ -213,6 +226,7 @@ def smooth_forecast(history: ContestHistory, params: MMRParams | None = None, *,
                     contest_weight: npt.ArrayLike | float | None = None,
                     perf_ceiling: npt.ArrayLike | float | None = None, tol: float = 0.01,
                     max_sweeps: int = 3, window_tol: float = 1e-9,
+                    spread: float = UPDATE_SPREAD,
                     ) -> tuple[FloatArray, FloatArray, list[UpdateReport]]:
     """The causal protocol: the rating of every player at contest ``t`` from smoothing
     only the contests before ``t`` (for evaluation).
@@ -220,7 +234,7 @@ def smooth_forecast(history: ContestHistory, params: MMRParams | None = None, *,
     Contests are added one at a time; before each is rated, its participants' beliefs
     -- the smoothed history so far, carried forward by Elo-MMR's diffusion -- are
     recorded; then the contest is added and what it touches is re-smoothed (at most
-    ``max_sweeps`` sweeps, changes below ``tol`` not passed on).
+    ``max_sweeps`` sweeps, changes below ``spread * tol`` not passed on).
 
     Returns
     -------
@@ -230,6 +244,7 @@ def smooth_forecast(history: ContestHistory, params: MMRParams | None = None, *,
         One per contest.
     """
     _check_tol(tol, max_sweeps)
+    _check_spread(spread)
     state = SmoothState.start(history, params, contest_weight, perf_ceiling, window_tol)
     rd = state.rounds
     mu = np.full(rd.cav_mu.size, np.nan)
@@ -237,7 +252,7 @@ def smooth_forecast(history: ContestHistory, params: MMRParams | None = None, *,
     reports = []
     for c in range(state.history.n_contests):
         r0, r1 = rd.contest_rows[c], rd.contest_rows[c + 1]
-        reports.append(_add_contests(state, 1, tol, max_sweeps))
+        reports.append(_add_contests(state, 1, tol, max_sweeps, spread))
         # rate_forward wrote the priors of contest c (nothing later was known) to the
         # cavities; the update may move them since, so they were kept by rate_forward:
         mu[r0:r1] = state.forecast_mu[r0:r1]

@@ -1,5 +1,6 @@
-"""Elo-MMR's parameters for ``mmr-smooth`` (:class:`MMRParams`), without Numba: the
-system's defaults are read (``podium systems -v``) without loading a kernel."""
+"""Elo-MMR's parameters for ``mmr-smooth`` (:class:`MMRParams`) and its update's
+propagation threshold (:data:`UPDATE_SPREAD`), without Numba: the system's defaults
+are read (``podium systems -v``) without loading a kernel."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from dataclasses import dataclass
 
 from podium.errors import ConfigError
 
-__all__ = ["MMRParams"]
+__all__ = ["MMRParams", "UPDATE_SPREAD"]
+
+#: The bounded update's propagation threshold in units of ``tol``: a performance or
+#: cavity that moved by less than ``UPDATE_SPREAD * tol`` is not passed on, and only
+#: the tie groups whose performance would move by more than about half of it are
+#: solved again (``tol`` stays the accuracy of the beliefs recomputed).  1 passes on
+#: every change above ``tol``, as before; docs/history.md ("Incremental update")
+#: measures the choice.
+UPDATE_SPREAD = 30.0
 
 
 @dataclass(frozen=True)
