@@ -14,14 +14,30 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ["ROOT", "cpu_model", "data_dir", "load_average", "machine_line", "write_section"]
+
+
+def timed_process(cmd: list[str], cwd: Path, env: dict[str, str]
+                  ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Run ``cmd`` as a whole process: its wall-clock seconds, its CPU seconds (the
+    children's user + system time) and the finished process (output captured as text;
+    the caller checks its return code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc
 
 
 def data_dir() -> Path:

@@ -56,18 +56,16 @@ import datetime as dt
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from _report import ROOT, data_dir, load_average, write_section
+from _report import ROOT, data_dir, load_average, timed_process, write_section
 
 ARCHIVE = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 DOC = "docs/benchmarks.md"
@@ -96,16 +94,12 @@ class Refused(Exception):
 
 
 def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Wall-clock and CPU seconds (user + system) of a whole process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
-    dt = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall-clock and CPU seconds (user + system) of a whole process
+    (:func:`timed_process`)."""
+    dt, cpu, proc = timed_process(cmd, cwd, env)
     if proc.returncode != 0:
         raise Refused(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
                       f"exit status {proc.returncode}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return dt, cpu
 
 

@@ -33,15 +33,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _report import ROOT, load_average, write_section
+from _report import ROOT, load_average, timed_process, write_section
 
 #: (name, the build's variables, label): without a prebuild, the default prebuild in
 #: one process, and the default prebuild in its default processes (one per CPU).
@@ -53,17 +51,11 @@ MODES: tuple[tuple[str, dict[str, str], str], ...] = (
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall and CPU seconds (the children's user + system time) of ``cmd``, and its
-    stderr."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall and CPU seconds of ``cmd`` (:func:`timed_process`), and its stderr."""
+    wall, cpu, proc = timed_process(cmd, cwd, env)
     if proc.returncode != 0:
         raise SystemExit(f"bench_install: {' '.join(cmd)} failed in {cwd}:\n"
                          f"{proc.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.stderr
 
 
