@@ -47,15 +47,6 @@ DOC = "docs/history.md"
 PARAMS: dict[str, dict[str, Any]] = {"ttt": {"p_draw": 0.25}, "whr": {}}
 
 
-def prefix(h: ContestHistory, n: int) -> ContestHistory:
-    """The first ``n`` contests of ``h`` (the players keep their numbers)."""
-    t = int(h.contest_teams[n])
-    r = int(h.team_rows[t])
-    return h._replace(contest_teams=h.contest_teams[:n + 1], team_rows=h.team_rows[:t + 1],
-                      team_place=h.team_place[:t], player=h.player[:r], weight=h.weight[:r],
-                      time=h.time[:n])
-
-
 def best(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
     """``fn()``'s result and its best time over ``repeats`` calls."""
     out, times = None, []
@@ -80,8 +71,8 @@ def contests_of(h: ContestHistory) -> list[Contest]:
 def run(args: argparse.Namespace) -> str:
     h_all, _ = football_history(data_dir() / "football")
     n = min(args.contests or h_all.n_contests, h_all.n_contests)
-    h = prefix(h_all, n)
-    h_old = prefix(h, n - 1)
+    h = h_all.prefix(n)
+    h_old = h.prefix(n - 1)
     active = int(np.unique(h.player).size)
     rows = []
     for name in args.systems.split(","):

@@ -12,21 +12,11 @@ import pytest
 from _history_cases import random_case
 
 from podium import Contest
-from podium.history import ContestHistory
 from podium.history.ttt import ttt, ttt_update
 from podium.history.whr import ELO_PER_NAT, whr, whr_update
 from podium.history_rater import HistoryRater
 
 DAY = 86400
-
-
-def _prefix(h: ContestHistory, n: int) -> ContestHistory:
-    """The first ``n`` contests of ``h`` (the players keep their numbers)."""
-    t = int(h.contest_teams[n])
-    r = int(h.team_rows[t])
-    return h._replace(contest_teams=h.contest_teams[:n + 1], team_rows=h.team_rows[:t + 1],
-                      team_place=h.team_place[:t], player=h.player[:r], weight=h.weight[:r],
-                      time=h.time[:n])
 
 
 CASES = {
@@ -43,9 +33,9 @@ def test_ttt_update_with_enough_sweeps_is_the_full_solve(case):
     h = random_case(**CASES[case]).history
     p_draw = 0.2 if "draws" in case else 0.0
     start = h.n_contests - 4
-    cur = ttt(_prefix(h, start), p_draw=p_draw, epsilon=1e-13, iterations=20000)
+    cur = ttt(h.prefix(start), p_draw=p_draw, epsilon=1e-13, iterations=20000)
     for n in range(start + 1, h.n_contests + 1):
-        cur, touched = ttt_update(cur, _prefix(h, n), p_draw=p_draw, tol=1e-14,
+        cur, touched = ttt_update(cur, h.prefix(n), p_draw=p_draw, tol=1e-14,
                                   max_sweeps=20000)
         assert cur.converged and 2 <= touched <= h.n_players
     full = ttt(h, p_draw=p_draw, epsilon=1e-13, iterations=20000)
@@ -60,9 +50,9 @@ def test_ttt_update_with_enough_sweeps_is_the_full_solve(case):
 def test_whr_update_with_enough_sweeps_is_the_full_solve(case):
     """The same for WHR (Elo; the draw tendency is refitted at each sweep)."""
     h = random_case(**CASES[case]).history
-    cur = whr(_prefix(h, 40), tol=1e-12)
+    cur = whr(h.prefix(40), tol=1e-12)
     for n in range(41, h.n_contests + 1):
-        out = whr_update(cur, _prefix(h, n), tol=1e-14, max_sweeps=20000)
+        out = whr_update(cur, h.prefix(n), tol=1e-14, max_sweeps=20000)
         assert out is not None
         cur, touched = out
         assert cur.converged and 2 <= touched <= h.n_players
