@@ -127,7 +127,7 @@ def _round_interpolant(mu: np.ndarray, w_arg: np.ndarray, w_out: np.ndarray, lef
 def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
-                 spread: float, widen: float, nodes: int,
+                 threshold: float, widen: float, nodes: int,
                  direct_groups: int) -> tuple[float, int, int]:
     """:func:`moved_groups` for contest ``c``: returns the largest change of a
     performance, the rows solved again and the unconverged solves."""
@@ -173,7 +173,7 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
         q, qp = group_residual(x, mu, w_arg, w_out, a, b, const[g], tie_twice, grid,
                                coef_f, coef_d)
         guess = x - q / qp
-        if not abs(min(guess, cap) - x) > SELECT_SHARE * spread:
+        if not abs(min(guess, cap) - x) > SELECT_SHARE * threshold:
             continue
         state = newton_begin(LO_BOUND, HI_BOUND, min(max(guess, LO_BOUND), HI_BOUND))
         while state.running:
@@ -184,7 +184,7 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
             bad += 1
         rows += b - a
         pg = min(state.x, cap)
-        if not abs(pg - x) > spread:
+        if not abs(pg - x) > threshold:
             continue  # a change below the threshold is not passed on
         for k in range(a, b):
             change = max(change, abs(pg - perf[r0 + k]))
@@ -196,13 +196,13 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
 def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndarray,
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
-                 spread: float, widen: float, nodes: int,
+                 threshold: float, widen: float, nodes: int,
                  direct_groups: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Phase 1 of the contests in ``todo`` (in parallel) for the tie groups whose
-    Newton step from their current performance exceeds ``SELECT_SHARE * spread``:
+    Newton step from their current performance exceeds ``SELECT_SHARE * threshold``:
     those are solved again from the current cavities (the zero of ``Q_g``, capped at
     the contest's ceiling), and their performance is replaced when it moves by more
-    than ``spread``; the others keep theirs (a change below the threshold is not
+    than ``threshold``; the others keep theirs (a change below the threshold is not
     passed on, so the players' beliefs stay those of their performances).
 
     Parameters
@@ -215,8 +215,8 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
         Count a tie as half a win and half a loss.
     perf:
         Per row, the performances: read, and written where a group solved again
-        moves by more than ``spread``.
-    spread:
+        moves by more than ``threshold``.
+    threshold:
         The propagation threshold (rating points).
     widen, nodes:
         The interpolant's panels: half-width in units of ``sqrt(3) delta_min / 2``,
@@ -236,6 +236,6 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
     for q in nb.prange(todo.size):
         change[q], rows[q], bad[q] = _moved_round(todo[q], contest_rows, team_place,
                                                   contest_teams, cav_mu, cav_sig, beta,
-                                                  split_ties, ceiling, perf, spread, widen,
+                                                  split_ties, ceiling, perf, threshold, widen,
                                                   nodes, direct_groups)
     return change, rows, bad.sum()

@@ -363,14 +363,14 @@ class SmoothState:
         en.perf[e] = rd.perf[en.rows[e]]
         return worst
 
-    def phase1_moved(self, contests: IntArray, spread: float) -> tuple[float, int]:
+    def phase1_moved(self, contests: IntArray, threshold: float) -> tuple[float, int]:
         """Phase 1 of ``contests`` for the tie groups whose performance would move by
-        more than about ``spread / 2``: each group's residual ``Q_g`` and Newton step
+        more than about ``threshold / 2``: each group's residual ``Q_g`` and Newton step
         at its current performance from the current cavities
         (:func:`~podium.history._smooth_groups.moved_groups`, one interpolant of the
         summed terms per round); only those groups are solved again, and a group's
         new performance replaces the old one (on both sides) when it moved by more
-        than ``spread``.  Returns the largest change of a performance and the rows
+        than ``threshold``.  Returns the largest change of a performance and the rows
         solved again."""
         if contests.size == 0:
             return 0.0, 0
@@ -378,7 +378,7 @@ class SmoothState:
         todo = np.ascontiguousarray(contests, dtype=np.int64)
         ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
                                      rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(spread), UPDATE_PANELS,
+                                     rd.ceiling, rd.perf, float(threshold), UPDATE_PANELS,
                                      UPDATE_NODES, K.DIRECT_GROUPS)
         self.unsolved += int(bad)
         e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
@@ -415,16 +415,16 @@ class SmoothState:
         self.entries.perf[e] = perf_r
 
     def update(self, rows: IntArray, tol: float, max_sweeps: int,
-               new_from: int | None = None, spread: float | None = None,
+               new_from: int | None = None, threshold: float | None = None,
                ) -> tuple[list[SweepReport], bool, IntArray, float]:
         """Alternate the phases from ``rows`` (whose performances are new or changed):
         phase 2 for their players (each filter restarted at the changed rounds and
         stopped once a belief moves by less than ``tol / 10``), phase 1 for every rated
-        contest in which one of their cavities moved by more than ``spread``, restricted
+        contest in which one of their cavities moved by more than ``threshold``, restricted
         to the tie groups whose performance would move by more than about
-        ``spread / 2`` (:meth:`phase1_moved`), phase 2 for the players whose
-        performance moved by more than ``spread``, ... at most ``max_sweeps`` times;
-        then the beliefs of the last players changed.  Changes below ``spread`` are not
+        ``threshold / 2`` (:meth:`phase1_moved`), phase 2 for the players whose
+        performance moved by more than ``threshold``, ... at most ``max_sweeps`` times;
+        then the beliefs of the last players changed.  Changes below ``threshold`` are not
         passed on; the work is proportional to what is touched, not to the history.
 
         Parameters
@@ -437,19 +437,19 @@ class SmoothState:
             As above.
         new_from:
             Rows from this one on are new (left out of the reported change).
-        spread:
+        threshold:
             The propagation threshold (rating points; default ``tol``).
 
         Returns
         -------
         reports, settled, touched, max_change
             One :class:`SweepReport` per sweep; whether it stopped because nothing
-            moved by more than ``spread``; the players re-smoothed; the largest change
+            moved by more than ``threshold``; the players re-smoothed; the largest change
             of a smoothed rating of a row before ``new_from``.
         """
         rd, en = self.rounds, self.entries
         eps = tol / 10.0
-        spread = tol if spread is None else float(spread)
+        threshold = tol if threshold is None else float(threshold)
         reports: list[SweepReport] = []
         # the players of the rows whose performance is new or changed, and where
         todo, lo, hi = self._changed_ranges(np.asarray(rows, dtype=np.int64))
@@ -466,13 +466,13 @@ class SmoothState:
             old_mu, old_sig = rd.cav_mu[rows], rd.cav_sig[rows]
             ch_cav = self.phase2(todo, True, (lo, hi), eps)
             t1 = time.perf_counter()
-            moved = ((np.abs(rd.cav_mu[rows] - old_mu) > spread)
-                     | (np.abs(rd.cav_sig[rows] - old_sig) > spread))
+            moved = ((np.abs(rd.cav_mu[rows] - old_mu) > threshold)
+                     | (np.abs(rd.cav_sig[rows] - old_sig) > threshold))
             rounds = np.unique(self.row_contest[rows[moved]])
             c_rows = en.rows[K.contest_entries(rounds, rd.contest_rows, self.e_of_row)]
             old_perf = rd.perf[c_rows]
-            ch_p, n_solved = self.phase1_moved(rounds, spread)
-            changed = np.abs(rd.perf[c_rows] - old_perf) > spread
+            ch_p, n_solved = self.phase1_moved(rounds, threshold)
+            changed = np.abs(rd.perf[c_rows] - old_perf) > threshold
             t2 = time.perf_counter()
             reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
                                        t2 - t0, t1 - t0, t2 - t1, n_solved))
