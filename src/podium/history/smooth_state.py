@@ -21,7 +21,12 @@ from podium.errors import ConfigError, ContestError
 from podium.history import _smooth_kernels as K
 from podium.history._smooth_groups import UPDATE_NODES, UPDATE_PANELS, moved_groups
 from podium.history.anderson import Anderson
-from podium.history.data import ContestHistory, check_history, player_rounds
+from podium.history.data import (
+    ContestHistory,
+    check_history,
+    player_rounds,
+    select_contests,
+)
 from podium.history.params import MMRParams
 
 __all__ = ["MMRParams", "SWEEP_PANELS", "SweepReport", "SmoothState", "select_contests"]
@@ -86,37 +91,6 @@ def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,
     if np.any(np.isnan(arr)):
         raise ConfigError(f"{what} must not be NaN")
     return arr
-
-
-def select_contests(h: ContestHistory, keep: BoolArray) -> tuple[ContestHistory, IntArray]:
-    """The sub-history of the contests in ``keep`` and, per row of it, its row in ``h``.
-
-    Parameters
-    ----------
-    h:
-        A history.
-    keep:
-        Per contest, whether it stays.
-
-    Returns
-    -------
-    sub, source_rows
-    """
-    cr = h.contest_rows
-    ct = h.contest_teams
-    idx = np.flatnonzero(keep)
-    n_rows = cr[idx + 1] - cr[idx]
-    n_teams = ct[idx + 1] - ct[idx]
-    src = np.repeat(cr[idx] - np.cumsum(np.r_[0, n_rows[:-1]]).astype(np.int64), n_rows) \
-        + np.arange(int(n_rows.sum()), dtype=np.int64)
-    teams = np.repeat(ct[idx] - np.cumsum(np.r_[0, n_teams[:-1]]).astype(np.int64),
-                      n_teams) + np.arange(int(n_teams.sum()), dtype=np.int64)
-    sizes = np.diff(h.team_rows)[teams]
-    sub = ContestHistory(np.r_[0, np.cumsum(n_teams)].astype(np.int64),
-                         np.r_[0, np.cumsum(sizes)].astype(np.int64),
-                         h.team_place[teams], h.player[src], h.weight[src], h.time[idx],
-                         h.n_players)
-    return sub, src.astype(np.int64)
 
 
 class SmoothState:
