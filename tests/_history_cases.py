@@ -3,11 +3,15 @@ arrays and in the shapes the oracle packages take."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from podium.history import ContestHistory, history_from_arrays
+from podium import Contest, Rater
+from podium.history import ContestHistory, history_from_arrays, history_from_contests
 
 
 @dataclass
@@ -66,3 +70,20 @@ def random_case(seed: int, n_games: int, n_players: int, *, max_teams: int = 2,
         pw.append(c_w)
     h = history_from_arrays(ct, tr, place, player, days, weight, n_players)
     return Case(h, comp, res, pw, [float(d) for d in days])
+
+
+def mmr_rows(contests: Sequence[Contest], **params: Any
+             ) -> tuple[ContestHistory, np.ndarray, pd.DataFrame]:
+    """The history of ``contests``; Podium's ``mmr`` (``params``; all-tied rounds
+    skipped, as ``mmr-smooth`` skips them) over them: per event, its row in that history,
+    and the events."""
+    lab = history_from_contests(list(contests))
+    h = lab.history
+    rater = Rater("mmr", all_tied="skip", **params)
+    rater.extend(contests)
+    ev = rater.events_frame()
+    rc = h.row_contest
+    key = {(int(lab.contest_index[rc[q]]), lab.handles[h.player[q]]): q
+           for q in range(h.n_rows)}
+    rows = np.array([key[(c, hd)] for c, hd in zip(ev.contest_index, ev.handle, strict=True)])
+    return h, rows, ev

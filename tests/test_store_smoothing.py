@@ -175,14 +175,15 @@ def test_whr_companion_and_refusals(store_url: str) -> None:
 
 def test_a_refused_contest_leaves_ladder_and_companion_unchanged(store_url: str) -> None:
     cs = _history(3)
-    team = Contest.from_teams([("a", 0, 0, ["p00", "p01"]), ("b", 1, 1, ["p02", "p03"])],
-                              name="teams", time_seconds=T0 + 86_400 * 10)
+    # ttt's default p_draw 0 refuses a tie
+    tie = Contest([("p00", 0, 0), ("p01", 1, 2), ("p02", 1, 2)], name="tie",
+                  time_seconds=T0 + 86_400 * 10)
     with Store.create(store_url, "mmr") as store:
         store.ingest_many(cs)
-        store.set_smoothing("mmr-smooth")
+        store.set_smoothing("ttt")
         before = _all_rows(store_url)
         with pytest.raises(StoreError, match="smoothed companion.*podium smooth --off"):
-            store.ingest(team)
+            store.ingest(tie)
         assert _all_rows(store_url) == before
         store.ingest(Contest(cs[0].standings, name="later", time_seconds=T0 + 86_400 * 11))
         assert store.smoothing().contests == 4  # type: ignore[union-attr]
