@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _history_cases import mmr_rows
+from _history_cases import mmr_rows, team_contests
 from scipy.optimize import brentq
 
 from podium import Contest
@@ -30,37 +30,6 @@ from podium.io import write_contests_csv
 
 TANH = math.pi / math.sqrt(3.0)
 DAY = 86400
-
-
-def team_contests(seed: int, n_players: int = 120, n_rounds: int = 25, *,
-                  large: tuple[int, ...] = (), max_teams: int = 5, max_size: int = 3,
-                  weights: bool = True, ties: bool = True) -> list[Contest]:
-    """Random team rounds, one a day: 2..``max_teams`` teams (30 in the rounds
-    ``large``: more tie groups than the direct solve) of 1..``max_size`` members, ties
-    between teams when ``ties`` (an all-tied round now and then), member weights in
-    [0.3, 1] for about a third of the members when ``weights``."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for r in range(n_rounds):
-        nt = 30 if r in large else int(rng.integers(2, max_teams + 1))
-        sizes = rng.integers(1, max_size + 1, nt)
-        members = rng.choice(n_players, int(sizes.sum()), replace=False)
-        if ties and r not in large:
-            key = np.sort(rng.integers(0, max(nt - 1, 2), nt))
-        else:
-            key = np.arange(nt)
-        lo = np.searchsorted(key, key, side="left")
-        hi = np.searchsorted(key, key, side="right") - 1
-        rows, k = [], 0
-        for t in range(nt):
-            mem = []
-            for m in members[k:k + sizes[t]]:
-                w = float(rng.uniform(0.3, 1.0)) if weights and rng.random() < 0.3 else 1.0
-                mem.append((f"p{m}", w))
-            k += int(sizes[t])
-            rows.append((f"t{r}.{t}", int(lo[t]), int(hi[t]), mem))
-        out.append(Contest.from_teams(rows, name=f"round {r}", time_seconds=r * DAY))
-    return out
 
 
 @pytest.mark.parametrize("u", [1.0, 0.0])

@@ -21,6 +21,7 @@ from typing import Any
 import _store_cases as cases
 import numpy as np
 import pytest
+from _history_cases import team_contests
 from sqlalchemy import select
 
 from podium import Contest
@@ -171,6 +172,28 @@ def test_whr_companion_and_refusals(store_url: str) -> None:
         assert store.smoothing() is None and store.smoothed_curve(cs[0].handles[0]) is None
         with store.engine.connect() as conn:
             assert not conn.dialect.has_table(conn, smooth_tables("").events.name)
+
+
+def test_a_team_ladder_is_smoothed_and_a_new_process_goes_on(store_url: str) -> None:
+    """An ``mmr`` ladder of team rounds (weights, ties) with the ``mmr-smooth``
+    companion: the stored curves equal a HistoryRater fed the same writes, bit for bit,
+    and a new process that reads the state (with the members' noises) goes on as it."""
+    cs = team_contests(8, n_players=30, n_rounds=9, start=T0)
+    with Store.create(store_url, "mmr") as store:
+        store.ingest_many(cs[:5])
+        store.set_smoothing("mmr-smooth")
+        ref = _reference(store, "mmr-smooth")
+        ref.extend(cs[:5])
+        assert _stored(store) == _rows_of(ref)
+        for c in cs[5:7]:
+            store.ingest(c)
+            ref.add(c)
+        assert _stored(store) == _rows_of(ref)
+    with Store.open(store_url, cache=False) as again:
+        for c in cs[7:]:
+            again.ingest(c)
+            ref.add(c)
+        assert _stored(again) == _rows_of(ref)
 
 
 def test_a_refused_contest_leaves_ladder_and_companion_unchanged(store_url: str) -> None:
