@@ -18,6 +18,10 @@ Sections (``--section``, several allowed; default all):
   and ``mmr``, and how often each one's rating before a decisive match picks its
   winner (``mmr-smooth`` by its causal forecast, ``ttt`` and ``whr`` smoothed over the
   whole history, so not causal: an upper reference).
+* ``teams``: ``mmr-smooth`` against Podium's exact ``mmr`` on the seeded synthetic team
+  league (``synthetic_team_contests``: ``--team-players``, ``--team-rounds``, 20 teams
+  of 1-5 a round, partial play 0.2), same process, and how far each one's ratings are
+  from the members' true skills.
 
 ``--write-docs`` writes each section's table into docs/history.md, and the
 ``codeforces`` and ``ttt`` tables (issue 29's speed targets) into docs/benchmarks.md too.
@@ -246,6 +250,64 @@ def section_codeforces(args: argparse.Namespace) -> str:
     return body
 
 
+def section_teams(args: argparse.Namespace) -> str:
+    from podium import Rater
+    from podium.io.synthetic_teams import synthetic_team_contests
+
+    _warm_up()
+    league = synthetic_team_contests(args.team_players, args.team_rounds, partial_prob=0.2,
+                                     seed=1)
+    contests = league.contests
+    lab = history_from_contests(contests)
+    _warm_teams(contests[:5])
+    rater = Rater("mmr")
+    _, t_filter = _timed(lambda: rater.extend(contests))
+    t0 = time.perf_counter()
+    state = SmoothState.start(lab.history, window_tol=args.window_tol)
+    state.rate_forward(state.history.n_contests - 1)
+    first_pass = time.perf_counter() - t0
+    reports, converged = state.solve(args.tol, 200, args.memory)
+    t_smooth = time.perf_counter() - t0
+    res = smooth_result(state, converged, reports)
+    (_, added), t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3,
+                                                     spread=args.update_spread))
+    truth = np.concatenate([league.skill[k] for k in lab.contest_index])
+    ok = np.isfinite(res.mu)
+
+    def spread(x: np.ndarray) -> float:
+        d = x[ok] - truth[ok]
+        return float(np.sqrt(np.mean((d - d.mean()) ** 2)))
+
+    phase2 = sum(r.phase2_seconds for r in reports)
+    phase1 = sum(r.phase1_seconds for r in reports)
+    body = (f"{len(contests)} team rounds (20 teams of 1-5 members, partial play 0.2), "
+            f"{lab.history.n_rows:,} player-rounds, {lab.history.n_players:,} players; same "
+            "process, every kernel loaded before the timings.  `mmr-smooth` smooths all "
+            "but the last round, then adds the last one (`smooth_extend`, at most 3 "
+            "sweeps).\n\n"
+            "| | ratio to `mmr` | seconds |\n|---|---:|---:|\n"
+            f"| Podium `mmr` (`Rater.extend`) | 1.0x | {t_filter:.1f} |\n"
+            f"| `mmr-smooth`, residual below {args.tol:g} (converged: {converged}) | "
+            f"{t_smooth / t_filter:.1f}x | {t_smooth:.1f} |\n"
+            f"| `mmr-smooth`, adding the last round | {t_add / t_filter:.2f}x "
+            f"({100 * t_add / t_smooth:.2f} % of the full pass) | {t_add:.2f} |\n\n"
+            f"First pass {first_pass:.1f} s, then {len(reports)} sweeps (phase 2 "
+            f"{phase2:.1f} s, phase 1 {phase1:.1f} s); unconverged solves {res.unsolved}.  "
+            "Distance to the members' true skills (root mean square about the mean "
+            f"offset, every player-round): smoothed {spread(res.mu):.1f}, filtered "
+            f"{spread(res.filtered_mu):.1f}.")
+    print(body, flush=True)
+    return body
+
+
+def _warm_teams(contests: list[Any]) -> None:
+    """Load the kernels of a team round (``mmr`` and ``mmr-smooth``) before timing."""
+    from podium import Rater
+
+    Rater("mmr").extend(contests)
+    mmr_smooth(history_from_contests(contests).history)
+
+
 def _solved_on(history: ContestHistory, arrays: dict[str, np.ndarray],
                args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """A smoothing's state (``arrays``) solved on to ``--reference-tol``: per rated row,
@@ -372,7 +434,7 @@ def section_football(args: argparse.Namespace) -> str:
 
 SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "ttt": section_ttt, "whr": section_whr, "codeforces": section_codeforces,
-    "football": section_football,
+    "football": section_football, "teams": section_teams,
 }
 
 
@@ -390,6 +452,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reference-tol", type=float, default=None,
                     help="codeforces: also solve the result on to this residual and "
                          "report how far it was from the fixed point (more sweeps)")
+    ap.add_argument("--team-players", type=int, default=2000)
+    ap.add_argument("--team-rounds", type=int, default=3000)
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     for name in args.section or list(SECTIONS):

@@ -3,11 +3,15 @@ arrays and in the shapes the oracle packages take."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from podium.history import ContestHistory, history_from_arrays
+from podium import Contest, Rater
+from podium.history import ContestHistory, history_from_arrays, history_from_contests
 
 
 @dataclass
@@ -66,3 +70,53 @@ def random_case(seed: int, n_games: int, n_players: int, *, max_teams: int = 2,
         pw.append(c_w)
     h = history_from_arrays(ct, tr, place, player, days, weight, n_players)
     return Case(h, comp, res, pw, [float(d) for d in days])
+
+
+def mmr_rows(contests: Sequence[Contest], **params: Any
+             ) -> tuple[ContestHistory, np.ndarray, pd.DataFrame]:
+    """The history of ``contests``; Podium's ``mmr`` (``params``; all-tied rounds
+    skipped, as ``mmr-smooth`` skips them) over them: per event, its row in that history,
+    and the events."""
+    lab = history_from_contests(list(contests))
+    h = lab.history
+    rater = Rater("mmr", all_tied="skip", **params)
+    rater.extend(contests)
+    ev = rater.events_frame()
+    rc = h.row_contest
+    key = {(int(lab.contest_index[rc[q]]), lab.handles[h.player[q]]): q
+           for q in range(h.n_rows)}
+    rows = np.array([key[(c, hd)] for c, hd in zip(ev.contest_index, ev.handle, strict=True)])
+    return h, rows, ev
+
+
+def team_contests(seed: int, n_players: int = 120, n_rounds: int = 25, *,
+                  large: tuple[int, ...] = (), max_teams: int = 5, max_size: int = 3,
+                  weights: bool = True, ties: bool = True, start: int = 0
+                  ) -> list[Contest]:
+    """Random team rounds, one a day: 2..``max_teams`` teams (30 in the rounds
+    ``large``: more tie groups than the direct solve) of 1..``max_size`` members, ties
+    between teams when ``ties`` (an all-tied round now and then), member weights in
+    [0.3, 1] for about a third of the members when ``weights``; ``start``: the first
+    round's time (seconds)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in range(n_rounds):
+        nt = 30 if r in large else int(rng.integers(2, max_teams + 1))
+        sizes = rng.integers(1, max_size + 1, nt)
+        members = rng.choice(n_players, int(sizes.sum()), replace=False)
+        if ties and r not in large:
+            key = np.sort(rng.integers(0, max(nt - 1, 2), nt))
+        else:
+            key = np.arange(nt)
+        lo = np.searchsorted(key, key, side="left")
+        hi = np.searchsorted(key, key, side="right") - 1
+        rows, k = [], 0
+        for t in range(nt):
+            mem = []
+            for m in members[k:k + sizes[t]]:
+                w = float(rng.uniform(0.3, 1.0)) if weights and rng.random() < 0.3 else 1.0
+                mem.append((f"p{m}", w))
+            k += int(sizes[t])
+            rows.append((f"t{r}.{t}", int(lo[t]), int(hi[t]), mem))
+        out.append(Contest.from_teams(rows, name=f"round {r}", time_seconds=start + r * 86400))
+    return out

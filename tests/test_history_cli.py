@@ -161,13 +161,13 @@ def test_errors_name_the_contest_and_the_way_past(tmp_path, capsys):
     assert "drawn game" in err and "--set p_draw=" in err
     assert main(["rate", str(d), "-s", "ttt", "--set", "p_draw=0.2",
                  "--out", str(tmp_path / "o")]) == 0
-    team = [Contest.from_teams([("x", 0, 0, ["a", "b"]), ("y", 1, 1, ["c", "d"])],
-                               name="team game", time_seconds=1_700_000_000)]
-    r = HistoryRater("mmr-smooth")
+    drawn = [Contest([("a", 0, 1), ("b", 0, 1)], name="drawn game",
+                     time_seconds=1_700_000_000)]
+    r = HistoryRater("ttt")
     r.extend(_games()[:3])
     before = r.ratings()
-    with pytest.raises(ContestError, match="team game.*use ttt or whr"):
-        r.extend(team)
+    with pytest.raises(ContestError, match="drawn game.*p_draw=0.1"):
+        r.extend(drawn)
     assert r.contests_processed == 3  # nothing of a refused extend is kept
     pd.testing.assert_frame_equal(r.ratings(), before)
     assert main(["rate", str(d), "-s", "whr", "--set", "nope=1",

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from _history_cases import mmr_rows
 from scipy.optimize import brentq
 
-from podium import Contest, Rater
-from podium.errors import ContestError
+from podium import Contest
 from podium.history import (
     ContestHistory,
     MMRParams,
@@ -55,27 +55,13 @@ def model_history(seed: int, n_players: int = 120, n_rounds: int = 30
     return h, np.array(truth)
 
 
-def _rater_rows(contests: list[Contest]) -> tuple[ContestHistory, np.ndarray, object]:
-    """The history of ``contests``, and per Rater event its row in that history."""
-    lab = history_from_contests(contests)
-    h = lab.history
-    rater = Rater("mmr")
-    rater.extend(contests)
-    ev = rater.events_frame()
-    rc = h.row_contest
-    key = {(int(lab.contest_index[rc[q]]), lab.handles[h.player[q]]): q
-           for q in range(h.n_rows)}
-    rows = np.array([key[(c, hd)] for c, hd in zip(ev.contest_index, ev.handle, strict=True)])
-    return h, rows, ev
-
-
 @pytest.mark.parametrize("n_players,n_rounds", [(30, 20), (60, 6)])
 def test_first_pass_is_podium_mmr(n_players: int, n_rounds: int) -> None:
     """Every filtered rating, uncertainty and performance equals Podium's ``mmr`` (to
     1e-6: the solvers stop at steps of 1e-8)
     (60 players: more tie groups than the direct solve, the panels' path)."""
     contests = synthetic_contests(n_players, n_rounds, seed=3)
-    h, rows, ev = _rater_rows(contests)
+    h, rows, ev = mmr_rows(contests)
     st = SmoothState.start(h, window_tol=0.0)
     st.rate_forward(h.n_contests)
     assert np.abs(st.entry_view(st.filtered_mu)[rows] - ev.mu.to_numpy()).max() < 1e-6
@@ -85,7 +71,7 @@ def test_first_pass_is_podium_mmr(n_players: int, n_rounds: int) -> None:
 
 def test_one_round_is_rated_as_the_filter_rates_it() -> None:
     contests = synthetic_contests(12, 1, seed=1)
-    h, rows, ev = _rater_rows(contests)
+    h, rows, ev = mmr_rows(contests)
     res = mmr_smooth(h, window_tol=0.0)
     assert res.converged
     np.testing.assert_allclose(res.mu[rows], ev.mu.to_numpy(), atol=1e-6)
@@ -293,10 +279,8 @@ def test_bounded_update_reports_its_sweeps() -> None:
     assert report.players >= report.sweeps[0].players
 
 
-def test_team_contests_are_refused_and_ties_skipped() -> None:
-    teams = Contest.from_teams([("red", 0, 0, ["a", "b"]), ("blue", 1, 1, ["c"])])
-    with pytest.raises(ContestError, match="individual contests only"):
-        mmr_smooth(history_from_contests([teams]).history)
+def test_all_tied_contests_are_skipped() -> None:
+    """(Team rounds: tests/test_history_mmr_smooth_teams.py.)"""
     tied = Contest([("a", 0, 1), ("b", 0, 1)], time_seconds=0)
     won = Contest([("a", 0, 0), ("b", 1, 1)], time_seconds=86400)
     res = mmr_smooth(history_from_contests([tied, won]).history)

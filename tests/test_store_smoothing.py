@@ -21,6 +21,7 @@ from typing import Any
 import _store_cases as cases
 import numpy as np
 import pytest
+from _history_cases import team_contests
 from sqlalchemy import select
 
 from podium import Contest
@@ -173,16 +174,39 @@ def test_whr_companion_and_refusals(store_url: str) -> None:
             assert not conn.dialect.has_table(conn, smooth_tables("").events.name)
 
 
+def test_a_team_ladder_is_smoothed_and_a_new_process_goes_on(store_url: str) -> None:
+    """An ``mmr`` ladder of team rounds (weights, ties) with the ``mmr-smooth``
+    companion: the stored curves equal a HistoryRater fed the same writes, bit for bit,
+    and a new process that reads the state (with the members' noises) goes on as it."""
+    cs = team_contests(8, n_players=30, n_rounds=9, start=T0)
+    with Store.create(store_url, "mmr") as store:
+        store.ingest_many(cs[:5])
+        store.set_smoothing("mmr-smooth")
+        ref = _reference(store, "mmr-smooth")
+        ref.extend(cs[:5])
+        assert _stored(store) == _rows_of(ref)
+        for c in cs[5:7]:
+            store.ingest(c)
+            ref.add(c)
+        assert _stored(store) == _rows_of(ref)
+    with Store.open(store_url, cache=False) as again:
+        for c in cs[7:]:
+            again.ingest(c)
+            ref.add(c)
+        assert _stored(again) == _rows_of(ref)
+
+
 def test_a_refused_contest_leaves_ladder_and_companion_unchanged(store_url: str) -> None:
     cs = _history(3)
-    team = Contest.from_teams([("a", 0, 0, ["p00", "p01"]), ("b", 1, 1, ["p02", "p03"])],
-                              name="teams", time_seconds=T0 + 86_400 * 10)
+    # ttt's default p_draw 0 refuses a tie
+    tie = Contest([("p00", 0, 0), ("p01", 1, 2), ("p02", 1, 2)], name="tie",
+                  time_seconds=T0 + 86_400 * 10)
     with Store.create(store_url, "mmr") as store:
         store.ingest_many(cs)
-        store.set_smoothing("mmr-smooth")
+        store.set_smoothing("ttt")
         before = _all_rows(store_url)
         with pytest.raises(StoreError, match="smoothed companion.*podium smooth --off"):
-            store.ingest(team)
+            store.ingest(tie)
         assert _all_rows(store_url) == before
         store.ingest(Contest(cs[0].standings, name="later", time_seconds=T0 + 86_400 * 11))
         assert store.smoothing().contests == 4  # type: ignore[union-attr]

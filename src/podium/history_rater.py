@@ -130,7 +130,7 @@ class HistoryRater:
             For an item that is not a :class:`Contest`.
         ContestError
             For contests out of time order (naming the contest), or that the system
-            refuses (``mmr-smooth``: a team contest).
+            refuses (``ttt``: a tie with ``p_draw`` 0).
         """
         new = list(contests)
         for c in new:

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 
 __all__ = ["SECONDS_PER_DAY", "ContestHistory", "LabelledHistory", "PlayerRounds",
            "history_from_contests",
-           "history_from_arrays", "player_rounds", "check_history", "append_contests"]
+           "history_from_arrays", "player_rounds", "check_history", "append_contests",
+           "select_contests", "concat_ranges"]
 
 #: The time unit of the engines is the day.
 SECONDS_PER_DAY = 86400.0
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 class ContestHistory(NamedTuple):
@@ -122,6 +124,42 @@ class ContestHistory(NamedTuple):
         return ContestHistory(self.contest_teams[:n + 1], self.team_rows[:t + 1],
                               self.team_place[:t], player, self.weight[:r], self.time[:n],
                               int(player.max()) + 1 if r else 0)
+
+
+def select_contests(h: ContestHistory, keep: BoolArray) -> tuple[ContestHistory, IntArray]:
+    """The sub-history of the contests in ``keep`` and, per row of it, its row in ``h``.
+
+    Parameters
+    ----------
+    h:
+        A history.
+    keep:
+        Per contest, whether it stays.
+
+    Returns
+    -------
+    sub, source_rows
+    """
+    cr = h.contest_rows
+    ct = h.contest_teams
+    idx = np.flatnonzero(keep)
+    n_teams = ct[idx + 1] - ct[idx]
+    src = concat_ranges(cr[idx], cr[idx + 1])
+    teams = concat_ranges(ct[idx], ct[idx + 1])
+    sizes = np.diff(h.team_rows)[teams]
+    sub = ContestHistory(np.r_[0, np.cumsum(n_teams)].astype(np.int64),
+                         np.r_[0, np.cumsum(sizes)].astype(np.int64),
+                         h.team_place[teams], h.player[src], h.weight[src], h.time[idx],
+                         h.n_players)
+    return sub, src
+
+
+def concat_ranges(lo: IntArray, hi: IntArray) -> IntArray:
+    """The integer ranges ``lo[k] .. hi[k] - 1``, one after the other (the rows or
+    teams of some contests, from their offsets)."""
+    n = hi - lo
+    start = np.cumsum(np.r_[0, n[:-1]]).astype(np.int64)
+    return np.repeat(lo - start, n) + np.arange(int(n.sum()), dtype=np.int64)
 
 
 class PlayerRounds(NamedTuple):

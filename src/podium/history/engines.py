@@ -283,7 +283,7 @@ class SmoothSystem(WholeHistorySystem):
 
     name = "mmr-smooth"
     description = ("whole-history: Elo-MMR with a backward pass (two-filter smoother, "
-                   "docs/history.md; individual contests)")
+                   "docs/history.md; team rounds by mmr's team rule)")
     defaults: ClassVar[dict[str, Any]] = {
         **{f.name: f.default for f in dataclasses.fields(MMRParams)},
         "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "update_spread": UPDATE_SPREAD,
@@ -311,7 +311,8 @@ class SmoothSystem(WholeHistorySystem):
             noob_delay=tuple(float(x) for x in p["noob_delay"]),
             sig_limit=float(p["sig_limit"]), drift_per_day=float(p["drift_per_day"]),
             rho=float(p["rho"]), split_ties=bool(p["split_ties"]),
-            mu_noob=float(p["mu_noob"]), sig_noob=float(p["sig_noob"]))
+            mu_noob=float(p["mu_noob"]), sig_noob=float(p["sig_noob"]),
+            team_perf_uncertainty=float(p["team_perf_uncertainty"]))
 
     def params(self) -> dict[str, Any]:
         out = super().params()

@@ -16,6 +16,10 @@ phases, and lets every round see the whole history:
   performances; the smoothed rating at round ``k`` is the argmax of the forward
   posterior times the backward message, its uncertainty from their total weights.
 
+A team round follows ``mmr``'s team rule: phase 1 builds each team's term from its
+members' cavities, solves the team performances and turns them into member
+measurements (:mod:`podium.history._smooth_teams`); phase 2 is unchanged.
+
 The first pass is Elo-MMR itself (nothing later is known yet); then the two phases
 alternate over the whole history until no performance moves by more than ``tol``
 (:meth:`~podium.history.smooth_state.SmoothState.solve`).  With no later round a
@@ -114,7 +118,8 @@ def mmr_smooth(history: ContestHistory, params: MMRParams | None = None, *,
     Parameters
     ----------
     history:
-        Individual contests in time order (a tie shares a place); contests in which
+        Contests in time order (a tie shares a place; team rounds by Elo-MMR's team
+        rule, :mod:`podium.history._smooth_teams`); contests in which
         everybody tied are left out, as Elo-MMR skips them.
     params:
         Elo-MMR's parameters (default: Podium's ``mmr``).

@@ -36,6 +36,11 @@ class MMRParams:
         A tie counts half a win and half a loss.
     mu_noob, sig_noob:
         Newcomers' prior.
+    team_perf_uncertainty:
+        Team rounds only, as ``mmr``'s (docs/teams.md, T7): ``u`` in ``Var[P_T |
+        standings] = u (1 - 1/pi) delta_T^2 / (T - 1)``, the uncertainty of the team
+        performance that each member's measurement carries; 0 conditions on ``P_T`` as
+        if it were exact.
     """
 
     weight_limit: float = 0.2
@@ -46,6 +51,7 @@ class MMRParams:
     split_ties: bool = False
     mu_noob: float = 1500.0
     sig_noob: float = 350.0
+    team_perf_uncertainty: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("weight_limit", "sig_limit", "sig_noob"):
@@ -56,6 +62,9 @@ class MMRParams:
             raise ConfigError(f"drift_per_day must be >= 0, got {self.drift_per_day!r}")
         if not (self.rho >= 0):
             raise ConfigError(f"rho must be >= 0 (or inf), got {self.rho!r}")
+        if not (math.isfinite(self.team_perf_uncertainty) and self.team_perf_uncertainty >= 0):
+            raise ConfigError("team_perf_uncertainty must be finite and >= 0, got "
+                              f"{self.team_perf_uncertainty!r}")
         if not math.isfinite(self.mu_noob):
             raise ConfigError(f"mu_noob must be finite, got {self.mu_noob!r}")
         for x in self.noob_delay:

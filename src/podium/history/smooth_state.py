@@ -17,11 +17,23 @@ from podium.core.numerics.performance import (
     TieGroups,
     performance_zeros,
 )
-from podium.errors import ConfigError, ContestError
+from podium.errors import ConfigError
 from podium.history import _smooth_kernels as K
 from podium.history._smooth_groups import UPDATE_NODES, UPDATE_PANELS, moved_groups
+from podium.history._smooth_teams import (
+    TeamSolve,
+    restore_noise,
+    save_noise,
+    solve_team_rounds,
+    team_rounds,
+)
 from podium.history.anderson import Anderson
-from podium.history.data import ContestHistory, check_history, player_rounds
+from podium.history.data import (
+    ContestHistory,
+    check_history,
+    player_rounds,
+    select_contests,
+)
 from podium.history.params import MMRParams
 
 __all__ = ["MMRParams", "SWEEP_PANELS", "SweepReport", "SmoothState", "select_contests"]
@@ -86,37 +98,6 @@ def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,
     if np.any(np.isnan(arr)):
         raise ConfigError(f"{what} must not be NaN")
     return arr
-
-
-def select_contests(h: ContestHistory, keep: BoolArray) -> tuple[ContestHistory, IntArray]:
-    """The sub-history of the contests in ``keep`` and, per row of it, its row in ``h``.
-
-    Parameters
-    ----------
-    h:
-        A history.
-    keep:
-        Per contest, whether it stays.
-
-    Returns
-    -------
-    sub, source_rows
-    """
-    cr = h.contest_rows
-    ct = h.contest_teams
-    idx = np.flatnonzero(keep)
-    n_rows = cr[idx + 1] - cr[idx]
-    n_teams = ct[idx + 1] - ct[idx]
-    src = np.repeat(cr[idx] - np.cumsum(np.r_[0, n_rows[:-1]]).astype(np.int64), n_rows) \
-        + np.arange(int(n_rows.sum()), dtype=np.int64)
-    teams = np.repeat(ct[idx] - np.cumsum(np.r_[0, n_teams[:-1]]).astype(np.int64),
-                      n_teams) + np.arange(int(n_teams.sum()), dtype=np.int64)
-    sizes = np.diff(h.team_rows)[teams]
-    sub = ContestHistory(np.r_[0, np.cumsum(n_teams)].astype(np.int64),
-                         np.r_[0, np.cumsum(sizes)].astype(np.int64),
-                         h.team_place[teams], h.player[src], h.weight[src], h.time[idx],
-                         h.n_players)
-    return sub, src.astype(np.int64)
 
 
 class SmoothState:
@@ -185,6 +166,8 @@ class SmoothState:
         groups = breaks[ct[1:] - 1] - breaks[ct[:-1]] + 1
         #: per contest: more tie groups than the direct solve takes
         self.large = groups > K.DIRECT_GROUPS
+        #: the team rounds (rated by Elo-MMR's team rule, :mod:`._smooth_teams`)
+        self.teams = team_rounds(history)
         self.rated = 0
         self.unsolved = 0
 
@@ -198,7 +181,7 @@ class SmoothState:
         Parameters
         ----------
         history:
-            Individual contests in time order.
+            Contests in time order (team rounds by Elo-MMR's team rule).
         params:
             Elo-MMR's parameters (default: Podium's ``mmr``).
         contest_weight, perf_ceiling:
@@ -212,7 +195,7 @@ class SmoothState:
         Raises
         ------
         ContestError
-            On a team contest (``mmr-smooth`` rates individual contests).
+            On a history that breaks its rules (:func:`check_history`).
         ConfigError
             On a weight, ceiling or tolerance out of range.
         """
@@ -220,15 +203,6 @@ class SmoothState:
             raise ConfigError(f"window_tol must be in [0, 1), got {window_tol!r}")
         check_history(history)
         h = history
-        sizes = np.diff(h.team_rows)
-        if np.any(sizes != 1) or np.any(h.weight != 1.0):
-            bad_row = np.flatnonzero(h.weight != 1.0)
-            t = int(np.flatnonzero(sizes != 1)[0]) if np.any(sizes != 1) else \
-                int(h.row_team[bad_row[0]])
-            c = int(np.searchsorted(h.contest_teams, t, side="right") - 1)
-            raise ContestError("mmr-smooth rates individual contests only (a team has "
-                               "several members or a weight below 1); use ttt or whr",
-                               contest=f"#{c}")
         cw = _per_contest(contest_weight, h.n_contests, 1.0, "contest_weight")
         if np.any(cw <= 0) or not np.all(np.isfinite(cw)):
             raise ConfigError("contest_weight must be finite and positive")
@@ -258,11 +232,19 @@ class SmoothState:
         c0, c1 = self.rated, min(self.rated + n, self.history.n_contests)
         bad = np.zeros(1, dtype=np.int64)
         c = c0
-        while c < c1:
-            c = K.filter_run(c, c1, rd, en, fs, p.mu_noob, p.sig_noob, float(p.rho),
-                             self.collapse, self.window_tol, p.split_ties, bad)
-            if c < c1:  # a large round: performances by panels, then the posteriors
-                self._solve_large(c)
+        team = np.flatnonzero(self.teams.is_team[c0:c1]) + c0
+        for stop in [*team.tolist(), c1]:
+            while c < stop:
+                c = K.filter_run(c, stop, rd, en, fs, p.mu_noob, p.sig_noob, float(p.rho),
+                                 self.collapse, self.window_tol, p.split_ties, bad)
+                if c < stop:  # a large round: performances by panels, then the posteriors
+                    self._solve_large(c)
+                    K.filter_absorb(c, rd, en, fs, self.window_tol)
+                    c += 1
+            if c < c1:  # a team round: priors, the team rule, then the posteriors
+                K.filter_priors(c, rd, en, fs, p.mu_noob, p.sig_noob, float(p.rho),
+                                self.collapse)
+                self._solve_teams(np.array([c]), 1.0)
                 K.filter_absorb(c, rd, en, fs, self.window_tol)
                 c += 1
         self.unsolved += int(bad[0])
@@ -297,6 +279,16 @@ class SmoothState:
                                status.astype(np.int64), rd.ceiling, rd.perf)
         self.unsolved += int(bad)
         return float(ch)
+
+    def _solve_teams(self, contests: IntArray, widen: float = SWEEP_PANELS) -> TeamSolve:
+        """Phase 1 of team rounds by Elo-MMR's team rule from the members' cavities
+        (:func:`~podium.history._smooth_teams.solve_team_rounds`): each member's
+        performance to ``rounds.perf``, its noise to ``entries.beta`` and ``entries.a``."""
+        out = solve_team_rounds(contests, self.rounds, self.entries, self.e_of_row,
+                                self.teams, self.large, self.params.split_ties,
+                                self.params.team_perf_uncertainty, widen)
+        self.unsolved += out.unsolved
+        return out
 
     def phase2(self, players: IntArray, smoothed: bool = False,
                changed: tuple[IntArray, IntArray] | None = None, eps: float = -1.0) -> float:
@@ -371,24 +363,36 @@ class SmoothState:
         summed terms per round); only those groups are solved again, and a group's
         new performance replaces the old one (on both sides) when it moved by more
         than ``threshold``.  Returns the largest change of a performance and the rows
-        solved again."""
+        solved again.  Team rounds are solved again whole (:meth:`_solve_teams`)."""
         if contests.size == 0:
             return 0.0, 0
         rd, en = self.rounds, self.entries
         todo = np.ascontiguousarray(contests, dtype=np.int64)
-        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
+        single = todo
+        team = TeamSolve(0.0, 0.0, 0, np.zeros(0, dtype=np.int64))
+        if self.teams.any:
+            is_team = self.teams.is_team[todo]
+            team = self._solve_teams(todo[is_team])
+            single = np.ascontiguousarray(todo[~is_team])
+        ch, rows, bad = moved_groups(single, rd.contest_rows, rd.team_place, rd.contest_teams,
                                      rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
                                      rd.ceiling, rd.perf, float(threshold), UPDATE_PANELS,
                                      UPDATE_NODES, K.DIRECT_GROUPS)
         self.unsolved += int(bad)
         e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
         en.perf[e] = rd.perf[en.rows[e]]
-        return float(ch.max()), int(rows.sum())
+        return max(float(ch.max(initial=0.0)), team.perf_change), \
+            int(rows.sum()) + team.rows.size
 
     def _solve_rounds(self, contests: IntArray) -> float:
         """Phase 1's solves (:meth:`phase1` without handing the performances to the
         entries); returns the largest change of a performance."""
         rd = self.rounds
+        worst_team = 0.0
+        if self.teams.any:  # team rounds by the team rule, the others as below
+            is_team = self.teams.is_team[contests]
+            worst_team = self._solve_teams(contests[is_team]).perf_change
+            contests = contests[~is_team]
         large = self.large[contests]
         small = np.ascontiguousarray(contests[~large], dtype=np.int64)
         ch, bad = K.solve_small_rounds(small, rd.contest_rows, rd.team_place,
@@ -398,7 +402,7 @@ class SmoothState:
         worst = float(ch.max()) if ch.size else 0.0
         for c in contests[large].tolist():
             worst = max(worst, self._solve_large(c, SWEEP_PANELS))
-        return worst
+        return max(worst, worst_team)
 
     def set_perf(self, perf_e: FloatArray) -> None:
         """Set every rated entry's performance (player order) on both sides."""
@@ -469,10 +473,13 @@ class SmoothState:
             moved = ((np.abs(rd.cav_mu[rows] - old_mu) > threshold)
                      | (np.abs(rd.cav_sig[rows] - old_sig) > threshold))
             rounds = np.unique(self.row_contest[rows[moved]])
-            c_rows = en.rows[K.contest_entries(rounds, rd.contest_rows, self.e_of_row)]
-            old_perf = rd.perf[c_rows]
+            c_e = K.contest_entries(rounds, rd.contest_rows, self.e_of_row)
+            c_rows = en.rows[c_e]
+            old_perf, old_noise = rd.perf[c_rows], en.beta[c_e]
             ch_p, n_solved = self.phase1_moved(rounds, threshold)
-            changed = np.abs(rd.perf[c_rows] - old_perf) > threshold
+            # a performance, or a team member's noise (its factor's spread), moved
+            changed = ((np.abs(rd.perf[c_rows] - old_perf) > threshold)
+                       | (np.abs(en.beta[c_e] - old_noise) > threshold))
             t2 = time.perf_counter()
             reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
                                        t2 - t0, t1 - t0, t2 - t1, n_solved))
@@ -502,7 +509,10 @@ class SmoothState:
         A player whose performances all moved by at most ``skip`` (default
         ``tol / 100``) since its last phase 2 is not redone, nor a contest whose
         cavities all moved by at most ``skip`` since its last phase 1: ``G`` is then
-        exact to about ``skip``.
+        exact to about ``skip``.  With team rounds, a member's noise (the spread of
+        its factor, set by phase 1 from its teammates' cavities) is part of what phase 2
+        reads: a player whose noises moved by more than ``skip`` is redone too, and
+        the residual is the larger of the performances' and the noises' changes.
 
         Returns
         -------
@@ -522,6 +532,9 @@ class SmoothState:
         seen_mu = np.full(r_end, np.nan)  # cavities of each row at its last phase 1
         seen_sig = np.full(r_end, np.nan)
         g = rd.perf[:r_end].copy()  # G's last value of each row
+        # team rounds: each row's noise now, and at its player's last phase 2
+        noise = en.beta[e] if self.teams.any else None
+        seen_noise = np.full(r_end, np.nan)
         reports: list[SweepReport] = []
         converged = False
         for _ in range(max_sweeps):
@@ -529,11 +542,15 @@ class SmoothState:
             x = rd.perf[:r_end].copy()
             # per row: did its performance move since the player's last phase 2
             moved = ~(np.abs(x - seen_perf) <= skip)
+            if noise is not None:
+                moved |= ~(np.abs(noise - seen_noise) <= skip)
             stale = np.zeros(en.n_rated.size, dtype=bool)
             stale[row_player[moved]] = True
             players = np.flatnonzero(stale & multi)
             ch_cav, p_rows = self._phase2(players)
             seen_perf[p_rows] = x[p_rows]
+            if noise is not None:
+                seen_noise[p_rows] = noise[p_rows]
             t1 = time.perf_counter()
             moved_r = ~((np.abs(rd.cav_mu[:r_end] - seen_mu) <= skip)
                         & (np.abs(rd.cav_sig[:r_end] - seen_sig) <= skip))
@@ -547,6 +564,10 @@ class SmoothState:
             seen_sig[c_rows] = rd.cav_sig[:r_end][c_rows]
             t2 = time.perf_counter()
             resid = float(np.abs(g - x).max()) if r_end else 0.0
+            if noise is not None:
+                new_noise = en.beta[e]
+                resid = max(resid, float(np.abs(new_noise - noise).max()))
+                noise = new_noise
             if resid <= tol:
                 self._set_row_perf(g, e)
                 converged = True
@@ -561,7 +582,8 @@ class SmoothState:
         self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
         return reports, converged
 
-    #: Entry fields that depend on the history alone (rebuilt by :meth:`start`).
+    #: Entry fields that depend on the history alone (rebuilt by :meth:`start`; a team
+    #: row's ``beta`` and ``a`` are its noise, saved as ``entries.team_noise``).
     _FIXED_ENTRIES = ("off", "rows", "n_rated", "beta", "gamma", "a")
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -590,6 +612,7 @@ class SmoothState:
                 out[f"entries.{name}"] = getattr(en, name)[e]
         for name in K.FilterState._fields:
             out[f"filter.{name}"] = getattr(self.filter_state, name).copy()
+        out.update(save_noise(self.teams, en, self.row_contest[:r_end], e))
         return out
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
@@ -601,7 +624,10 @@ class SmoothState:
         Raises
         ------
         ValueError
-            When the image does not fit this history (more rated rows or players).
+            When the image does not fit this history (more rated rows or players, or
+            not the noises of its team rows).
+        KeyError
+            When an array is missing.
         """
         rated, unsolved = (int(x) for x in arrays["rated"])
         n_old = int(arrays["n_rated"].size)
@@ -627,6 +653,7 @@ class SmoothState:
                 getattr(en, name)[e] = arrays[f"entries.{name}"]
         for name in K.FilterState._fields:
             getattr(self.filter_state, name)[:n_old] = arrays[f"filter.{name}"]
+        restore_noise(self.teams, en, self.row_contest[:r_end], e, arrays)
         self.rated = rated
         self.unsolved = unsolved
 

@@ -24,6 +24,7 @@ team is rated as the individual it is, bit for bit.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -37,11 +38,17 @@ __all__ = [
     "team_terms",
     "member_measurements",
     "uncertain_measurements",
+    "standings_variance",
     "solve_center",
+    "EVEN_MATCH_VARIANCE",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+#: ``Var[P_T | won] / delta_T^2`` for an even match of two Gaussian teams: ``1 - 1/pi``
+#: (the truncated normal's variance; TrueSkill's ``1 - w(0)``), docs/teams.md T7.
+EVEN_MATCH_VARIANCE = 1.0 - 1.0 / math.pi
 
 
 class TeamTerms(NamedTuple):
@@ -228,6 +235,26 @@ def uncertain_measurements(mu: FloatArray, sigma: FloatArray, offsets: IntArray,
     total = (s2 + measured.noise * measured.noise) * stretch
     noise = np.sqrt(np.maximum(total - s2, 0.0))
     return MemberMeasurements(np.ascontiguousarray(perf), np.ascontiguousarray(noise))
+
+
+def standings_variance(uncertainty: float, delta: FloatArray,
+                       n_teams: int | IntArray) -> FloatArray:
+    """``V_T = u (1 - 1/pi) delta_T^2 / (T - 1)`` (docs/teams.md, T7): the variance of
+    the team performance given the standings of ``T`` teams, for
+    :func:`uncertain_measurements`.
+
+    Parameters
+    ----------
+    uncertainty:
+        ``u`` (Elo-MMR's ``team_perf_uncertainty``; 1 is exact for an even match of two
+        Gaussian teams).
+    delta:
+        Per team: ``delta_T`` (:func:`team_terms`).
+    n_teams:
+        ``T`` of the round (at least 2), or per team the ``T`` of its round.
+    """
+    frac = uncertainty * EVEN_MATCH_VARIANCE / (n_teams - 1)
+    return np.asarray(frac * delta * delta, dtype=np.float64)
 
 
 def solve_center(terms: TeamTerms, n_rows: int) -> float:

@@ -50,6 +50,7 @@ from podium.systems.base.two_phase_teams import (
     check_teams,
     member_measurements,
     solve_center,
+    standings_variance,
     team_places,
     team_terms,
     uncertain_measurements,
@@ -72,10 +73,6 @@ if TYPE_CHECKING:
 __all__ = ["EloMMR", "EloMMRState", "round_performance_model"]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: ``Var[P_T | won] / delta_T^2`` for an even match of two Gaussian teams: ``1 - 1/pi``
-#: (the truncated normal's variance; TrueSkill's ``1 - w(0)``), docs/teams.md T7.
-_EVEN_MATCH_VARIANCE = 1.0 - 1.0 / math.pi
 
 
 
@@ -383,9 +380,9 @@ class EloMMR(RatingSystem):
         measured = member_measurements(rnd.mu, delta, beta, w, offs, terms, perf_t)
         if self.team_perf_uncertainty > 0.0 and terms.mu.size > 1:
             # T7: Var[P_T | standings] ~ u (1 - 1/pi) delta_T^2 / (T - 1)
-            frac = self.team_perf_uncertainty * _EVEN_MATCH_VARIANCE / (terms.mu.size - 1)
-            measured = uncertain_measurements(rnd.mu, sig, offs, terms, measured,
-                                              frac * terms.delta * terms.delta)
+            measured = uncertain_measurements(
+                rnd.mu, sig, offs, terms, measured,
+                standings_variance(self.team_perf_uncertainty, terms.delta, terms.mu.size))
         perf, noise = measured
         return self.absorb(state, rnd, kind, perf, noise, sig, warnings)
 
