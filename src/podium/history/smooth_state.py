@@ -24,7 +24,8 @@ from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history, player_rounds
 from podium.history.params import MMRParams
 
-__all__ = ["MMRParams", "SWEEP_PANELS", "SweepReport", "SmoothState", "select_contests"]
+__all__ = ["MMRParams", "SWEEP_PANELS", "SWEEP_STEP", "SweepReport", "SmoothState",
+           "select_contests"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -32,17 +33,28 @@ BoolArray = npt.NDArray[np.bool_]
 
 _TANH = math.pi / math.sqrt(3.0)
 
-#: Half-width of the sweeps' Chebyshev panels (phase 1 of a large round), in units of
-#: the first pass's ``sqrt(3) delta_min / 2``.  Every term of ``Q_g`` is analytic in
-#: the strip ``|Im x| < sqrt(3) delta_min`` (tanh poles), so on a panel of half-width
+#: Half-width of the sweeps' Chebyshev panels (phase 1 of a large round: the
+#: interpolant of the summed terms, :meth:`SmoothState.phase1_newton`), in units of the
+#: first pass's ``sqrt(3) delta_min / 2``.  Every term of ``Q_g`` is analytic in the
+#: strip ``|Im x| < sqrt(3) delta_min`` (tanh poles), so on a panel of half-width
 #: ``r = 2 * sqrt(3) delta_min / 2`` the interpolant converges like ``rho^-n`` with
 #: ``(rho - 1/rho) / 2 < sqrt(3) delta_min / r = 1``, ``rho`` just below ``1 + sqrt 2``:
 #: about ``2.4^-32 ~ 1e-12`` of the terms' size with the 32 nodes
-#: (:data:`~podium.core.numerics.chebyshev.CHEB_NODES`), a change of the zeros far
-#: below the sweeps' ``tol / 100`` (5e-10 rating points on the first 300 Codeforces
-#: contests), at half the node sweeps.  The first pass keeps 1 (it is Elo-MMR itself,
-#: bit for bit).
+#: (:data:`~podium.core.numerics.chebyshev.CHEB_NODES`): the zeros agree with the first
+#: pass's exact solve to 2e-9 rating points on the first 300 Codeforces contests, far
+#: below the sweeps' ``tol / 100``.  The first pass keeps its own panels (it is
+#: Elo-MMR itself, bit for bit).
 SWEEP_PANELS = 2.0
+
+#: The sweeps' phase 1 (:meth:`SmoothState.solve` after the first pass) takes each tie
+#: group's Newton step from its current performance on one interpolant of the round's
+#: summed terms (:func:`~podium.history._smooth_groups.moved_groups`, panels of
+#: :data:`SWEEP_PANELS`) and solves the groups on from there; a group whose step is below
+#: half of ``SWEEP_STEP * tol`` keeps its performance, and a solved group's new
+#: performance replaces the old one when it moved by more than that.  So ``G`` is exact
+#: to about ``1e-4 tol`` (1e-6 rating points at the default ``tol`` 0.01), far below the
+#: ``tol / 100`` to which the sweeps skip unchanged players and rounds.
+SWEEP_STEP = 1e-4
 
 
 class SweepReport(NamedTuple):
@@ -63,9 +75,10 @@ class SweepReport(NamedTuple):
         Of which phase 2 (the players' beliefs) and phase 1 (the rounds' performances);
         the rest is the acceleration and the bookkeeping.
     rows_solved:
-        The bounded update's sweeps: rows whose performance was solved again (the tie
-        groups whose performance equation moved, :meth:`SmoothState.phase1_moved`);
-        the full solve's: 0 (every row of the rounds re-solved).
+        Rows whose performance was solved again: in the bounded update's sweeps the
+        tie groups whose performance equation moved (:meth:`SmoothState.phase1_moved`),
+        in the full solve's the groups whose Newton step from the current performance
+        exceeded half of ``SWEEP_STEP * tol`` (:meth:`SmoothState.phase1_newton`).
     """
 
     players: int
@@ -376,14 +389,40 @@ class SmoothState:
             return 0.0, 0
         rd, en = self.rounds, self.entries
         todo = np.ascontiguousarray(contests, dtype=np.int64)
-        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
-                                     rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(threshold), UPDATE_PANELS,
-                                     UPDATE_NODES, K.DIRECT_GROUPS)
-        self.unsolved += int(bad)
+        ch, rows = self.phase1_newton(todo, threshold, UPDATE_PANELS)
         e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
         en.perf[e] = rd.perf[en.rows[e]]
-        return float(ch.max()), int(rows.sum())
+        return ch, rows
+
+    def phase1_newton(self, contests: IntArray, threshold: float,
+                      widen: float = SWEEP_PANELS) -> tuple[float, int]:
+        """Phase 1 of ``contests`` by Newton from the current performances, on the
+        rounds' side only (the sweeps' phase 1, and :meth:`phase1_moved`'s solves).
+
+        Per round one Chebyshev interpolant of the summed terms ``Phi`` and ``Phi'``
+        on panels over the groups' current performances (``widen`` times the first
+        pass's half-width; :func:`~podium.history._smooth_groups.moved_groups`)
+        gives each tie group's ``Q_g`` and Newton step; a group whose step exceeds
+        half of ``threshold`` is solved on to its zero (Newton on the interpolant; the
+        direct sums over every term wherever an iterate leaves the panels), and its
+        performance is replaced when it moved by more than ``threshold``.  With a
+        small ``threshold`` (:data:`SWEEP_STEP` ``* tol``) every performance is the
+        zero of its ``Q_g`` (Theorem 3.2) to about ``threshold``, as
+        :meth:`phase1` solves it from scratch.
+
+        Returns
+        -------
+        change, rows
+            The largest change of a performance and the rows solved again.
+        """
+        rd = self.rounds
+        todo = np.ascontiguousarray(contests, dtype=np.int64)
+        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
+                                     rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
+                                     rd.ceiling, rd.perf, float(threshold), float(widen),
+                                     UPDATE_NODES, K.DIRECT_GROUPS)
+        self.unsolved += int(bad)
+        return (float(ch.max()) if ch.size else 0.0), int(rows.sum())
 
     def _solve_rounds(self, contests: IntArray) -> float:
         """Phase 1's solves (:meth:`phase1` without handing the performances to the
@@ -502,7 +541,9 @@ class SmoothState:
         A player whose performances all moved by at most ``skip`` (default
         ``tol / 100``) since its last phase 2 is not redone, nor a contest whose
         cavities all moved by at most ``skip`` since its last phase 1: ``G`` is then
-        exact to about ``skip``.
+        exact to about ``skip``.  Phase 1 takes each tie group on by Newton from its
+        current performance (:meth:`phase1_newton`, to :data:`SWEEP_STEP` ``* tol``)
+        instead of solving every round from scratch as the first pass does.
 
         Returns
         -------
@@ -540,7 +581,7 @@ class SmoothState:
             redo = np.zeros(self.rated, dtype=bool)
             redo[row_contest[moved_r]] = True
             contests = np.flatnonzero(redo)
-            self._solve_rounds(contests)
+            _, n_solved = self.phase1_newton(contests, SWEEP_STEP * tol, SWEEP_PANELS)
             c_rows = redo[row_contest]
             g[c_rows] = rd.perf[:r_end][c_rows]
             seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
@@ -553,7 +594,7 @@ class SmoothState:
             else:
                 self._set_row_perf(accel.step(x, g), e)
             reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
-                                       time.perf_counter() - t0, t1 - t0, t2 - t1))
+                                       time.perf_counter() - t0, t1 - t0, t2 - t1, n_solved))
             if converged:
                 break
         # every belief from the last performances (one-round players too: their
