@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 
 __all__ = ["SECONDS_PER_DAY", "ContestHistory", "LabelledHistory", "PlayerRounds",
            "history_from_contests",
-           "history_from_arrays", "player_rounds", "check_history", "append_contests"]
+           "history_from_arrays", "player_rounds", "check_history", "append_contests",
+           "select_contests"]
 
 #: The time unit of the engines is the day.
 SECONDS_PER_DAY = 86400.0
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 class ContestHistory(NamedTuple):
@@ -156,6 +158,37 @@ def player_rounds(history: ContestHistory) -> PlayerRounds:
     offsets = np.zeros(history.n_players + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return PlayerRounds(offsets, order)
+
+
+def select_contests(h: ContestHistory, keep: BoolArray) -> tuple[ContestHistory, IntArray]:
+    """The sub-history of the contests in ``keep`` and, per row of it, its row in ``h``.
+
+    Parameters
+    ----------
+    h:
+        A history.
+    keep:
+        Per contest, whether it stays.
+
+    Returns
+    -------
+    sub, source_rows
+    """
+    cr = h.contest_rows
+    ct = h.contest_teams
+    idx = np.flatnonzero(keep)
+    n_rows = cr[idx + 1] - cr[idx]
+    n_teams = ct[idx + 1] - ct[idx]
+    src = np.repeat(cr[idx] - np.cumsum(np.r_[0, n_rows[:-1]]).astype(np.int64), n_rows) \
+        + np.arange(int(n_rows.sum()), dtype=np.int64)
+    teams = np.repeat(ct[idx] - np.cumsum(np.r_[0, n_teams[:-1]]).astype(np.int64),
+                      n_teams) + np.arange(int(n_teams.sum()), dtype=np.int64)
+    sizes = np.diff(h.team_rows)[teams]
+    sub = ContestHistory(np.r_[0, np.cumsum(n_teams)].astype(np.int64),
+                         np.r_[0, np.cumsum(sizes)].astype(np.int64),
+                         h.team_place[teams], h.player[src], h.weight[src], h.time[idx],
+                         h.n_players)
+    return sub, src.astype(np.int64)
 
 
 def _label(names: Sequence[str] | None, c: int) -> str:
