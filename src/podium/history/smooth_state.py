@@ -25,7 +25,7 @@ from podium.history.data import ContestHistory, check_history, player_rounds, se
 from podium.history.params import MMRParams
 
 __all__ = ["MMRParams", "SWEEP_PANELS", "SWEEP_STEP", "WIDE_PANELS_SKIP", "SweepReport",
-           "SmoothState"]
+           "SmoothState", "sweep_panels"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -64,6 +64,12 @@ SWEEP_STEP = 1e-4
 #: ``G`` is then exact only to ``skip`` anyway, 20 times that error.  Tighter solves
 #: (the tests' ``tol`` 1e-6, a reference at 1e-4) keep :data:`SWEEP_PANELS`.
 WIDE_PANELS_SKIP = 1e-5
+
+
+def sweep_panels(skip: float) -> float:
+    """The sweeps' panel half-width (units of the first pass's) for a solve that skips
+    changes below ``skip`` (:data:`WIDE_PANELS_SKIP`)."""
+    return UPDATE_PANELS if skip >= WIDE_PANELS_SKIP else SWEEP_PANELS
 
 
 class SweepReport(NamedTuple):
@@ -530,7 +536,7 @@ class SmoothState:
         """
         en, rd = self.entries, self.rounds
         skip = tol / 100.0 if skip is None else skip
-        widen = UPDATE_PANELS if skip >= WIDE_PANELS_SKIP else SWEEP_PANELS
+        widen = sweep_panels(skip)
         r_end = self.rated_rows
         # the iterate is the performances in contest order (rows), so that the
         # bookkeeping reads contiguous arrays; phase 2 reads them in player order
