@@ -59,7 +59,7 @@ from podium.history import (  # noqa: E402
     whr,
 )
 from podium.history.mmr_smooth import UPDATE_SPREAD, smooth_result  # noqa: E402
-from podium.history.smooth_state import SWEEP_PANELS  # noqa: E402
+from podium.history.smooth_state import SWEEP_STEP, sweep_panels  # noqa: E402
 
 DOC = "docs/history.md"
 #: Sections whose tables docs/benchmarks.md carries as well (the speed targets).
@@ -229,8 +229,10 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"threshold {args.update_spread:g} `tol`) | {t_add / t_filter:.2f}x "
             f"({100 * t_add / t_smooth:.2f} % of the full pass) | {t_add:.1f} |\n\n"
             f"First pass (Elo-MMR itself, the starting point): {first_pass:.1f} s; then "
-            f"{len(reports)} sweeps (Anderson memory {args.memory}; the sweeps' Chebyshev "
-            f"panels {SWEEP_PANELS:g}x the first pass's width); "
+            f"{len(reports)} sweeps (Anderson memory {args.memory}; the sweeps' phase 1: "
+            f"Newton per tie group from its current performance to {SWEEP_STEP:g} `tol` "
+            f"on one interpolant of the summed terms per round, Chebyshev panels "
+            f"{sweep_panels(args.tol / 100):g}x the first pass's width); "
             f"`window_tol` {args.window_tol:g}; unconverged solves {res.unsolved}; mean "
             f"smoothed rating minus filtered rating over all player-rounds: {gap:+.1f}.\n\n"
             + check +

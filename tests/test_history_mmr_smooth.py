@@ -208,6 +208,54 @@ def test_sweeps_wide_panels_solve_theorem_3_2() -> None:
     assert worst < 1e-6
 
 
+@pytest.mark.parametrize("n_players,split_ties", [(150, False), (150, True), (30, False)])
+def test_sweeps_newton_phase1_equals_the_exact_solve(n_players: int, split_ties: bool) -> None:
+    """The sweeps' phase 1 (``phase1_newton``: Newton per tie group from its current
+    performance on one interpolant of the round's summed terms) gives the zeros of the
+    exact solve (``phase1``: ``performance_zeros`` from scratch) to 1e-6 rating points,
+    from cavities moved as a sweep moves them (a common shift, and some rows by tens of
+    points), on rounds above and below 24 tie groups, ties counted or split.  A round
+    whose performances all sit at one point (its panels span 1e-6) needs the fallback,
+    the direct sums outside the panels, and takes it; a round already at its zeros
+    keeps its performances bit for bit and solves no row."""
+    from podium.history.smooth_state import SWEEP_STEP
+
+    h, _ = model_history(11, n_players=n_players, n_rounds=8)
+    rng = np.random.default_rng(5)
+    tie = rng.random(h.team_place.size) < 0.3
+    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
+    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
+    st.rate_forward(h.n_contests)
+    st.solve(0.01, 50)
+    assert st.large.any() == (n_players > 100)
+    rd = st.rounds
+    contests = np.arange(h.n_contests)
+    rd.cav_mu[:] += 150.0
+    moved = rng.random(h.n_rows) < 0.2
+    rd.cav_mu[moved] += rng.normal(0.0, 40.0, int(moved.sum()))
+    rd.cav_sig[moved] *= rng.uniform(0.9, 1.1, int(moved.sum()))
+    # the largest contest from a single point (every zero off its panels), the last
+    # contest from its own zeros
+    c_pt = int(np.argmax(np.diff(h.contest_rows)[:-1]))
+    r0, r1 = h.contest_rows[c_pt], h.contest_rows[c_pt + 1]
+    assert st.large[c_pt] == (n_players > 100)
+    last = slice(h.contest_rows[-2], h.contest_rows[-1])
+    st.phase1(contests[-1:])
+    perf0 = rd.perf.copy()
+    perf0[r0:r1] = perf0[r0:r1].mean()
+    rd.perf[:] = perf0
+    st.phase1(contests)
+    exact = rd.perf.copy()
+    rd.perf[:] = perf0
+    threshold = SWEEP_STEP * 0.01
+    change, rows = st.phase1_newton(contests, threshold)
+    np.testing.assert_allclose(rd.perf, exact, rtol=0, atol=1e-6)
+    assert change == pytest.approx(np.abs(exact - perf0).max(), abs=1e-6)
+    np.testing.assert_array_equal(rd.perf[last], perf0[last])
+    assert rows == h.contest_rows[-2]  # every row but the last contest's
+    assert np.abs(exact[r0:r1] - perf0[r0:r1]).min() > 1.0  # off the 1e-6 panels
+
+
 def test_smoothing_estimates_skills_better_than_the_filter() -> None:
     """On rounds drawn from the model, the smoothed ratings are closer to the true
     skills than Elo-MMR's (the filter sees only the past)."""

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
         smooth_forecast,
     )
     from podium.history.params import MMRParams
-    from podium.history.smooth_state import SmoothState, SweepReport
+    from podium.history.smooth_state import SmoothState
+    from podium.history.sweeps import SweepReport
     from podium.history.ttt import TTTResult, learning_curves, ttt
     from podium.history.whr import ELO_PER_NAT, WHRResult, whr
 
@@ -80,7 +81,7 @@ _OWNERS: dict[str, str] = {
     "smooth_extend": "podium.history.mmr_smooth",
     "smooth_forecast": "podium.history.mmr_smooth",
     "SmoothState": "podium.history.smooth_state",
-    "SweepReport": "podium.history.smooth_state",
+    "SweepReport": "podium.history.sweeps",
     "TTTResult": "podium.history.ttt",
     "learning_curves": "podium.history.ttt",
     "ttt": "podium.history.ttt",

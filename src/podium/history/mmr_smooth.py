@@ -38,7 +38,8 @@ import numpy.typing as npt
 from podium.errors import ConfigError, ConvergenceError
 from podium.history.data import ContestHistory
 from podium.history.params import UPDATE_SPREAD
-from podium.history.smooth_state import MMRParams, SmoothState, SweepReport
+from podium.history.smooth_state import MMRParams, SmoothState
+from podium.history.sweeps import SweepReport
 
 __all__ = ["MMRParams", "SmoothResult", "UpdateReport", "SweepReport", "UPDATE_SPREAD",
            "mmr_smooth", "smooth_extend", "smooth_forecast", "smooth_result"]
@@ -64,7 +65,7 @@ class SmoothResult(NamedTuple):
     converged:
         Whether the last sweep moved no performance by more than ``tol``.
     sweeps:
-        One :class:`~podium.history.smooth_state.SweepReport` per sweep.
+        One :class:`~podium.history.sweeps.SweepReport` per sweep.
     unsolved:
         Performance solves that did not converge (reported by the solver).
     state:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -35,60 +34,21 @@ from podium.history.data import (
     select_contests,
 )
 from podium.history.params import MMRParams
+from podium.history.sweeps import (
+    SWEEP_PANELS,
+    SWEEP_STEP,
+    WIDE_PANELS_SKIP,
+    SweepReport,
+    sweep_panels,
+)
 
-__all__ = ["MMRParams", "SWEEP_PANELS", "SweepReport", "SmoothState", "select_contests"]
+__all__ = ["MMRParams", "SWEEP_PANELS", "SWEEP_STEP", "WIDE_PANELS_SKIP", "SweepReport",
+           "SmoothState", "sweep_panels"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 _TANH = math.pi / math.sqrt(3.0)
-
-#: Half-width of the sweeps' Chebyshev panels (phase 1 of a large round), in units of
-#: the first pass's ``sqrt(3) delta_min / 2``.  Every term of ``Q_g`` is analytic in
-#: the strip ``|Im x| < sqrt(3) delta_min`` (tanh poles), so on a panel of half-width
-#: ``r = 2 * sqrt(3) delta_min / 2`` the interpolant converges like ``rho^-n`` with
-#: ``(rho - 1/rho) / 2 < sqrt(3) delta_min / r = 1``, ``rho`` just below ``1 + sqrt 2``:
-#: about ``2.4^-32 ~ 1e-12`` of the terms' size with the 32 nodes
-#: (:data:`~podium.core.numerics.chebyshev.CHEB_NODES`), a change of the zeros far
-#: below the sweeps' ``tol / 100`` (5e-10 rating points on the first 300 Codeforces
-#: contests), at half the node sweeps.  The first pass keeps 1 (it is Elo-MMR itself,
-#: bit for bit).
-SWEEP_PANELS = 2.0
-
-
-class SweepReport(NamedTuple):
-    """One alternation of the two phases.
-
-    Attributes
-    ----------
-    players, rounds:
-        How many players were re-smoothed (phase 2) and rounds re-solved (phase 1).
-    max_cavity_change:
-        The largest change of a cavity rating (rating points).
-    max_perf_change:
-        The largest change of a performance: the residual ``|G(x) - x|`` of the
-        fixed-point iteration.
-    seconds:
-        Wall-clock time of the sweep.
-    phase2_seconds, phase1_seconds:
-        Of which phase 2 (the players' beliefs) and phase 1 (the rounds' performances);
-        the rest is the acceleration and the bookkeeping.
-    rows_solved:
-        The bounded update's sweeps: rows whose performance was solved again (the tie
-        groups whose performance equation moved, :meth:`SmoothState.phase1_moved`);
-        the full solve's: 0 (every row of the rounds re-solved).
-    """
-
-    players: int
-    rounds: int
-    max_cavity_change: float
-    max_perf_change: float
-    seconds: float
-    phase2_seconds: float = 0.0
-    phase1_seconds: float = 0.0
-    rows_solved: int = 0
-
 
 def _per_contest(value: float | npt.ArrayLike | None, n: int, default: float,
                  what: str) -> FloatArray:
@@ -368,21 +328,47 @@ class SmoothState:
             return 0.0, 0
         rd, en = self.rounds, self.entries
         todo = np.ascontiguousarray(contests, dtype=np.int64)
-        single = todo
+        ch, rows = self.phase1_newton(todo, threshold, UPDATE_PANELS)
+        e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
+        en.perf[e] = rd.perf[en.rows[e]]
+        return ch, rows
+
+    def phase1_newton(self, contests: IntArray, threshold: float,
+                      widen: float = SWEEP_PANELS) -> tuple[float, int]:
+        """Phase 1 of ``contests`` by Newton from the current performances, on the
+        rounds' side only (the sweeps' phase 1, and :meth:`phase1_moved`'s solves).
+
+        Per individual round one Chebyshev interpolant of the summed terms ``Phi`` and
+        ``Phi'`` on panels over the groups' current performances (``widen`` times the
+        first pass's half-width; :func:`~podium.history._smooth_groups.moved_groups`)
+        gives each tie group's ``Q_g`` and Newton step; a group whose step exceeds
+        half of ``threshold`` is solved on to its zero (Newton on the interpolant; the
+        direct sums over every term wherever an iterate leaves the panels), and its
+        performance is replaced when it moved by more than ``threshold``.  With a
+        small ``threshold`` (:data:`SWEEP_STEP` ``* tol``) every performance is the
+        zero of its ``Q_g`` (Theorem 3.2) to about ``threshold``, as
+        :meth:`phase1` solves it from scratch.  Team rounds are solved again whole by
+        the team rule (:meth:`_solve_teams`).
+
+        Returns
+        -------
+        change, rows
+            The largest change of a performance and the rows solved again.
+        """
+        rd = self.rounds
+        todo = np.ascontiguousarray(contests, dtype=np.int64)
         team = TeamSolve(0.0, 0.0, 0, np.zeros(0, dtype=np.int64))
         if self.teams.any:
             is_team = self.teams.is_team[todo]
             team = self._solve_teams(todo[is_team])
-            single = np.ascontiguousarray(todo[~is_team])
-        ch, rows, bad = moved_groups(single, rd.contest_rows, rd.team_place, rd.contest_teams,
+            todo = np.ascontiguousarray(todo[~is_team])
+        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
                                      rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(threshold), UPDATE_PANELS,
+                                     rd.ceiling, rd.perf, float(threshold), float(widen),
                                      UPDATE_NODES, K.DIRECT_GROUPS)
         self.unsolved += int(bad)
-        e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
-        en.perf[e] = rd.perf[en.rows[e]]
-        return max(float(ch.max(initial=0.0)), team.perf_change), \
-            int(rows.sum()) + team.rows.size
+        return (max(float(ch.max(initial=0.0)), team.perf_change),
+                int(rows.sum()) + team.rows.size)
 
     def _solve_rounds(self, contests: IntArray) -> float:
         """Phase 1's solves (:meth:`phase1` without handing the performances to the
@@ -509,10 +495,14 @@ class SmoothState:
         A player whose performances all moved by at most ``skip`` (default
         ``tol / 100``) since its last phase 2 is not redone, nor a contest whose
         cavities all moved by at most ``skip`` since its last phase 1: ``G`` is then
-        exact to about ``skip``.  With team rounds, a member's noise (the spread of
-        its factor, set by phase 1 from its teammates' cavities) is part of what phase 2
-        reads: a player whose noises moved by more than ``skip`` is redone too, and
-        the residual is the larger of the performances' and the noises' changes.
+        exact to about ``skip``.  Phase 1 takes each tie group on by Newton from its
+        current performance (:meth:`phase1_newton`, to :data:`SWEEP_STEP` ``* tol``;
+        panels as :data:`WIDE_PANELS_SKIP` says) instead of solving every round from
+        scratch as the first pass does.  With team rounds, a member's noise (the
+        spread of its factor, set by phase 1 from its teammates' cavities) is part of
+        what phase 2 reads: a player whose noises moved by more than ``skip`` is redone
+        too, and the residual is the larger of the performances' and the noises'
+        changes.
 
         Returns
         -------
@@ -520,6 +510,7 @@ class SmoothState:
         """
         en, rd = self.entries, self.rounds
         skip = tol / 100.0 if skip is None else skip
+        widen = sweep_panels(skip)
         r_end = self.rated_rows
         # the iterate is the performances in contest order (rows), so that the
         # bookkeeping reads contiguous arrays; phase 2 reads them in player order
@@ -557,7 +548,7 @@ class SmoothState:
             redo = np.zeros(self.rated, dtype=bool)
             redo[row_contest[moved_r]] = True
             contests = np.flatnonzero(redo)
-            self._solve_rounds(contests)
+            _, n_solved = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
             c_rows = redo[row_contest]
             g[c_rows] = rd.perf[:r_end][c_rows]
             seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
@@ -574,7 +565,7 @@ class SmoothState:
             else:
                 self._set_row_perf(accel.step(x, g), e)
             reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
-                                       time.perf_counter() - t0, t1 - t0, t2 - t1))
+                                       time.perf_counter() - t0, t1 - t0, t2 - t1, n_solved))
             if converged:
                 break
         # every belief from the last performances (one-round players too: their
