@@ -229,7 +229,8 @@ def panel_values(kind: int, c: float, r: float, tnodes: np.ndarray, terms: Disti
     xs = np.empty(tnodes.size)
     for jj in range(tnodes.size):
         xs[jj] = c + r * tnodes[jj]
-    node_sweep(kind, xs, terms, groups, split_ties, wsum, 0, groups.start.size, Qv, Vs)
+    node_sweep(kind, xs, terms, groups, split_ties, wsum, np.int64(0), groups.start.size, Qv,
+               Vs)
 
 
 @nb.njit(cache=True)
@@ -413,7 +414,9 @@ def _panel_zeros(kind: int, terms: DistinctTerms, groups: TieGroups, split_ties:
         _, _, c, r = panel_span(grid, p)
         x_ends[0] = c + r * tnodes[0]
         x_ends[1] = c + r * tnodes[m - 1]
-        node_sweep(kind, x_ends, terms, groups, split_ties, wsum, 0, G, ends, scratch)
+        # np.int64(0): a literal 0 would compile node_sweep apart from the call below
+        node_sweep(kind, x_ends, terms, groups, split_ties, wsum, np.int64(0), G, ends,
+                   scratch)
         # the groups whose zero lies on this panel: consecutive ones (the zeros decrease
         # with the place), listed and then shared out to the threads
         n_todo = 0
