@@ -313,20 +313,41 @@ def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_
         ``direct_groups`` or in a counted solve; otherwise the ones the panels did not
         place).
     """
-    solve = _logistic_zeros if kind == LOGISTIC else _gaussian_zeros
+    if terms.mu.size < COUNTED_FROM:  # never a counted solve: kernels without it
+        solve = _logistic_zeros if kind == LOGISTIC else _gaussian_zeros
+    else:
+        solve = _logistic_massive_zeros if kind == LOGISTIC else _gaussian_massive_zeros
     perf, status, n_direct = solve(terms, groups, split_ties, min_spread, direct_groups)
     return perf, status, int(n_direct)
 
 
+# The kernels performance_zeros calls, one per kind (a literal for tie_group_zeros).  Those
+# of rounds of fewer than COUNTED_FROM players leave the counted solve out: it is
+# compiled (or loaded) with the first massive round, and the README's job and every
+# round of a game, which never take it, do not compile it (about 3 s of CPU).
 @nb.njit(cache=True)
 def _logistic_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                     min_spread: float, direct_groups: int):
-    return tie_group_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
+    return _panel_group_zeros(LOGISTIC, terms, merge_identical(terms), groups, split_ties,
+                              min_spread, direct_groups)
 
 
 @nb.njit(cache=True)
 def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
                     min_spread: float, direct_groups: int):
+    return _panel_group_zeros(GAUSSIAN, terms, merge_identical(terms), groups, split_ties,
+                              min_spread, direct_groups)
+
+
+@nb.njit(cache=True)
+def _logistic_massive_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                            min_spread: float, direct_groups: int):
+    return tie_group_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
+
+
+@nb.njit(cache=True)
+def _gaussian_massive_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
+                            min_spread: float, direct_groups: int):
     return tie_group_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
 
 
@@ -342,16 +363,32 @@ def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ti
     kind and a system compiles only its own terms.  Returns ``(perf, status,
     n_direct)`` like :func:`performance_zeros`."""
     G = groups.start.size
+    merged = merge_identical(terms)
+    n = terms.mu.size
+    if (G and merged.of.size and n >= COUNTED_FROM
+            and merged.terms.mu.size * G <= COUNTED_WORK * n):
+        perf = np.empty(G)
+        status = np.zeros(G, dtype=np.int8)
+        _counted_zeros(kind, merged, groups, split_ties, perf, status)
+        return perf, status, G
+    return _panel_group_zeros(kind, terms, merged, groups, split_ties, min_spread,
+                              direct_groups)
+
+
+# Inlined (typed inside each caller) rather than compiled on its own: every compiled
+# function is optimised again with the functions it calls, so a level fewer on the way
+# to the panels saves about a second of compilation per kernel that calls it.
+@nb.njit(cache=True, inline="always")
+def _panel_group_zeros(kind: int, terms: OpponentTerms, merged: DistinctTerms,
+                       groups: TieGroups, split_ties: bool, min_spread: float,
+                       direct_groups: int):
+    """:func:`tie_group_zeros` by the panels (:func:`_panel_zeros`) and direct solves,
+    ``merged`` being :func:`~podium.core.numerics.terms.merge_identical` of ``terms``."""
+    G = groups.start.size
     perf = np.empty(G)
     status = np.zeros(G, dtype=np.int8)
     if G == 0:
         return perf, status, 0
-    merged = merge_identical(terms)
-    n = terms.mu.size
-    if (merged.of.size and n >= COUNTED_FROM
-            and merged.terms.mu.size * G <= COUNTED_WORK * n):
-        _counted_zeros(kind, merged, groups, split_ties, perf, status)
-        return perf, status, G
     solved = np.zeros(G, dtype=np.bool_)
     if G > direct_groups:
         _panel_zeros(kind, merged, groups, split_ties, min_spread, perf, status, solved)
