@@ -49,8 +49,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_JOBS", "ENV_SYSTEMS", "MAX_JOBS", "PARTS",
-           "SMALL_HISTORIES", "default_jobs", "selected_systems", "split", "main"]
+from podium.core.numerics.constants import COUNTED_FROM
+
+__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_JOBS", "ENV_SYSTEMS", "MASSIVE_ROUND", "MAX_JOBS",
+           "PARTS", "SMALL_HISTORIES", "default_jobs", "selected_systems", "split", "main"]
 
 #: What a build compiles when ``PODIUM_PREBUILD`` is not set: the README's main job.
 DEFAULT_SYSTEMS = ("mmr",)
@@ -113,8 +115,17 @@ def _example_contests() -> list[Any]:
 SMALL_HISTORIES = (("lobbies of about 8", 64, 48, 0.125), ("1v1 matches", 2, 48, 1.0))
 
 
+#: The massive round the small part of an exact Elo-MMR system's job rates too: one round
+#: of :data:`~podium.core.numerics.constants.COUNTED_FROM` newcomers, whose identical
+#: terms take the counted solve of the performance equation.  The example's kernels
+#: leave that solve out (about 3 s of compilation), so a first round of a million
+#: newcomers would compile it without this.
+MASSIVE_ROUND = (f"a first round of {COUNTED_FROM:,} newcomers", COUNTED_FROM)
+
+
 #: The parts of a system's job that may compile in separate processes: the example
-#: history, and the :data:`SMALL_HISTORIES` (which reuse some of its kernels).
+#: history, and the :data:`SMALL_HISTORIES` (which reuse some of its kernels) with the
+#: :data:`MASSIVE_ROUND` (exact Elo-MMR).
 PARTS = ("example", "small")
 #: The most processes a prebuild runs by default (``--jobs``, ``PODIUM_PREBUILD_JOBS``).
 MAX_JOBS = 4
@@ -222,8 +233,37 @@ def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> di
                 continue
             if evaluation and not one_by_one:
                 _score(name, what, contests)
+        if part == "small" and name not in refused and _takes_counted_solve(name):
+            _rate_massive_round(name)
         seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - t, 2)
     return seconds
+
+
+def _takes_counted_solve(name: str) -> bool:
+    """Whether system ``name`` solves the performance equation of every opponent
+    (:func:`~podium.core.numerics.performance_zeros`: an exact Elo-MMR), so that a
+    massive round of newcomers takes its counted solve."""
+    from podium.systems import get_system
+    from podium.systems.elo_mmr import EloMMR
+
+    system = get_system(name)
+    return isinstance(system, EloMMR) and system.subsample_size is None
+
+
+def _rate_massive_round(name: str) -> None:
+    """Rate the :data:`MASSIVE_ROUND` with ``name`` (a failure is told, and leaves its
+    kernels to compile on first use)."""
+    from podium.errors import PodiumError
+    from podium.io.synthetic import synthetic_contests
+    from podium.rater import Rater
+
+    what, players = MASSIVE_ROUND
+    try:
+        Rater(name).extend(synthetic_contests(players, 1, seed=len(SMALL_HISTORIES) + 1,
+                                              participation=1.0))
+    except PodiumError as exc:
+        print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for it "
+              "compile on first use", file=sys.stderr)
 
 
 def _score(name: str, what: str, contests: list[Any]) -> None:

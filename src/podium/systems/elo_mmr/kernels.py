@@ -188,8 +188,8 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
 
 
 @nb.njit(cache=True)
-def _update_range(k0: int, k1: int, players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
-                  post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+def _update_range(k0: int | np.int64, k1: int, players: np.ndarray, perf: np.ndarray,
+                  beta: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
                   history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
                   pool: Factors, out_mu: np.ndarray, out_sig: np.ndarray,
                   status: np.ndarray) -> None:
