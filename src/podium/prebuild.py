@@ -4,7 +4,8 @@ loads them instead of compiling: ``python -m podium.prebuild``.
 The build backend (``build_backend/podium_backend.py``) runs it while ``pip install``
 builds the package: it rates the README's main job -- the history of ``podium
 example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- and small
-histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time),
+histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time)
+and, with an exact Elo-MMR, one round of 65,536 newcomers (a massive round's solve),
 whose rounds take other compiled paths (with ``--eval`` or ``PODIUM_PREBUILD_EVAL=1``
 it also scores each history as ``podium eval`` does: the evaluation's metric and
 calibration kernels), in a process whose Numba compiles for a portable CPU
@@ -199,14 +200,14 @@ def split(names: Sequence[str], jobs: int) -> list[list[Unit]]:
 def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> dict[str, float]:
     """Rate each unit's histories in this process: the example history as ``podium
     rate`` does (:meth:`~podium.rater.Rater.extend`), the :data:`SMALL_HISTORIES` as a
-    batch and one contest at a time (:meth:`~podium.rater.Rater.add`), and
-    (``evaluation``) score each batch as ``podium eval`` does
-    (:func:`~podium.evaluation.runner.score`: the metrics' and the calibration's
-    kernels); the seconds each system took.  A system that refuses the example history
-    is added to ``refused`` and skipped from then on; one that refuses a small history
-    compiles that path on first use.  Only Numba and NumPy are needed: the build
-    environment has no more (the evaluation's tables, which need pandas, are not
-    made)."""
+    batch and one contest at a time (:meth:`~podium.rater.Rater.add`) after the
+    :data:`MASSIVE_ROUND` (an exact Elo-MMR), and (``evaluation``) score each batch as
+    ``podium eval`` does (:func:`~podium.evaluation.runner.score`: the metrics' and the
+    calibration's kernels); the seconds each system took.  A system that refuses the
+    example history is added to ``refused`` and skipped from then on; one that refuses
+    a small history compiles that path on first use.  Only Numba and NumPy are needed:
+    the build environment has no more (the evaluation's tables, which need pandas, are
+    not made)."""
     from podium.errors import PodiumError
     from podium.rater import Rater
 
@@ -216,6 +217,10 @@ def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> di
         if name in refused:
             continue
         t = time.perf_counter()
+        # the massive round first: its kernels after the round's first steps (the rating
+        # update) are the example's too, which the other process reaches later
+        if part == "small" and _takes_counted_solve(name):
+            _rate_massive_round(name)
         for what, contests, one_by_one in made.setdefault(part, _jobs(part)):
             try:
                 rater = Rater(name)
@@ -233,8 +238,6 @@ def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> di
                 continue
             if evaluation and not one_by_one:
                 _score(name, what, contests)
-        if part == "small" and name not in refused and _takes_counted_solve(name):
-            _rate_massive_round(name)
         seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - t, 2)
     return seconds
 
