@@ -255,3 +255,43 @@ def test_counted_logistic_terms_keep_their_digits_in_a_tail() -> None:
     e = math.exp(-2 * z)
     exact = w * (n_more * 2 * e / (1 + e) - 2 / (1 + e) - 2 * (1 - e) / (1 + e))
     assert q == pytest.approx(exact, rel=1e-12)
+
+
+PROBE = """\
+import json
+import numpy as np
+from podium.core.numerics import LOGISTIC, OpponentTerms, TieGroups, performance
+n = {n}
+lo = np.arange(n) // 50
+starts = np.flatnonzero(np.r_[True, lo[1:] != lo[:-1]]).astype(np.int64)
+terms = OpponentTerms(np.full(n, 1500.0), np.full(n, 0.0045), np.full(n, 0.009))
+performance.performance_zeros(LOGISTIC, terms, TieGroups(starts, np.r_[starts[1:], n]),
+                              False, 402.7, 24)
+print(json.dumps({{name: len(getattr(performance, name).signatures)
+                  for name in ("_logistic_counted", "_counted_zeros", "_logistic_zeros")}}))
+"""
+
+
+@pytest.mark.parametrize("n", [COUNTED_FROM - 1, COUNTED_FROM])
+def test_only_a_massive_round_brings_the_counted_solve(n: int) -> None:
+    """In a fresh process, a round of newcomers below :data:`COUNTED_FROM` players
+    neither compiles nor loads the counted solve (the kernels of the README's job do not
+    carry it: seconds of compilation saved at install); a round of ``COUNTED_FROM``
+    takes it and not the panels' kernel."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(n=n)], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    massive = n >= COUNTED_FROM
+    assert loaded["_logistic_counted"] == int(massive)
+    assert loaded["_logistic_zeros"] == int(not massive)
+    if not massive:  # (a kernel loaded from the cache does not load those it calls)
+        assert loaded["_counted_zeros"] == 0

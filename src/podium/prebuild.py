@@ -4,7 +4,8 @@ loads them instead of compiling: ``python -m podium.prebuild``.
 The build backend (``build_backend/podium_backend.py``) runs it while ``pip install``
 builds the package: it rates the README's main job -- the history of ``podium
 example`` (2000 players, 30 rounds) with ``mmr``, as ``podium rate`` does -- and small
-histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time),
+histories (lobbies of about eight, 1v1 matches; as a batch and one contest at a time)
+and, with an exact Elo-MMR, one round of 65,536 newcomers (a massive round's solve),
 whose rounds take other compiled paths (with ``--eval`` or ``PODIUM_PREBUILD_EVAL=1``
 it also scores each history as ``podium eval`` does: the evaluation's metric and
 calibration kernels), in a process whose Numba compiles for a portable CPU
@@ -49,8 +50,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_JOBS", "ENV_SYSTEMS", "MAX_JOBS", "PARTS",
-           "SMALL_HISTORIES", "default_jobs", "selected_systems", "split", "main"]
+from podium.core.numerics.constants import COUNTED_FROM
+
+__all__ = ["DEFAULT_SYSTEMS", "ENV_EVAL", "ENV_JOBS", "ENV_SYSTEMS", "MASSIVE_ROUND", "MAX_JOBS",
+           "PARTS", "SMALL_HISTORIES", "default_jobs", "selected_systems", "split", "main"]
 
 #: What a build compiles when ``PODIUM_PREBUILD`` is not set: the README's main job.
 DEFAULT_SYSTEMS = ("mmr",)
@@ -113,8 +116,17 @@ def _example_contests() -> list[Any]:
 SMALL_HISTORIES = (("lobbies of about 8", 64, 48, 0.125), ("1v1 matches", 2, 48, 1.0))
 
 
+#: The massive round the small part of an exact Elo-MMR system's job rates too: one round
+#: of :data:`~podium.core.numerics.constants.COUNTED_FROM` newcomers, whose identical
+#: terms take the counted solve of the performance equation.  The example's kernels
+#: leave that solve out (about 3 s of compilation), so a first round of a million
+#: newcomers would compile it without this.
+MASSIVE_ROUND = (f"a first round of {COUNTED_FROM:,} newcomers", COUNTED_FROM)
+
+
 #: The parts of a system's job that may compile in separate processes: the example
-#: history, and the :data:`SMALL_HISTORIES` (which reuse some of its kernels).
+#: history, and the :data:`SMALL_HISTORIES` (which reuse some of its kernels) with the
+#: :data:`MASSIVE_ROUND` (exact Elo-MMR).
 PARTS = ("example", "small")
 #: The most processes a prebuild runs by default (``--jobs``, ``PODIUM_PREBUILD_JOBS``).
 MAX_JOBS = 4
@@ -188,14 +200,14 @@ def split(names: Sequence[str], jobs: int) -> list[list[Unit]]:
 def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> dict[str, float]:
     """Rate each unit's histories in this process: the example history as ``podium
     rate`` does (:meth:`~podium.rater.Rater.extend`), the :data:`SMALL_HISTORIES` as a
-    batch and one contest at a time (:meth:`~podium.rater.Rater.add`), and
-    (``evaluation``) score each batch as ``podium eval`` does
-    (:func:`~podium.evaluation.runner.score`: the metrics' and the calibration's
-    kernels); the seconds each system took.  A system that refuses the example history
-    is added to ``refused`` and skipped from then on; one that refuses a small history
-    compiles that path on first use.  Only Numba and NumPy are needed: the build
-    environment has no more (the evaluation's tables, which need pandas, are not
-    made)."""
+    batch and one contest at a time (:meth:`~podium.rater.Rater.add`) after the
+    :data:`MASSIVE_ROUND` (an exact Elo-MMR), and (``evaluation``) score each batch as
+    ``podium eval`` does (:func:`~podium.evaluation.runner.score`: the metrics' and the
+    calibration's kernels); the seconds each system took.  A system that refuses the
+    example history is added to ``refused`` and skipped from then on; one that refuses
+    a small history compiles that path on first use.  Only Numba and NumPy are needed:
+    the build environment has no more (the evaluation's tables, which need pandas, are
+    not made)."""
     from podium.errors import PodiumError
     from podium.rater import Rater
 
@@ -205,6 +217,10 @@ def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> di
         if name in refused:
             continue
         t = time.perf_counter()
+        # the massive round first: its kernels after the round's first steps (the rating
+        # update) are the example's too, which the other process reaches later
+        if part == "small" and _takes_counted_solve(name):
+            _rate_massive_round(name)
         for what, contests, one_by_one in made.setdefault(part, _jobs(part)):
             try:
                 rater = Rater(name)
@@ -224,6 +240,33 @@ def _run_units(units: Sequence[Unit], evaluation: bool, refused: set[str]) -> di
                 _score(name, what, contests)
         seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - t, 2)
     return seconds
+
+
+def _takes_counted_solve(name: str) -> bool:
+    """Whether system ``name`` solves the performance equation of every opponent
+    (:func:`~podium.core.numerics.performance_zeros`: an exact Elo-MMR), so that a
+    massive round of newcomers takes its counted solve."""
+    from podium.systems import get_system
+    from podium.systems.elo_mmr import EloMMR
+
+    system = get_system(name)
+    return isinstance(system, EloMMR) and system.subsample_size is None
+
+
+def _rate_massive_round(name: str) -> None:
+    """Rate the :data:`MASSIVE_ROUND` with ``name`` (a failure is told, and leaves its
+    kernels to compile on first use)."""
+    from podium.errors import PodiumError
+    from podium.io.synthetic import synthetic_contests
+    from podium.rater import Rater
+
+    what, players = MASSIVE_ROUND
+    try:
+        Rater(name).extend(synthetic_contests(players, 1, seed=len(SMALL_HISTORIES) + 1,
+                                              participation=1.0))
+    except PodiumError as exc:
+        print(f"podium.prebuild: {name} refuses {what} ({exc}); its kernels for it "
+              "compile on first use", file=sys.stderr)
 
 
 def _score(name: str, what: str, contests: list[Any]) -> None:

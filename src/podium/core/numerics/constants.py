@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["TANH_MULTIPLIER", "SOLVER_BOUNDS", "LO_BOUND", "HI_BOUND", "LOGISTIC", "GAUSSIAN"]
+__all__ = ["TANH_MULTIPLIER", "SOLVER_BOUNDS", "LO_BOUND", "HI_BOUND", "LOGISTIC", "GAUSSIAN",
+           "COUNTED_FROM"]
 
 #: ``pi / sqrt(3)``: turns a standard deviation into the logistic tanh scale.
 TANH_MULTIPLIER = math.pi / math.sqrt(3.0)
@@ -24,3 +25,9 @@ LO_BOUND, HI_BOUND = SOLVER_BOUNDS
 LOGISTIC = 0
 #: Gaussian opponent terms: ``pa = delta`` (``pb`` unused).
 GAUSSIAN = 1
+
+#: Rounds of at least this many players whose terms merge into few distinct ones solve
+#: each tie group's equation over the distinct terms times their counts
+#: (:func:`~podium.core.numerics.performance_zeros`); smaller rounds keep the panels.
+#: (Here, without Numba, for the prebuild's massive round.)
+COUNTED_FROM = 1 << 16

@@ -26,7 +26,7 @@ from podium.core.numerics.chebyshev import (
     panel_span,
     panel_zero,
 )
-from podium.core.numerics.constants import GAUSSIAN, LOGISTIC
+from podium.core.numerics.constants import COUNTED_FROM, GAUSSIAN, LOGISTIC
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.core.numerics.terms import (
@@ -51,7 +51,6 @@ __all__ = [
     "panel_values",
     "n_unsolved",
     "performance_zeros",
-    "tie_group_zeros",
 ]
 
 #: :func:`node_sweep` hands its points to the threads in at most this many blocks; a
@@ -60,11 +59,11 @@ SWEEP_BLOCKS = 8
 #: :func:`node_sweep` sums the terms of this many groups at a time
 #: (:func:`~podium.core.numerics.terms.group_sums_at`), then runs its prefix sums over them.
 SUM_CHUNK = 256
-#: Rounds of at least this many players whose terms merge into few distinct ones
-#: solve each group's equation over the distinct terms times their counts
-#: (:func:`_counted_zeros`); smaller rounds keep the panels (their numbers unchanged).
-COUNTED_FROM = 1 << 16
-#: ... when ``distinct terms * groups <= COUNTED_WORK * players``: a counted solve
+#: Rounds of at least :data:`COUNTED_FROM` players (in
+#: :mod:`~podium.core.numerics.constants`) solve each group's equation over the
+#: distinct terms times their counts (:func:`_counted_zeros`) when ``distinct terms *
+#: groups <= COUNTED_WORK * players``; smaller rounds keep the panels (their numbers
+#: unchanged).  A counted solve
 #: costs about a dozen Newton steps of one term evaluation per distinct term and group,
 #: the panels about 300 sums over every player.
 COUNTED_WORK = 8
@@ -151,7 +150,7 @@ def solve_merged(kind: int, terms: DistinctTerms, groups: TieGroups, g: int | np
 
 @nb.njit(cache=True)
 def _sweep_points(kind: int, xs: np.ndarray, terms: DistinctTerms, groups: TieGroups,
-                  split_ties: bool, wsum: np.ndarray, g0: int, g1: int, q: np.ndarray,
+                  split_ties: bool, wsum: np.ndarray, g0: int | np.int64, g1: int, q: np.ndarray,
                   v: np.ndarray) -> None:
     """:func:`node_sweep` of the points ``xs`` (rows of ``q`` and ``v``), in one thread."""
     K = xs.size
@@ -195,7 +194,7 @@ def _sweep_points(kind: int, xs: np.ndarray, terms: DistinctTerms, groups: TieGr
 
 @nb.njit(cache=True, parallel=True)
 def node_sweep(kind: int, xs: np.ndarray, terms: DistinctTerms, groups: TieGroups,
-               split_ties: bool, wsum: np.ndarray, g0: int, g1: int, q: np.ndarray,
+               split_ties: bool, wsum: np.ndarray, g0: int | np.int64, g1: int, q: np.ndarray,
                v: np.ndarray) -> None:
     """``Q_g(x)`` at every point ``xs[k]`` for the groups ``g0 <= g < g1``: ``q[k, g - g0]``.
 
@@ -229,7 +228,8 @@ def panel_values(kind: int, c: float, r: float, tnodes: np.ndarray, terms: Disti
     xs = np.empty(tnodes.size)
     for jj in range(tnodes.size):
         xs[jj] = c + r * tnodes[jj]
-    node_sweep(kind, xs, terms, groups, split_ties, wsum, 0, groups.start.size, Qv, Vs)
+    node_sweep(kind, xs, terms, groups, split_ties, wsum, np.int64(0), groups.start.size, Qv,
+               Vs)
 
 
 @nb.njit(cache=True)
@@ -312,45 +312,72 @@ def performance_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_
         ``direct_groups`` or in a counted solve; otherwise the ones the panels did not
         place).
     """
-    solve = _logistic_zeros if kind == LOGISTIC else _gaussian_zeros
-    perf, status, n_direct = solve(terms, groups, split_ties, min_spread, direct_groups)
+    # merged here, and the counted solve apart from the panels: the kernels of a round
+    # that takes the panels (every round of fewer than COUNTED_FROM players) do not
+    # carry the counted solve, which compiles, or loads, with the first massive round
+    merged = merge_identical(terms)
+    G = groups.start.size
+    n = terms.mu.size
+    logistic = kind == LOGISTIC
+    if (merged.of.size and n >= COUNTED_FROM
+            and merged.terms.mu.size * G <= COUNTED_WORK * n):
+        perf = np.empty(G)
+        status = np.zeros(G, dtype=np.int8)
+        (_logistic_counted if logistic else _gaussian_counted)(merged, groups, split_ties,
+                                                                perf, status)
+        return perf, status, G
+    solve = _logistic_zeros if logistic else _gaussian_zeros
+    perf, status, n_direct = solve(terms, merged, groups, split_ties, min_spread, direct_groups)
     return perf, status, int(n_direct)
 
 
+# The kernels performance_zeros calls, one per kind: ``kind`` is a literal inside, so
+# that a system compiles only its own terms.
 @nb.njit(cache=True)
-def _logistic_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                    min_spread: float, direct_groups: int):
-    return tie_group_zeros(LOGISTIC, terms, groups, split_ties, min_spread, direct_groups)
+def _logistic_zeros(terms: OpponentTerms, merged: DistinctTerms, groups: TieGroups,
+                    split_ties: bool, min_spread: float, direct_groups: int):
+    return _panel_group_zeros(LOGISTIC, terms, merged, groups, split_ties, min_spread,
+                              direct_groups)
 
 
 @nb.njit(cache=True)
-def _gaussian_zeros(terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                    min_spread: float, direct_groups: int):
-    return tie_group_zeros(GAUSSIAN, terms, groups, split_ties, min_spread, direct_groups)
+def _gaussian_zeros(terms: OpponentTerms, merged: DistinctTerms, groups: TieGroups,
+                    split_ties: bool, min_spread: float, direct_groups: int):
+    return _panel_group_zeros(GAUSSIAN, terms, merged, groups, split_ties, min_spread,
+                              direct_groups)
+
+
+@nb.njit(cache=True)
+def _logistic_counted(merged: DistinctTerms, groups: TieGroups, split_ties: bool,
+                      perf: np.ndarray, status: np.ndarray) -> None:
+    _counted_zeros(LOGISTIC, merged, groups, split_ties, perf, status)
+
+
+@nb.njit(cache=True)
+def _gaussian_counted(merged: DistinctTerms, groups: TieGroups, split_ties: bool,
+                      perf: np.ndarray, status: np.ndarray) -> None:
+    _counted_zeros(GAUSSIAN, merged, groups, split_ties, perf, status)
 
 
 # Serial: the direct solves it does itself are few (rounds of at most ``direct_groups``
 # groups, and the odd group the panels do not place); the heavy loops run in parallel
 # in _panel_zeros, node_sweep and _place_groups.  (A parallel function costs seconds
-# more to compile: its loops are outlined and compiled one by one.)
-@nb.njit(cache=True)
-def tie_group_zeros(kind: int, terms: OpponentTerms, groups: TieGroups, split_ties: bool,
-                    min_spread: float, direct_groups: int):
-    """:func:`performance_zeros` for compiled callers: ``kind`` must be a literal
-    (pass the constant ``LOGISTIC`` or ``GAUSSIAN``), so that it is compiled once per
-    kind and a system compiles only its own terms.  Returns ``(perf, status,
-    n_direct)`` like :func:`performance_zeros`."""
+# more to compile: its loops are outlined and compiled one by one.)  Inlined (typed
+# inside each caller) rather than compiled on its own: every compiled function is
+# optimised again with all the functions it calls, so a level fewer on the way to the
+# panels saves about a second of compilation.
+@nb.njit(cache=True, inline="always")
+def _panel_group_zeros(kind: int, terms: OpponentTerms, merged: DistinctTerms,
+                       groups: TieGroups, split_ties: bool, min_spread: float,
+                       direct_groups: int):
+    """:func:`performance_zeros` by the panels (:func:`_panel_zeros`) and direct solves,
+    ``merged`` being :func:`~podium.core.numerics.terms.merge_identical` of ``terms``
+    and ``kind`` a literal."""
     G = groups.start.size
     perf = np.empty(G)
     status = np.zeros(G, dtype=np.int8)
     if G == 0:
         return perf, status, 0
-    merged = merge_identical(terms)
-    n = terms.mu.size
-    if (merged.of.size and n >= COUNTED_FROM
-            and merged.terms.mu.size * G <= COUNTED_WORK * n):
-        _counted_zeros(kind, merged, groups, split_ties, perf, status)
-        return perf, status, G
     solved = np.zeros(G, dtype=np.bool_)
     if G > direct_groups:
         _panel_zeros(kind, merged, groups, split_ties, min_spread, perf, status, solved)
@@ -413,7 +440,9 @@ def _panel_zeros(kind: int, terms: DistinctTerms, groups: TieGroups, split_ties:
         _, _, c, r = panel_span(grid, p)
         x_ends[0] = c + r * tnodes[0]
         x_ends[1] = c + r * tnodes[m - 1]
-        node_sweep(kind, x_ends, terms, groups, split_ties, wsum, 0, G, ends, scratch)
+        # np.int64(0): a literal 0 would compile node_sweep apart from the call below
+        node_sweep(kind, x_ends, terms, groups, split_ties, wsum, np.int64(0), G, ends,
+                   scratch)
         # the groups whose zero lies on this panel: consecutive ones (the zeros decrease
         # with the place), listed and then shared out to the threads
         n_todo = 0

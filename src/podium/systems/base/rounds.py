@@ -101,6 +101,15 @@ class RoundBatch:
     max_display: npt.NDArray[np.float64]
     last_change: npt.NDArray[np.float64]
 
+    def __post_init__(self) -> None:
+        # ``lo`` is read-only whichever way the batch was made (one contest's, which
+        # Contest makes read-only, a concatenation, a loaded batch's copy): a compiled loop
+        # over the batch and one over a single contest (``Rater.add``) then take the same
+        # array type, so each of their kernels compiles (and is prebuilt) once
+        if self.lo.flags.writeable:
+            self.lo = self.lo.view()
+            self.lo.flags.writeable = False
+
     @property
     def rounds(self) -> int:
         """Number of rounds in the batch."""

@@ -188,8 +188,8 @@ def diffuse(players: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, gamm
 
 
 @nb.njit(cache=True)
-def _update_range(k0: int, k1: int, players: np.ndarray, perf: np.ndarray, beta: np.ndarray,
-                  post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
+def _update_range(k0: int | np.int64, k1: int, players: np.ndarray, perf: np.ndarray,
+                  beta: np.ndarray, post_mu: np.ndarray, post_sig: np.ndarray, max_history: int,
                   history_tol: float, normal: Normal, lazy: LazyWeights, blocks: Blocks,
                   pool: Factors, out_mu: np.ndarray, out_sig: np.ndarray,
                   status: np.ndarray) -> None:
@@ -298,8 +298,10 @@ def update_logistic_serial(players: np.ndarray, perf: np.ndarray, beta: np.ndarr
     out_mu = np.empty(n)
     out_sig = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    _update_range(0, n, players, perf, beta, post_mu, post_sig, max_history, history_tol,
-                  normal, lazy, blocks, pool, out_mu, out_sig, status)
+    # np.int64(0), not 0: a literal would compile _update_range a second time (the
+    # parallel twin passes an int64), here and in every call below that passes a 0
+    _update_range(np.int64(0), n, players, perf, beta, post_mu, post_sig, max_history,
+                  history_tol, normal, lazy, blocks, pool, out_mu, out_sig, status)
     return out_mu, out_sig, status
 
 
@@ -571,8 +573,9 @@ def subsampled_performance_serial(kind: int, merged: MergedTerms, player_mu: np.
     per_term = _window_terms(merged, width)
     perf = np.empty(n)
     status = np.zeros(n, dtype=np.int8)
-    _solve_range(0, n, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2], offs, ranks,
-                 player_mu, player_lo, num_samples, width, split_ties, start, perf, status)
+    _solve_range(np.int64(0), n, kind, m_mu, m_sig, per_term[0], per_term[1], per_term[2],
+                 offs, ranks, player_mu, player_lo, num_samples, width, split_ties, start, perf,
+                 status)
     return perf, status
 
 

@@ -361,8 +361,10 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
     check_room(players, n_after, rows, ev_f, ev_i, at)
     if out_status.shape[0] != 2 or out_status.shape[1] < players.size:
         raise ValueError("internal error: status buffer too small for the round")
-    # the players' rows are scattered over megabytes: ask for all of them at once
-    _prefetch_players(players, 0, players.size, tab_mu, tab_sig, tab_played, tab_last,
+    # the players' rows are scattered over megabytes: ask for all of them at once (the
+    # bounds here and below as int64, the type elo_mmr_rounds passes: literals would
+    # compile the kernels a second time)
+    _prefetch_players(players, np.int64(0), players.size, tab_mu, tab_sig, tab_played, tab_last,
                       tab_max_display, tab_change, nf_mu, nf_w, scale, sum_aw, sum_w,
                       fb_base, fb_cap, fb_start, fb_len, f_mu, f_warg, f_wout)
     new_table_rows(n_before, n_after, t, mu0, sig0, tab_mu, tab_sig, tab_played, tab_last,
@@ -399,7 +401,7 @@ def elo_mmr_add(players, lo, t, weight, ceiling, index, n_before, n_after, s_n,
     ceilings = np.full(1, ceiling)
     out = np.empty((3, n))
     f_mu2, _, _, used, flagged = elo_mmr_rounds(
-        0, 1, offsets, players, lo, times, weights, ceilings,
+        np.int64(0), np.int64(1), offsets, players, lo, times, weights, ceilings,
         tab_mu, tab_sig, tab_played, tab_last, tab_max_display, tab_change,
         fparams, iparams, noob_delay,
         nf_mu, nf_w, scale, sum_aw, sum_w, fb_base, fb_cap, fb_start, fb_len,
