@@ -47,6 +47,41 @@ def test_ttt_update_with_enough_sweeps_is_the_full_solve(case):
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [6, 10])
+def test_ttt_update_of_several_contests_at_once(case, k):
+    """Several new contests at once, over several batches (a new game's members take
+    their forward messages from the earlier new batches first: before, a later new
+    batch was visited first, its draws truncated a uniform prior and the kernel
+    divided by zero): with unbounded sweeps the full run's fixed point, to 1e-6."""
+    h = random_case(**CASES[case]).history
+    p_draw = 0.2 if "draws" in case else 0.0
+    start = h.n_contests - k
+    assert np.unique(h.time[start:]).size >= 2  # the new contests span several batches
+    cur = ttt(h.prefix(start), p_draw=p_draw, epsilon=1e-13, iterations=20000)
+    cur, touched = ttt_update(cur, h, p_draw=p_draw, tol=1e-14, max_sweeps=20000)
+    assert cur.converged and 2 <= touched <= h.n_players
+    full = ttt(h, p_draw=p_draw, epsilon=1e-13, iterations=20000)
+    np.testing.assert_allclose(cur.mu[cur.row_slot], full.mu[full.row_slot], rtol=0,
+                               atol=1e-6)
+    np.testing.assert_allclose(cur.sigma[cur.row_slot], full.sigma[full.row_slot], rtol=0,
+                               atol=1e-6)
+
+
+def test_ttt_update_of_several_draws_at_once_does_not_divide_by_zero():
+    """The case that raised ZeroDivisionError: two new contests with draws, three-team
+    games, the later one's draw truncated against the uniform prior of a slot whose
+    forward message was not taken yet.  With the default bounded sweeps now it is
+    near the full run."""
+    h = random_case(seed=3, n_games=40, n_players=8, span=20, max_teams=3, max_size=2,
+                    draws=True, weights=True).history
+    cur = ttt(h.prefix(h.n_contests - 2), p_draw=0.2)
+    res, _ = ttt_update(cur, h, p_draw=0.2)
+    assert np.all(np.isfinite(res.mu)) and np.all(np.isfinite(res.sigma))
+    full = ttt(h, p_draw=0.2)
+    assert np.abs(res.mu[res.row_slot] - full.mu[full.row_slot]).max() < 0.05
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_whr_update_with_enough_sweeps_is_the_full_solve(case):
     """The same for WHR (Elo; the draw tendency is refitted at each sweep)."""
     h = random_case(**CASES[case]).history
