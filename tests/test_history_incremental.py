@@ -87,7 +87,7 @@ def test_whr_update_with_enough_sweeps_is_the_full_solve(case):
     h = random_case(**CASES[case]).history
     cur = whr(h.prefix(40), tol=1e-12)
     for n in range(41, h.n_contests + 1):
-        out = whr_update(cur, h.prefix(n), tol=1e-14, max_sweeps=20000)
+        out = whr_update(cur, h.prefix(n), tol=1e-14, nu_tol=1e-14, max_sweeps=20000)
         assert out is not None
         cur, touched = out
         assert cur.converged and 2 <= touched <= h.n_players
