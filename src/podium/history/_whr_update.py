@@ -154,12 +154,15 @@ def _window_variances(a: int, b: int, lo: int, hi: int, slot_time: np.ndarray,
     """The variances of the days ``lo .. hi - 1`` of the player of slots ``a .. b - 1``
     (the damped Hessian's, as ``_whr_kernels.variances``), into ``variance``: the
     chain of the days padded by ``VAR_PAD`` on each side, the padding doubled until
-    two paddings agree to ``VAR_RTOL`` or it reaches the career's ends.  ``tmp``,
+    two paddings agree to ``VAR_RTOL`` or it reaches the career's ends (the whole
+    career once fewer of its days are left outside than inside).  ``tmp``,
     ``keep``: scratch (``tmp`` per slot)."""
     pad = VAR_PAD
     first = True
     while True:
         lo2, hi2 = max(a, lo - pad), min(b, hi + pad)
+        if (lo2 - a) + (b - hi2) < hi2 - lo2:
+            lo2, hi2 = a, b  # less is left outside than inside: the whole career
         _refresh_rounds(lo2, hi2, slot_rows, rows, row_contest, contest_teams, team_rows,
                         team_place, weight, row_slot, r, snap_q, snap_s1, snap_s2, stamp,
                         mark)
