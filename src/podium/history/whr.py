@@ -80,9 +80,9 @@ class WHRResult(NamedTuple):
     grad_norm:
         The largest gradient component at the returned ratings.
     nu_swept:
-        The draw tendency at which every player last took a Newton step (``nu`` for
-        :func:`whr`; :func:`whr_update` steps every player again once ``log nu`` has
-        moved from it by more than its ``tol``).
+        The draw tendency at which every day last took a Newton step (``nu`` for
+        :func:`whr`; :func:`whr_update` steps every day again once ``log nu`` has
+        moved from it by more than its ``nu_tol``).
     days:
         :func:`whr_update`: the days it stepped (its work: the Newton steps' windows,
         summed; a window widened is counted again); 0 for :func:`whr`.
