@@ -29,9 +29,6 @@ BATCH_ITERATIONS = 20
 BATCH_EPSILON = 1e-6
 #: Status flags of a run.
 FLAG_NEGATIVE_PRECISION = 1
-#: A slot's messages still to take in an update (bits of ``need``).
-NEED_FWD = 1
-NEED_BWD = 2
 
 
 @nb.njit(cache=True, inline="always")
@@ -299,7 +296,9 @@ def _many_teams(pr_mu: np.ndarray, pr_sig: np.ndarray, weight: np.ndarray,
 
 
 @nb.njit(cache=True)
-def _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag):
+def posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag):
+    """Slot ``s``'s posterior: its within-batch likelihood times its backward and
+    forward messages (the package's ``Batch.posterior``)."""
     m, sd = g_mul(lik_m[s], lik_s[s], bwd_m[s], bwd_s[s], flag)
     return g_mul(m, sd, fwd_m[s], fwd_s[s], flag)
 
@@ -334,7 +333,7 @@ def game_sweep(c: int, contest_teams: np.ndarray, team_rows: np.ndarray,
     r0, r1 = team_rows[t0], team_rows[t1]
     for r in range(r0, r1):
         s = slot[r]
-        pm, ps = _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
+        pm, ps = posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
         pr_m[r - r0], pr_s[r - r0] = g_div(pm, ps, item_m[r], item_s[r], flag)
     game_likelihoods(pr_m, pr_s, weight[r0:r1], team_rows[t0:t1 + 1],
                      team_place[t0:t1], beta, p_draw, out_m, out_s, work, flag)
@@ -351,7 +350,7 @@ def _batch_step(b0: int, b1: int, old_m: np.ndarray, old_s: np.ndarray, lik_m, l
     """The largest change of a posterior of slots ``b0..b1-1`` since :func:`_snapshot`."""
     s0, s1 = 0.0, 0.0
     for s in range(b0, b1):
-        m, sd = _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
+        m, sd = posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
         s0 = max(s0, abs(old_m[s] - m))
         s1 = max(s1, abs(old_s[s] - sd))
     return s0, s1
@@ -362,7 +361,7 @@ def _snapshot(b0: int, b1: int, old_m, old_s, lik_m, lik_s, bwd_m, bwd_s, fwd_m,
               flag) -> None:
     """Keep the posteriors of slots ``b0..b1-1`` in ``old_m, old_s``."""
     for s in range(b0, b1):
-        old_m[s], old_s[s] = _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
+        old_m[s], old_s[s] = posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
 
 
 @nb.njit(cache=True)
@@ -497,177 +496,6 @@ def ttt_run(batch_contests: np.ndarray, batch_slots: np.ndarray, batch_time: np.
     post_m = np.empty(n_s)
     post_s = np.empty(n_s)
     for s in range(n_s):
-        post_m[s], post_s[s] = _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
+        post_m[s], post_s[s] = posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
     return post_m, post_s, s0, s1, sweeps, flag[0], (fwd_m, fwd_s, bwd_m, bwd_s, lik_m,
                                                      lik_s, item_m, item_s)
-
-
-@nb.njit(cache=True)
-def _outgoing(m1: float, s1: float, m2: float, s2: float, flag: np.ndarray
-              ) -> tuple[float, float]:
-    """The message a slot sends along its player's time-line: its within-batch likelihood
-    times its message from the other side (``fwd * lik`` forward, ``lik * bwd``
-    backward), before the drift widens it."""
-    return g_mul(m1, s1, m2, s2, flag)
-
-
-@nb.njit(cache=True)
-def _moved(m0: float, s0: float, m1: float, s1: float, tol: float) -> bool:
-    """Whether a message moved by more than ``tol`` in its mean or deviation (a
-    uniform message that turned proper has moved)."""
-    if s0 == INF or s1 == INF:
-        return s0 != s1
-    return abs(m1 - m0) > tol or abs(s1 - s0) > tol
-
-
-@nb.njit(cache=True)
-def ttt_update(batch_contests: np.ndarray, batch_slots: np.ndarray, slot_batch: np.ndarray,
-               slot_agent: np.ndarray, prev_slot: np.ndarray, next_slot: np.ndarray,
-               elapsed: np.ndarray, contest_teams: np.ndarray, team_rows: np.ndarray,
-               team_place: np.ndarray, weight: np.ndarray, slot: np.ndarray,
-               n_agents: int, fwd_m: np.ndarray, fwd_s: np.ndarray, bwd_m: np.ndarray,
-               bwd_s: np.ndarray, lik_m: np.ndarray, lik_s: np.ndarray, item_m: np.ndarray,
-               item_s: np.ndarray, need: np.ndarray, dirty: np.ndarray,
-               fresh: np.ndarray, mu: float,
-               sigma: float, beta: float, gamma: float, p_draw: float, tol: float,
-               max_sweeps: int):
-    """A bounded incremental update of TrueSkill Through Time ([Dangauthier2007], Sec. 3)
-    from the messages of an earlier fit, in place.
-
-    Only the batches flagged in ``dirty`` (those of the new games, and of the slots
-    with a message still to take) are visited, with the full run's schedule restricted
-    to them: each sweep is a backward pass (last batch to first) then a forward pass
-    over the flagged batches.  A visit takes the messages each slot is flagged for in
-    ``need`` (``NEED_FWD``: the forward message from its player's previous slot,
-    ``fwd * lik`` widened by ``elapsed * gamma^2``, Eq. 5, or the prior ``N(mu,
-    sigma^2)`` for a first slot; ``NEED_BWD``: the backward message from the next one),
-    so that only the change a new game causes spreads (not what an unconverged earlier
-    fit left), and updates the batch's games in order
-    (:func:`game_sweep`) -- only the games flagged in ``fresh`` (the new ones) or with a
-    member whose messages moved by more than ``tol`` (from its neighbours, or from an
-    earlier game of the batch); a game that moves the likelihood of a slot with an
-    earlier game in the batch by more than ``tol`` flags the batch again.  Then it
-    flags the player's previous (next) slot and its batch when the slot's backward
-    (forward) message moved by more than ``tol``: a change spreads along a player's
-    time-line, and through the games to the opponents, only where it exceeds ``tol``.
-    At most ``max_sweeps`` sweeps; the fixed point is the full run's.  What is left
-    when they run out stays in ``need`` for the next update.
-
-    ``prev_slot``, ``next_slot``: each slot's neighbours on its player's time-line (-1
-    for none); ``elapsed``: days since the previous slot.
-
-    Returns ``(post_mu, post_sigma, sweeps, settled, touched, flag)``: every slot's
-    posterior, the sweeps done, whether no batch is left flagged, and how many players
-    had a game recomputed or a message changed.
-    """
-    n_b = batch_slots.size - 1
-    n_s = slot_agent.size
-    flag = np.zeros(1, dtype=np.int64)
-    max_rows, max_teams, max_slots = 1, 2, 1
-    for b in range(n_b):
-        max_slots = max(max_slots, batch_slots[b + 1] - batch_slots[b])
-    for c in range(contest_teams.size - 1):
-        max_teams = max(max_teams, contest_teams[c + 1] - contest_teams[c])
-        max_rows = max(max_rows, team_rows[contest_teams[c + 1]] - team_rows[contest_teams[c]])
-    rows = np.empty((4, max_rows))
-    work = np.empty((WORK_ROWS, max_teams))
-    old = np.empty((4, max_slots))
-    chg = np.zeros(max_slots, dtype=np.bool_)
-    seen = np.zeros(max_slots, dtype=np.bool_)
-    lik0 = np.empty((2, max_slots))
-    touched = np.zeros(n_agents, dtype=np.bool_)
-    pending = 0
-    for b in range(n_b):
-        pending += dirty[b] != 0
-    sweeps = 0
-    while pending > 0 and sweeps < max_sweeps:
-        for direction in range(2):
-            for k in range(n_b):
-                j = n_b - 1 - k if direction == 0 else k
-                if dirty[j] == 0:
-                    continue
-                dirty[j] = 0
-                pending -= 1
-                b0, b1 = batch_slots[j], batch_slots[j + 1]
-                for s in range(b0, b1):
-                    i = s - b0
-                    old[0, i], old[1, i] = _outgoing(fwd_m[s], fwd_s[s], lik_m[s], lik_s[s],
-                                                     flag)
-                    old[2, i], old[3, i] = _outgoing(lik_m[s], lik_s[s], bwd_m[s], bwd_s[s],
-                                                     flag)
-                    f0, f1, k0, k1 = fwd_m[s], fwd_s[s], bwd_m[s], bwd_s[s]
-                    p = prev_slot[s]
-                    if need[s] & NEED_FWD == 0:
-                        pass
-                    elif p < 0:
-                        fwd_m[s], fwd_s[s] = mu, sigma
-                    else:
-                        m, sd = _outgoing(fwd_m[p], fwd_s[p], lik_m[p], lik_s[p], flag)
-                        fwd_m[s], fwd_s[s] = m, math.sqrt(sd ** 2 + elapsed[s] * gamma ** 2)
-                    n = next_slot[s]
-                    if need[s] & NEED_BWD == 0:
-                        pass
-                    elif n < 0:
-                        bwd_m[s], bwd_s[s] = 0.0, INF
-                    else:
-                        m, sd = _outgoing(lik_m[n], lik_s[n], bwd_m[n], bwd_s[n], flag)
-                        bwd_m[s], bwd_s[s] = m, math.sqrt(sd ** 2 + elapsed[n] * gamma ** 2)
-                    need[s] = 0
-                    chg[i] = (_moved(f0, f1, fwd_m[s], fwd_s[s], tol)
-                              or _moved(k0, k1, bwd_m[s], bwd_s[s], tol))
-                    seen[i] = False
-                again = False
-                for c in range(batch_contests[j], batch_contests[j + 1]):
-                    r0, r1 = team_rows[contest_teams[c]], team_rows[contest_teams[c + 1]]
-                    run = fresh[c] != 0
-                    for r in range(r0, r1):
-                        run = run or chg[slot[r] - b0]
-                    if run:
-                        fresh[c] = 0
-                        for r in range(r0, r1):
-                            i = slot[r] - b0
-                            lik0[0, i], lik0[1, i] = lik_m[slot[r]], lik_s[slot[r]]
-                        game_sweep(c, contest_teams, team_rows, team_place, weight, slot,
-                                   beta, p_draw, fwd_m, fwd_s, bwd_m, bwd_s, lik_m, lik_s,
-                                   item_m, item_s, rows, work, flag)
-                    for r in range(r0, r1):
-                        s = slot[r]
-                        i = s - b0
-                        if run:
-                            touched[slot_agent[s]] = True
-                            if _moved(lik0[0, i], lik0[1, i], lik_m[s], lik_s[s], tol):
-                                chg[i] = True
-                                again = again or seen[i]
-                        seen[i] = True
-                if again:
-                    dirty[j] = 1
-                    pending += 1
-                for s in range(b0, b1):
-                    i = s - b0
-                    if chg[i]:
-                        touched[slot_agent[s]] = True
-                    n = next_slot[s]
-                    if n >= 0:
-                        m, sd = _outgoing(fwd_m[s], fwd_s[s], lik_m[s], lik_s[s], flag)
-                        if _moved(old[0, i], old[1, i], m, sd, tol):
-                            need[n] |= NEED_FWD
-                            if dirty[slot_batch[n]] == 0:
-                                dirty[slot_batch[n]] = 1
-                                pending += 1
-                    p = prev_slot[s]
-                    if p >= 0:
-                        m, sd = _outgoing(lik_m[s], lik_s[s], bwd_m[s], bwd_s[s], flag)
-                        if _moved(old[2, i], old[3, i], m, sd, tol):
-                            need[p] |= NEED_BWD
-                            if dirty[slot_batch[p]] == 0:
-                                dirty[slot_batch[p]] = 1
-                                pending += 1
-        sweeps += 1
-    post_m = np.empty(n_s)
-    post_s = np.empty(n_s)
-    for s in range(n_s):
-        post_m[s], post_s[s] = _posterior(lik_m, lik_s, bwd_m, bwd_s, fwd_m, fwd_s, s, flag)
-    n_touched = 0
-    for a in range(n_agents):
-        n_touched += touched[a]
-    return post_m, post_s, sweeps, pending == 0, n_touched, flag[0]

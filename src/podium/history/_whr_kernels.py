@@ -187,8 +187,21 @@ def day_terms(p: int, player_slots: np.ndarray, slot_rows: np.ndarray, rows: np.
               s2: np.ndarray, g: np.ndarray, h: np.ndarray) -> None:
     """The games' gradient and Hessian for each of player ``p``'s days (``g, h``
     indexed from the player's first slot)."""
-    a = player_slots[p]
-    for d in range(a, player_slots[p + 1]):
+    window_terms(player_slots[p], player_slots[p + 1], slot_rows, rows, row_contest,
+                 row_team, contest_teams, team_rows, team_place, weight, row_slot, r, nu,
+                 snap_q, snap_s1, snap_s2, q, s1, s2, g, h)
+
+
+@nb.njit(cache=True)
+def window_terms(lo: int, hi: int, slot_rows: np.ndarray, rows: np.ndarray,
+                 row_contest: np.ndarray, row_team: np.ndarray, contest_teams: np.ndarray,
+                 team_rows: np.ndarray, team_place: np.ndarray, weight: np.ndarray,
+                 row_slot: np.ndarray, r: np.ndarray, nu: float, snap_q: np.ndarray,
+                 snap_s1: np.ndarray, snap_s2: np.ndarray, q: np.ndarray, s1: np.ndarray,
+                 s2: np.ndarray, g: np.ndarray, h: np.ndarray) -> None:
+    """The games' gradient and Hessian for each of the days (slots) ``lo .. hi - 1``
+    (``g, h`` indexed from ``lo``)."""
+    for d in range(lo, hi):
         gs, hs = 0.0, 0.0
         for k in range(slot_rows[d], slot_rows[d + 1]):
             row = rows[k]
@@ -197,8 +210,8 @@ def day_terms(p: int, player_slots: np.ndarray, slot_rows: np.ndarray, rows: np.
                                      snap_s1, snap_s2, q, s1, s2)
             gs += gr
             hs += hr
-        g[d - a] = gs
-        h[d - a] = hs
+        g[d - lo] = gs
+        h[d - lo] = hs
 
 
 @nb.njit(cache=True, inline="always")
@@ -213,33 +226,47 @@ def anchor(r0: float, k: float) -> tuple[float, float]:
 def newton_player(p: int, player_slots: np.ndarray, slot_time: np.ndarray, r: np.ndarray,
                   g: np.ndarray, h: np.ndarray, w2: float, k: float, damping: float,
                   work: np.ndarray, flag: np.ndarray) -> float:
-    """One Newton step on all of player ``p``'s days ([Coulom2008], Sec. 3.3 and
-    Appendix A): the log-posterior's gradient ``grad`` and Hessian ``H`` (games ``g, h``;
-    the Wiener prior ``-(r_{d+1} - r_d)^2 / (2 |t_{d+1} - t_d| w2)``; the first day's
-    anchor; ``-damping`` on the diagonal), then ``r -= H^{-1} grad`` by the tridiagonal
+    """One Newton step on all of player ``p``'s days (:func:`newton_days` on the
+    player's whole slot range).  Returns the largest ``|grad|`` before the step."""
+    a, b = player_slots[p], player_slots[p + 1]
+    return newton_days(a, b, a, b, slot_time, r, g, h, w2, k, damping, work, flag)
+
+
+@nb.njit(cache=True)
+def newton_days(a: int, b: int, lo: int, hi: int, slot_time: np.ndarray, r: np.ndarray,
+                g: np.ndarray, h: np.ndarray, w2: float, k: float, damping: float,
+                work: np.ndarray, flag: np.ndarray) -> float:
+    """One Newton step on the days ``lo .. hi - 1`` of the player whose slots are
+    ``a .. b - 1`` ([Coulom2008], Sec. 3.3 and Appendix A), its other days held fixed:
+    the log-posterior's gradient ``grad`` and Hessian ``H`` (games ``g, h`` indexed
+    from ``lo``; the Wiener prior ``-(r_{d+1} - r_d)^2 / (2 |t_{d+1} - t_d| w2)`` of
+    every link of these days, to a fixed day too; the first day's anchor when ``lo ==
+    a``; ``-damping`` on the diagonal), then ``r -= H^{-1} grad`` by the tridiagonal
     LU of the Appendix, shortened to at most ``MAX_STEP`` per day.  Returns the largest
     ``|grad|`` before the step."""
-    a, b = player_slots[p], player_slots[p + 1]
-    n = b - a
-    if n == 0:
+    n = hi - lo
+    if n <= 0:
         return 0.0
     diag, sub, grad = work[0], work[1], work[2]
     for d in range(n):
+        t = lo + d
         prior_g, prior_h = 0.0, 0.0
-        if d < n - 1:
-            s2 = abs(slot_time[a + d + 1] - slot_time[a + d]) * w2
-            prior_g += -(r[a + d] - r[a + d + 1]) / s2
+        if t + 1 < b:
+            s2 = abs(slot_time[t + 1] - slot_time[t]) * w2
+            prior_g += -(r[t] - r[t + 1]) / s2
             prior_h += -1.0 / s2
-            sub[d] = 1.0 / s2
-        if d > 0:
-            s2 = abs(slot_time[a + d] - slot_time[a + d - 1]) * w2
-            prior_g += -(r[a + d] - r[a + d - 1]) / s2
+            if d < n - 1:
+                sub[d] = 1.0 / s2
+        if t > a:
+            s2 = abs(slot_time[t] - slot_time[t - 1]) * w2
+            prior_g += -(r[t] - r[t - 1]) / s2
             prior_h += -1.0 / s2
         grad[d] = g[d] + prior_g
         diag[d] = h[d] + prior_h - damping
-    ag, ah = anchor(r[a], k)
-    grad[0] += ag
-    diag[0] += ah
+    if lo == a:
+        ag, ah = anchor(r[a], k)
+        grad[0] += ag
+        diag[0] += ah
     norm = 0.0
     for d in range(n):
         norm = max(norm, abs(grad[d]))
@@ -249,7 +276,7 @@ def newton_player(p: int, player_slots: np.ndarray, slot_time: np.ndarray, r: np
             return norm
         x = grad[0] / diag[0]
         if math.isfinite(x):
-            r[a] -= max(-MAX_STEP, min(MAX_STEP, x))
+            r[lo] -= max(-MAX_STEP, min(MAX_STEP, x))
         else:
             flag[0] |= FLAG_NONFINITE
         return norm
@@ -284,7 +311,7 @@ def newton_player(p: int, player_slots: np.ndarray, slot_time: np.ndarray, r: np
         big = max(big, abs(x[i]))
     shrink = MAX_STEP / big if big > MAX_STEP else 1.0
     for i in range(n):
-        r[a + i] -= shrink * x[i]
+        r[lo + i] -= shrink * x[i]
     return norm
 
 
@@ -439,162 +466,59 @@ def variances_of(players: np.ndarray, player_slots: np.ndarray, slot_time: np.nd
     q = np.zeros(max_teams)
     s1 = np.zeros(max_teams)
     s2 = np.zeros(max_teams)
-    diag = np.zeros(max_days)
-    sub = np.zeros(max_days)
-    d_ = np.zeros(max_days)
-    b_ = np.zeros(max_days)
-    dp = np.zeros(max_days)
-    bp = np.zeros(max_days)
+    work = np.zeros((6, max_days))
     for p in players:
         day_terms(p, player_slots, slot_rows, rows, row_contest, row_team, contest_teams,
                   team_rows, team_place, weight, row_slot, r, nu, snap_q, snap_s1, snap_s2,
                   q, s1, s2, g, h)
         a, b = player_slots[p], player_slots[p + 1]
-        n = b - a
-        if n == 0:
-            continue
-        for i in range(n):
-            prior = 0.0
+        chain_variances(a, b, a, b, slot_time, r, h, w2, k, damping, work, out)
+
+
+@nb.njit(cache=True, error_model="numpy")
+def chain_variances(a: int, b: int, lo: int, hi: int, slot_time: np.ndarray, r: np.ndarray,
+                    h: np.ndarray, w2: float, k: float, damping: float, work: np.ndarray,
+                    out: np.ndarray) -> None:
+    """The variances of the days ``lo .. hi - 1`` of the player whose slots are
+    ``a .. b - 1``, into ``out[lo:hi]``: the diagonal of ``(-H)^{-1}`` for the (damped)
+    tridiagonal Hessian of these days, the others held fixed (their links to these
+    days stay on the diagonal; all of them when ``lo, hi`` are ``a, b``), by the
+    forward-backward recursion of [Coulom2008], Appendix B.  ``h``: the games' Hessian
+    indexed from ``lo``; ``work``: 6 rows of scratch."""
+    n = hi - lo
+    if n <= 0:
+        return
+    diag, sub, d_, b_, dp, bp = work[0], work[1], work[2], work[3], work[4], work[5]
+    for i in range(n):
+        t = lo + i
+        prior = 0.0
+        if t + 1 < b:
+            s2v = abs(slot_time[t + 1] - slot_time[t]) * w2
+            prior -= 1.0 / s2v
             if i < n - 1:
-                s2v = abs(slot_time[a + i + 1] - slot_time[a + i]) * w2
-                prior -= 1.0 / s2v
                 sub[i] = 1.0 / s2v
-            if i > 0:
-                prior -= 1.0 / (abs(slot_time[a + i] - slot_time[a + i - 1]) * w2)
-            diag[i] = h[i] + prior - damping
+        if t > a:
+            prior -= 1.0 / (abs(slot_time[t] - slot_time[t - 1]) * w2)
+        diag[i] = h[i] + prior - damping
+    if lo == a:
         diag[0] += anchor(r[a], k)[1]
-        if n == 1:
-            out[a] = -1.0 / diag[0]
-            continue
-        d_[0] = diag[0]
-        b_[0] = sub[0]
-        for i in range(1, n):
-            ai = sub[i - 1] / d_[i - 1]
-            d_[i] = diag[i] - ai * b_[i - 1]
-            if i < n - 1:
-                b_[i] = sub[i]
-        dp[n - 1] = diag[n - 1]
-        bp[n - 1] = sub[n - 2]
-        for i in range(n - 2, -1, -1):
-            api = sub[i] / dp[i + 1]
-            dp[i] = diag[i] - api * bp[i + 1]
-            if i > 0:
-                bp[i] = sub[i - 1]
-        for i in range(n - 1):
-            out[a + i] = dp[i + 1] / (b_[i] * bp[i + 1] - d_[i] * dp[i + 1])
-        out[a + n - 1] = -1.0 / d_[n - 1]
-
-
-@nb.njit(cache=True)
-def _refresh_player_rounds(p: int, player_slots: np.ndarray, slot_rows: np.ndarray,
-                           rows: np.ndarray, row_contest: np.ndarray,
-                           contest_teams: np.ndarray, team_rows: np.ndarray,
-                           team_place: np.ndarray, weight: np.ndarray, row_slot: np.ndarray,
-                           r: np.ndarray, snap_q: np.ndarray, snap_s1: np.ndarray,
-                           snap_s2: np.ndarray, stamp: np.ndarray, mark: int) -> None:
-    """The stage sums of player ``p``'s rounds of more than ``SNAPSHOT_TEAMS`` teams at
-    ``r``, each round once per ``mark`` (``stamp``: per contest, the last mark)."""
-    for k in range(slot_rows[player_slots[p]], slot_rows[player_slots[p + 1]]):
-        c = row_contest[rows[k]]
-        if stamp[c] != mark:
-            stamp[c] = mark
-            refresh_snapshot(c, contest_teams, team_rows, team_place, weight, row_slot, r,
-                             snap_q, snap_s1, snap_s2)
-
-
-@nb.njit(cache=True)
-def whr_update(player_slots: np.ndarray, slot_time: np.ndarray, slot_rows: np.ndarray,
-               rows: np.ndarray, row_contest: np.ndarray, row_team: np.ndarray,
-               contest_teams: np.ndarray, team_rows: np.ndarray, team_place: np.ndarray,
-               weight: np.ndarray, row_slot: np.ndarray, contest_rows: np.ndarray,
-               player: np.ndarray, r: np.ndarray, variance: np.ndarray, nu: float,
-               nu_swept: float, fit_nu: bool, w2: float, k: float, damping: float,
-               tol: float, max_sweeps: int, marked: np.ndarray):
-    """A bounded incremental update of the maximum a posteriori ([Coulom2008], Sec. 3.3)
-    from an earlier fit's ratings ``r``, in place.
-
-    Each sweep takes one Newton step on all the days of every marked player (in player
-    order, the others held fixed; first the new contest's participants), then one on
-    ``log nu`` when ``fit_nu``.  A player one of whose days moved by more than ``tol``
-    (natural units) stays marked for the next sweep, and marks every participant of
-    that day's rounds: a change spreads to the opponents only where it exceeds ``tol``.
-    ``nu_swept`` is the draw tendency at which every player last took a step: when
-    ``log nu`` has moved from it by more than ``tol`` (over any number of updates),
-    every player is marked and ``nu_swept`` becomes ``nu``.  At most ``max_sweeps``
-    sweeps; the fixed point is :func:`whr_run`'s.  The variances of the players
-    stepped are recomputed into ``variance`` (with ``damping``, as :func:`variances`).
-
-    Returns ``(nu, nu_swept, sweeps, settled, touched, flag)``: whether no player is
-    left marked, and how many players (with a day) took a step.
-    """
-    n_p = player_slots.size - 1
-    g, h, work, q, s1, s2, snap_q, snap_s1, snap_s2 = sweep_scratch(
-        player_slots, contest_teams, team_place.size)
-    before = np.zeros(g.size)
-    stamp = np.zeros(contest_teams.size - 1, dtype=np.int64)
-    touched = np.zeros(n_p, dtype=np.bool_)
-    nxt = np.zeros(n_p, dtype=np.bool_)
-    flag = np.zeros(1, dtype=np.int64)
-    pending = 0
-    for p in range(n_p):
-        pending += marked[p]
-    sweeps = 0
-    while pending > 0 and sweeps < max_sweeps and flag[0] == 0:
-        sweeps += 1
-        for p in range(n_p):
-            if marked[p]:
-                _refresh_player_rounds(p, player_slots, slot_rows, rows, row_contest,
-                                       contest_teams, team_rows, team_place, weight,
-                                       row_slot, r, snap_q, snap_s1, snap_s2, stamp, sweeps)
-        nxt[:] = False
-        for p in range(n_p):
-            if not marked[p]:
-                continue
-            a, b = player_slots[p], player_slots[p + 1]
-            for d in range(a, b):
-                before[d - a] = r[d]
-            day_terms(p, player_slots, slot_rows, rows, row_contest, row_team, contest_teams,
-                      team_rows, team_place, weight, row_slot, r, nu, snap_q, snap_s1,
-                      snap_s2, q, s1, s2, g, h)
-            newton_player(p, player_slots, slot_time, r, g, h, w2, k, 0.0, work, flag)
-            touched[p] = b > a
-            for d in range(a, b):
-                if not abs(r[d] - before[d - a]) > tol:
-                    continue
-                nxt[p] = True
-                for kk in range(slot_rows[d], slot_rows[d + 1]):
-                    c = row_contest[rows[kk]]
-                    for q_row in range(contest_rows[c], contest_rows[c + 1]):
-                        nxt[player[q_row]] = True
-        if fit_nu:
-            gn, hn = nu_terms(contest_teams, team_rows, team_place, weight, row_slot, r, nu,
-                              q)
-            hn -= damping
-            if hn != 0.0:
-                step = -gn / hn
-                if math.isfinite(step):
-                    nu = math.exp(math.log(nu) + max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step)))
-            if abs(math.log(nu) - math.log(nu_swept)) > tol:
-                nxt[:] = True
-                nu_swept = nu
-        pending = 0
-        for p in range(n_p):
-            marked[p] = nxt[p]
-            pending += nxt[p]
-    # the variances of the players stepped, their rounds' stage sums at the final r
-    n_touched = 0
-    for p in range(n_p):
-        n_touched += touched[p]
-    players = np.empty(n_touched, dtype=np.int64)
-    i = 0
-    for p in range(n_p):
-        if touched[p]:
-            players[i] = p
-            i += 1
-            _refresh_player_rounds(p, player_slots, slot_rows, rows, row_contest,
-                                   contest_teams, team_rows, team_place, weight, row_slot,
-                                   r, snap_q, snap_s1, snap_s2, stamp, max_sweeps + 1)
-    variances_of(players, player_slots, slot_time, slot_rows, rows, row_contest, row_team,
-                 contest_teams, team_rows, team_place, weight, row_slot, r, nu, w2, k,
-                 damping, snap_q, snap_s1, snap_s2, variance)
-    return nu, nu_swept, sweeps, pending == 0, n_touched, flag[0]
+    if n == 1:
+        out[lo] = -1.0 / diag[0]
+        return
+    d_[0] = diag[0]
+    b_[0] = sub[0]
+    for i in range(1, n):
+        ai = sub[i - 1] / d_[i - 1]
+        d_[i] = diag[i] - ai * b_[i - 1]
+        if i < n - 1:
+            b_[i] = sub[i]
+    dp[n - 1] = diag[n - 1]
+    bp[n - 1] = sub[n - 2]
+    for i in range(n - 2, -1, -1):
+        api = sub[i] / dp[i + 1]
+        dp[i] = diag[i] - api * bp[i + 1]
+        if i > 0:
+            bp[i] = sub[i - 1]
+    for i in range(n - 1):
+        out[lo + i] = dp[i + 1] / (b_[i] * bp[i + 1] - d_[i] * dp[i + 1])
+    out[lo + n - 1] = -1.0 / d_[n - 1]

@@ -201,7 +201,7 @@ def _label(names: Sequence[str] | None, c: int) -> str:
 
 
 def check_history(history: ContestHistory, contest_names: Sequence[str] | None = None,
-                  player_names: Sequence[str] | None = None) -> None:
+                  player_names: Sequence[str] | None = None, *, first: int = 0) -> None:
     """Check the shape and the rules of a history.
 
     Parameters
@@ -210,6 +210,10 @@ def check_history(history: ContestHistory, contest_names: Sequence[str] | None =
         The history to check.
     contest_names, player_names:
         Used in the messages (default: indices).
+    first:
+        The rows of the contests before this one were checked already (a history
+        that grew at its end): their players, weights and repeats are not checked
+        again (the offsets, places and times of every contest are).
 
     Raises
     ------
@@ -251,18 +255,19 @@ def check_history(history: ContestHistory, contest_names: Sequence[str] | None =
         t = int(np.flatnonzero(bad)[0]) if bad.any() else int(dec[0]) + 1
         raise ContestError("team places must be >= 0 and listed best first",
                            contest=_label(contest_names, int(team_contest[t])))
-    if R and (h.player.min() < 0 or h.player.max() >= h.n_players):
-        r = int(np.flatnonzero((h.player < 0) | (h.player >= h.n_players))[0])
+    r0 = int(tr[ct[first]]) if 0 < first <= C else 0
+    player, rc = h.player[r0:], h.row_contest[r0:]
+    if player.size and (player.min() < 0 or player.max() >= h.n_players):
+        r = r0 + int(np.flatnonzero((player < 0) | (player >= h.n_players))[0])
         raise ContestError(f"player index {int(h.player[r])} is outside 0..{h.n_players - 1}",
                            contest=_label(contest_names, int(h.row_contest[r])))
-    wbad = ~((h.weight > 0.0) & (h.weight <= 1.0))
+    wbad = ~((h.weight[r0:] > 0.0) & (h.weight[r0:] <= 1.0))
     if wbad.any():
-        r = int(np.flatnonzero(wbad)[0])
+        r = r0 + int(np.flatnonzero(wbad)[0])
         raise ContestError(f"member weight must be in (0, 1], got {float(h.weight[r])!r}",
                            contest=_label(contest_names, int(h.row_contest[r])),
                            player=_label(player_names, int(h.player[r])))
-    rc = h.row_contest
-    key = rc * max(h.n_players, 1) + h.player
+    key = rc * max(h.n_players, 1) + player
     s = np.sort(key)
     dup = np.flatnonzero(s[1:] == s[:-1])
     if dup.size:

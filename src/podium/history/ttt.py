@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ContestError, ConvergenceError
 from podium.history import _ttt_kernels as K
+from podium.history import _ttt_update as U
 from podium.history.data import ContestHistory, check_history
 
 __all__ = ["TTTMessages", "TTTResult", "ttt", "ttt_update", "learning_curves",
@@ -53,7 +54,7 @@ class TTTMessages(NamedTuple):
     likelihood (``lik_*``: the product of its games' messages) Gaussians; per row its
     game's message (``item_*``).  ``sigma = inf`` is the uniform message.  ``need``:
     per slot, the messages a bounded update left to take (bits ``NEED_FWD``,
-    ``NEED_BWD`` of ``_ttt_kernels``; 0 after a full run)."""
+    ``NEED_BWD`` of ``_ttt_update``; 0 after a full run)."""
 
     fwd_mu: FloatArray
     fwd_sigma: FloatArray
@@ -86,6 +87,9 @@ class TTTResult(NamedTuple):
         The last sweep's largest change of a posterior mean and of a deviation.
     messages:
         The messages at the end (:class:`TTTMessages`), for :func:`ttt_update`.
+    visits:
+        :func:`ttt_update`: the batch visits it made (its work: each visit takes a
+        batch's messages and recomputes the games that need it); 0 for :func:`ttt`.
     """
 
     slot_player: IntArray
@@ -97,6 +101,7 @@ class TTTResult(NamedTuple):
     sweeps: int
     step: tuple[float, float]
     messages: TTTMessages | None = None
+    visits: int = 0
 
 
 def _check_params(mu: float, sigma: float, beta: float, gamma: float, p_draw: float,
@@ -191,10 +196,11 @@ class _Structure(NamedTuple):
     row_slot: IntArray
 
 
-def _structure(h: ContestHistory, p_draw: float) -> _Structure:
-    """Check the games of ``h`` (two teams at least; no tie when ``p_draw`` is 0) and
-    lay out its batches and slots."""
-    check_history(h)
+def _structure(h: ContestHistory, p_draw: float, first: int = 0) -> _Structure:
+    """Check the games of ``h`` (two teams at least; no tie when ``p_draw`` is 0; the
+    rows of the contests before ``first`` were checked before) and lay out its batches
+    and slots (one pass over the rows: ``_ttt_update.slot_layout``)."""
+    check_history(h, first=first)
     n_teams = np.diff(h.contest_teams)
     if np.any(n_teams < 2):
         c = int(np.flatnonzero(n_teams < 2)[0])
@@ -211,17 +217,12 @@ def _structure(h: ContestHistory, p_draw: float) -> _Structure:
         np.zeros(0, dtype=np.int64)
     batch_contests = np.r_[starts, h.n_contests].astype(np.int64)
     n_b = starts.size
-    contest_batch = np.repeat(np.arange(n_b, dtype=np.int64), np.diff(batch_contests))
-    row_batch = contest_batch[h.row_contest]
-    key = row_batch * max(h.n_players, 1) + h.player
-    uniq, row_slot = np.unique(key, return_inverse=True)
-    row_slot = row_slot.astype(np.int64).ravel()
-    slot_batch = uniq // max(h.n_players, 1)
-    slot_player = (uniq % max(h.n_players, 1)).astype(np.int64)
+    row_slot, slot_batch, slot_player = U.slot_layout(batch_contests, h.contest_rows,
+                                                      h.player, h.n_players)
     batch_slots = np.searchsorted(slot_batch, np.arange(n_b + 1)).astype(np.int64)
     batch_time = np.ascontiguousarray(h.time[starts] if n_b else np.zeros(0))
-    return _Structure(batch_contests, batch_slots, batch_time, slot_batch.astype(np.int64),
-                      slot_player, np.ascontiguousarray(batch_time[slot_batch]), row_slot)
+    return _Structure(batch_contests, batch_slots, batch_time, slot_batch, slot_player,
+                      np.ascontiguousarray(batch_time[slot_batch]), row_slot)
 
 
 def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
@@ -236,7 +237,7 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     the batch of the new games, then a player's previous (next) batch when the backward
     (forward) message its slot sends along its time-line moved by more than ``tol``
     (which spreads a change to the opponents of that batch's games), at most
-    ``max_sweeps`` sweeps (``_ttt_kernels.ttt_update``); what they leave is kept in the
+    ``max_sweeps`` sweeps (``_ttt_update.ttt_update``); what they leave is kept in the
     messages' ``need`` and taken up by the next update.  The earlier messages are kept,
     so the result is the full run's fixed point up to what the bounded sweeps leave
     (and what the earlier fit left: only the new games' change spreads).
@@ -278,22 +279,30 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     if msg is None:
         raise ValueError("the previous TTT result has no messages to go on from")
     h = history
-    st = _structure(h, p_draw)
     n_old_rows = previous.row_slot.size
-    n_p = max(h.n_players, 1)
-    old_batch = np.searchsorted(st.batch_time, previous.slot_time)
-    old_key = old_batch.astype(np.int64) * n_p + previous.slot_player
-    new_key = st.slot_batch * n_p + st.slot_player
-    where = np.searchsorted(new_key, old_key)
-    if (n_old_rows > h.n_rows or np.any(where >= new_key.size)
-            or not np.array_equal(new_key[np.minimum(where, new_key.size - 1)], old_key)):
+    n_old_contests = int(np.searchsorted(h.contest_rows, n_old_rows, side="left"))
+    st = _structure(h, p_draw, first=n_old_contests)
+    # the old slots keep their places up to the old last batch, which the new contests
+    # may join (its slots are by player): only its slots are looked up
+    n_old_slots = previous.slot_player.size
+    j = int(np.searchsorted(st.batch_time, previous.slot_time[-1])) if n_old_slots else 0
+    k = int(st.batch_slots[j]) if n_old_slots else 0
+    tail = st.slot_player[k:st.batch_slots[min(j + 1, st.batch_time.size)]]
+    where = np.r_[np.arange(min(k, n_old_slots), dtype=np.int64),
+                  k + np.searchsorted(tail, previous.slot_player[k:])]
+    if (n_old_rows > h.n_rows or k > n_old_slots or np.any(where >= st.slot_player.size)
+            or not np.array_equal(st.slot_player[np.minimum(where, st.slot_player.size - 1)],
+                                  previous.slot_player)
+            or not np.array_equal(st.slot_time[np.minimum(where, st.slot_time.size - 1)],
+                                  previous.slot_time)):
         raise ValueError("the previous TTT result is not a fit of this history's first "
                          "contests")
     n_s = st.slot_player.size
 
     def spread(arr: FloatArray, fill: float) -> FloatArray:
         out = np.full(n_s, fill)
-        out[where] = arr
+        out[:k] = arr[:k]
+        out[where[k:]] = arr[k:]
         return out
 
     # the new slots and rows start uniform (sigma inf); the new games send nothing yet
@@ -302,18 +311,11 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
                     spread(msg.lik_mu, 0.0), spread(msg.lik_sigma, math.inf),
                     np.r_[msg.item_mu, np.zeros(h.n_rows - n_old_rows)],
                     np.r_[msg.item_sigma, np.full(h.n_rows - n_old_rows, math.inf)],
-                    np.full(n_s, K.NEED_FWD, dtype=np.int64))
-    m.need[where] = msg.need  # a new slot takes its forward message first
+                    np.full(n_s, U.NEED_FWD, dtype=np.int64))
+    m.need[:k] = msg.need[:k]  # a new slot takes its forward message first
+    m.need[where[k:]] = msg.need[k:]
     # each slot's neighbours on its player's time-line (slots are by batch)
-    order = np.argsort(st.slot_player, kind="stable")
-    same = st.slot_player[order[1:]] == st.slot_player[order[:-1]]
-    prev_slot = np.full(n_s, -1, dtype=np.int64)
-    next_slot = np.full(n_s, -1, dtype=np.int64)
-    prev_slot[order[1:][same]] = order[:-1][same]
-    next_slot[order[:-1][same]] = order[1:][same]
-    elapsed = np.where(prev_slot >= 0, st.slot_time - st.slot_time[np.maximum(prev_slot, 0)],
-                       0.0)
-    n_old_contests = int(np.searchsorted(h.contest_rows, n_old_rows, side="left"))
+    prev_slot, next_slot, elapsed = U.time_links(st.slot_player, st.slot_time, h.n_players)
     dirty = np.zeros(st.batch_time.size, dtype=np.int64)
     new_batches = np.searchsorted(st.batch_contests, np.arange(n_old_contests, h.n_contests),
                                   side="right") - 1
@@ -321,16 +323,17 @@ def ttt_update(previous: TTTResult, history: ContestHistory, *, mu: float = 0.0,
     dirty[st.slot_batch[m.need != 0]] = 1  # and what earlier updates left
     fresh = np.zeros(h.n_contests, dtype=np.int64)
     fresh[n_old_contests:] = 1
-    pm, ps, sweeps, settled, touched, flag = K.ttt_update(
+    pm, ps = spread(previous.mu, math.nan), spread(previous.sigma, math.nan)
+    sweeps, settled, touched, visits, flag = U.ttt_update(
         st.batch_contests, st.batch_slots, st.slot_batch, st.slot_player, prev_slot,
         next_slot, elapsed, h.contest_teams, h.team_rows, h.team_place, h.weight,
         st.row_slot, h.n_players, m.fwd_mu, m.fwd_sigma, m.bwd_mu, m.bwd_sigma, m.lik_mu,
-        m.lik_sigma, m.item_mu, m.item_sigma, m.need, dirty, fresh, float(mu),
+        m.lik_sigma, m.item_mu, m.item_sigma, m.need, dirty, fresh, pm, ps, float(mu),
         float(sigma), float(beta), float(gamma), float(p_draw), float(tol), int(max_sweeps))
     if flag & K.FLAG_NEGATIVE_PRECISION:
         raise ConvergenceError(NEGATIVE_PRECISION)
     res = TTTResult(st.slot_player, st.slot_time, pm, ps, st.row_slot, bool(settled),
-                    int(sweeps), (math.nan, math.nan), m)
+                    int(sweeps), (math.nan, math.nan), m, int(visits))
     return res, int(touched)
 
 

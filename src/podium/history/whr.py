@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.history import _whr_kernels as K
+from podium.history import _whr_update as U
 from podium.history.anderson import Anderson
 from podium.history.data import ContestHistory, check_history
 
@@ -79,9 +80,12 @@ class WHRResult(NamedTuple):
     grad_norm:
         The largest gradient component at the returned ratings.
     nu_swept:
-        The draw tendency at which every player last took a Newton step (``nu`` for
-        :func:`whr`; :func:`whr_update` steps every player again once ``log nu`` has
-        moved from it by more than its ``tol``).
+        The draw tendency at which every day last took a Newton step (``nu`` for
+        :func:`whr`; :func:`whr_update` steps every day again once ``log nu`` has
+        moved from it by more than its ``nu_tol``).
+    days:
+        :func:`whr_update`: the days it stepped (its work: the Newton steps' windows,
+        summed; a window widened is counted again); 0 for :func:`whr`.
     """
 
     slot_player: IntArray
@@ -94,12 +98,21 @@ class WHRResult(NamedTuple):
     sweeps: int
     grad_norm: float
     nu_swept: float = math.nan
+    days: int = 0
 
     @property
     def elo(self) -> FloatArray:
         """Each slot's rating in Elo (``r 400 / ln 10``)."""
         return self.r * ELO_PER_NAT
 
+
+#: The drift of ``log nu`` after which :func:`whr_update` steps every day again.  A
+#: new round moves the maximum-likelihood ``log nu`` of a long history by about
+#: ``1 / (its two-team rounds)`` (on the football results about 1e-4 per match, up and
+#: down), so a threshold at the rating tolerance (0.01 Elo, 5.8e-5 natural units)
+#: re-stepped the whole history every few matches; at 1e-3 it does so after a drift
+#: of 1e-3 (docs/history.md, "Adding one contest": what the drift moves).
+NU_TOL = 1e-3
 
 #: The error of a singular or non-finite Newton step.
 SINGULAR = ("a Newton step of WHR turned singular or non-finite: the drift prior between "
@@ -226,23 +239,18 @@ class _Structure(NamedTuple):
     slot_rows: IntArray
 
 
-def _structure(h: ContestHistory) -> _Structure:
-    check_history(h)
+def _structure(h: ContestHistory, first: int = 0) -> _Structure:
+    """Check ``h`` (the rows of the contests before ``first`` were checked before) and
+    lay out its slots in one pass over the rows (``_whr_update.player_layout``)."""
+    check_history(h, first=first)
     # the distinct times (the history's are in order) and each contest's
-    first = np.r_[True, h.time[1:] != h.time[:-1]] if h.n_contests else np.zeros(0, bool)
-    times = h.time[first]
-    t_index = np.cumsum(first) - 1
-    n_times = max(times.size, 1)
-    key = h.player * n_times + t_index[h.row_contest]
-    uniq, row_slot = np.unique(key, return_inverse=True)
-    row_slot = row_slot.astype(np.int64).ravel()
-    slot_player = (uniq // n_times).astype(np.int64)
-    slot_time = np.ascontiguousarray(times[uniq % n_times] if uniq.size else np.zeros(0))
-    player_slots = np.r_[0, np.cumsum(np.bincount(slot_player, minlength=h.n_players))]
-    rows = np.argsort(row_slot, kind="stable").astype(np.int64)
-    slot_rows = np.r_[0, np.cumsum(np.bincount(row_slot, minlength=uniq.size))]
-    return _Structure(slot_player, slot_time, player_slots.astype(np.int64), row_slot, rows,
-                      slot_rows.astype(np.int64))
+    new_time = np.r_[True, h.time[1:] != h.time[:-1]] if h.n_contests else np.zeros(0, bool)
+    times = h.time[new_time]
+    t_index = (np.cumsum(new_time) - 1).astype(np.int64)
+    slot_player, slot_t, player_slots, row_slot, rows, slot_rows = U.player_layout(
+        h.row_contest, t_index, h.player, h.n_players)
+    slot_time = np.ascontiguousarray(times[slot_t] if slot_t.size else np.zeros(0))
+    return _Structure(slot_player, slot_time, player_slots, row_slot, rows, slot_rows)
 
 
 def _draw_model(h: ContestHistory, nu: float | None) -> tuple[bool, float]:
@@ -258,17 +266,20 @@ def _draw_model(h: ContestHistory, nu: float | None) -> tuple[bool, float]:
 
 def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.0,
                prior_wins: float = 0.5, nu: float | None = None, damping: float = 1.0,
-               tol: float = 0.01 / ELO_PER_NAT, max_sweeps: int = 3
-               ) -> tuple[WHRResult, int] | None:
+               tol: float = 0.01 / ELO_PER_NAT, max_sweeps: int = 3,
+               nu_tol: float = NU_TOL) -> tuple[WHRResult, int] | None:
     """Whole-History Rating of a history that grew at its end, from the previous fit's
     ratings, re-solving only what the new contests touch.
 
     A new day starts at the player's latest rating (0 for a newcomer).  Then sweeps of
-    one Newton step per player on all its days (Sec. 3.3), first the new contests'
-    participants only; a player whose rating on some day moved by more than ``tol``
-    is stepped again at the next sweep, with every participant of that day's rounds
-    (``_whr_kernels.whr_update``); at most ``max_sweeps`` sweeps.  The fixed point is
-    :func:`whr`'s, up to what the bounded sweeps leave.
+    Newton steps (Sec. 3.3) on *windows* of days: first the new contests' days, each
+    in a window of its player's days around it, the player's other days held fixed,
+    widened while its edge days move by more than ``tol``; a day that moved by more
+    than ``tol`` is stepped again at the next sweep, with the days of every participant
+    of its rounds (``_whr_update.whr_update``); at most ``max_sweeps`` sweeps.  The
+    work is the days stepped (``days`` of the result), not the careers of the players
+    touched.  The fixed point is :func:`whr`'s, up to what the bounded sweeps leave
+    (and the variances of the days not stepped, which are kept).
 
     Parameters
     ----------
@@ -281,6 +292,9 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
         The model, as :func:`whr` (the previous fit's values).
     tol:
         The change of a rating (natural units) that spreads.
+    nu_tol:
+        The drift of ``log nu`` since every day last took a step (over any number of
+        updates) that makes this update step every day again (:data:`NU_TOL`).
     max_sweeps:
         At most this many sweeps.
 
@@ -301,14 +315,16 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
         As :func:`whr`.
     """
     _check_params(w2, prior_wins, damping, nu, tol)
+    if not (math.isfinite(nu_tol) and nu_tol > 0):
+        raise ConfigError(f"nu_tol must be finite and positive, got {nu_tol!r}")
     if max_sweeps < 1:
         raise ConfigError(f"max_sweeps must be >= 1, got {max_sweeps!r}")
     h = history
-    st = _structure(h)
-    fit_nu, nu0 = _draw_model(h, nu)
     n_old_rows = previous.row_slot.size
-    n_old = np.searchsorted(h.contest_rows, n_old_rows, side="left")
-    old_fit, old_nu0 = _draw_model(h.prefix(int(n_old)), nu)
+    n_old = int(np.searchsorted(h.contest_rows, n_old_rows, side="left"))
+    st = _structure(h, first=n_old)
+    fit_nu, nu0 = _draw_model(h, nu)
+    old_fit, old_nu0 = _draw_model(h.prefix(n_old), nu)
     if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
         return None
     # the old slots keep their rows' slots: the old rows map them onto the new ones
@@ -332,20 +348,21 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     for s in np.flatnonzero(fresh):
         if s > 0 and st.slot_player[s - 1] == st.slot_player[s]:
             r[s] = r[s - 1]
-    marked = np.zeros(h.n_players, dtype=np.bool_)
-    marked[h.player[n_old_rows:]] = True
+    mark = np.zeros(n_s, dtype=np.bool_)
+    mark[st.row_slot[n_old_rows:]] = True
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
     nu_prev = previous.nu if fit_nu else nu0
     nu_swept = previous.nu_swept if math.isfinite(previous.nu_swept) else nu_prev
-    nu_out, nu_swept, sweeps, settled, touched, flag = K.whr_update(
-        st.player_slots, st.slot_time, st.slot_rows, st.rows, h.row_contest, h.row_team,
-        h.contest_teams, h.team_rows, h.team_place, h.weight, st.row_slot, h.contest_rows,
-        h.player, r, variance, nu_prev, nu_swept, fit_nu, w2_nat, float(prior_wins),
-        float(damping), float(tol), int(max_sweeps), marked)
+    nu_out, nu_swept, sweeps, settled, touched, days, flag = U.whr_update(
+        st.player_slots, st.slot_player, st.slot_time, st.slot_rows, st.rows, h.row_contest,
+        h.row_team, h.contest_teams, h.team_rows, h.team_place, h.weight, st.row_slot,
+        h.contest_rows, r, variance, nu_prev, nu_swept, fit_nu, w2_nat, float(prior_wins),
+        float(damping), float(tol), float(nu_tol), int(max_sweeps), mark)
     if flag:
         raise ConvergenceError(SINGULAR)
     return (WHRResult(st.slot_player, st.slot_time, r, variance, st.row_slot, float(nu_out),
-                      bool(settled), int(sweeps), math.nan, float(nu_swept)), int(touched))
+                      bool(settled), int(sweeps), math.nan, float(nu_swept), int(days)),
+            int(touched))
 
 
 def result_arrays(result: WHRResult) -> dict[str, npt.NDArray[np.generic]]:
