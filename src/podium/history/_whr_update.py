@@ -209,7 +209,7 @@ def whr_update(player_slots: np.ndarray, slot_player: np.ndarray, slot_time: np.
     the days of every participant of its rounds: a change spreads along a career and to
     the opponents only where it exceeds ``tol``.  ``nu_swept`` is the draw tendency at
     which every day last took a step: when ``log nu`` has moved from it by more than
-    ``tol`` (over any number of updates), every day is marked and ``nu_swept`` becomes
+    ``nu_tol`` (over any number of updates), every day is marked and ``nu_swept`` becomes
     ``nu``.  At most ``max_sweeps`` sweeps; the fixed point is ``whr_run``'s.  The
     variances of the days stepped are recomputed into ``variance`` (with ``damping``,
     :func:`_window_variances`); the other days keep theirs.
