@@ -24,8 +24,9 @@ rating at round ``k`` is
                      = (1 - lambda_k) L_j prod_{k<i<j} (1 - L_i)  (j > k),
 
 ``lambda_k`` the forward prior's share of the cavity's precision.  ``M[c, d]`` is the
-mean over the rows of contest ``c`` of the derivatives of their cavities with
-respect to the player's performance in contest ``d`` (pairs whose derivative is below
+mean over the rows of contest ``c`` (weighted by their shares ``u``, about ``1 /
+delta``: :meth:`CoarseModel.build`) of the derivatives of their cavities with respect
+to the player's performance in contest ``d`` (pairs whose derivative is below
 ``eps`` left out: the work is the rows times the window of rounds that matter).
 
 The correction: with the residual ``f = G(x) - x``, ``R`` the per-contest mean of rows
@@ -49,6 +50,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
+import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.history._smooth_kernels import Entries, Rounds
 
 __all__ = ["COARSE_EPS", "MAX_GROUPS", "CoarseModel", "shift_model"]
@@ -70,18 +72,19 @@ def shift_model(off: np.ndarray, rows: np.ndarray, n_rated: np.ndarray, weight: 
                 gamma: np.ndarray, group_of_row: np.ndarray, share: np.ndarray,
                 n_groups: int, sig_noob: float, eps: float) -> np.ndarray:
     """``M`` of the Gaussian model (module docstring): ``M[a, b]`` the mean over the
-    rows of group ``a`` of the derivatives of their cavity ratings with respect to the
-    same player's performances in group ``b``.
+    rows of group ``a`` (weighted by ``share``) of the derivatives of their cavity
+    ratings with respect to the same player's performances in group ``b``.
 
     Parameters
     ----------
     off, rows, n_rated:
         Per player its entries ``off[i] .. off[i] + n_rated[i] - 1`` (player order) and
         their rows.
-    beta, gamma:
-        Per entry, the performance's spread and the diffusion before the round.
-    group_of_row, group_rows:
-        Per row its group; per group its rows.
+    weight, gamma:
+        Per entry, the performance's weight (the inverse of its variance) and the
+        diffusion before the round.
+    group_of_row, share:
+        Per row its group and its share of the group's mean (summing to 1 per group).
     n_groups:
         How many groups.
     sig_noob:
@@ -161,15 +164,15 @@ class CoarseModel:
     def build(cls, en: Entries, rd: Rounds, r_end: int, row_contest: IntArray,
               n_contests: int, sig_noob: float, eps: float = COARSE_EPS,
               max_groups: int = MAX_GROUPS) -> CoarseModel:
-        """The model at the current state: the first ``r_end`` rows (contest order,
-        ``row_contest``) and the players' rated entries.
+        """The model of the first ``r_end`` rows (contest order, ``row_contest``) and
+        the players' rated entries.
 
-        A performance's weight is its logistic factor's curvature at the player's
-        cavity rating, ``(pi^2 / 6 beta^2) sech^2((mu^c - p) pi / (2 sqrt 3 beta))``
-        (Eq. 6's derivative: a performance far from the rating moves it less), and a
-        row's share of its contest's mean is ``1 / delta`` normalised over the round
-        (``delta = hypot(sigma^c, beta)``: phase 1 follows the sharper terms' shifts
-        more, Theorem 3.2's ``Q`` weighting term ``j`` by about ``1 / delta_j``).
+        A performance weighs ``1 / beta^2`` (Eq. 8's weight of its logistic factor),
+        and a row's share ``u`` of its contest's mean is ``1 / delta`` normalised over
+        the round (``delta = hypot(sigma^c, beta)``, the current cavities): phase 1
+        moves a round's performances by about that weighted mean of the cavities'
+        shifts (term ``j`` of Theorem 3.2's ``Q`` counts in proportion to about
+        ``1 / delta_j`` summed over the round).
         """
         n_groups = min(n_contests, max_groups)
         per = math.ceil(n_contests / n_groups) if n_contests else 1
