@@ -9,10 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from _history_cases import team_contests
 from test_history_mmr_smooth import model_history
 
 from podium.errors import ConfigError
-from podium.history import SmoothState, mmr_smooth
+from podium.history import ContestHistory, SmoothState, history_from_contests, mmr_smooth
 from podium.history.coarse import CoarseModel, shift_model
 
 
@@ -98,11 +99,16 @@ def test_correction_is_the_per_contest_formula() -> None:
     np.testing.assert_array_equal(model.correct(x, x.copy()), x)
 
 
-@pytest.mark.parametrize("seed", [1, 5])
-def test_coarse_solve_reaches_the_plain_fixed_point(seed: int) -> None:
+def _team_history() -> ContestHistory:
+    return history_from_contests(team_contests(3, n_players=60, n_rounds=20)).history
+
+
+@pytest.mark.parametrize("case", ["model-1", "model-5", "teams"])
+def test_coarse_solve_reaches_the_plain_fixed_point(case: str) -> None:
     """With and without the coarse correction the sweeps reach the same fixed point
-    (to about ``tol``)."""
-    h, _ = model_history(seed)
+    (to about ``tol``), on individual rounds drawn from the model and on team rounds
+    (the correction shifts every row, a team round's members too)."""
+    h = _team_history() if case == "teams" else model_history(int(case[-1]))[0]
     tol = 1e-5
     plain = mmr_smooth(h, tol=tol, coarse=False)
     fast = mmr_smooth(h, tol=tol)
