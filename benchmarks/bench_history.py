@@ -191,7 +191,7 @@ def section_codeforces(args: argparse.Namespace) -> str:
     state = SmoothState.start(lab.history, window_tol=args.window_tol)
     state.rate_forward(state.history.n_contests - 1)
     first_pass = time.perf_counter() - t0
-    reports, converged = state.solve(args.tol, 100, args.memory)
+    reports, converged = state.solve(args.tol, 100, args.memory, coarse=not args.no_coarse)
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
     converged_arrays = state.to_arrays() if args.reference_tol else None
@@ -229,7 +229,9 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"threshold {args.update_spread:g} `tol`) | {t_add / t_filter:.2f}x "
             f"({100 * t_add / t_smooth:.2f} % of the full pass) | {t_add:.1f} |\n\n"
             f"First pass (Elo-MMR itself, the starting point): {first_pass:.1f} s; then "
-            f"{len(reports)} sweeps (Anderson memory {args.memory}; the sweeps' phase 1: "
+            f"{len(reports)} sweeps (Anderson memory {args.memory}, "
+            f"{'without' if args.no_coarse else 'with'} the coarse correction; the sweeps' "
+            "phase 1: "
             f"Newton per tie group from its current performance to {SWEEP_STEP:g} `tol` "
             f"on one interpolant of the summed terms per round, Chebyshev panels "
             f"{sweep_panels(args.tol / 100):g}x the first pass's width); "
@@ -268,7 +270,7 @@ def section_teams(args: argparse.Namespace) -> str:
     state = SmoothState.start(lab.history, window_tol=args.window_tol)
     state.rate_forward(state.history.n_contests - 1)
     first_pass = time.perf_counter() - t0
-    reports, converged = state.solve(args.tol, 200, args.memory)
+    reports, converged = state.solve(args.tol, 200, args.memory, coarse=not args.no_coarse)
     t_smooth = time.perf_counter() - t0
     res = smooth_result(state, converged, reports)
     (_, added), t_add = _timed(lambda: smooth_extend(res, 1, tol=args.tol, max_sweeps=3,
@@ -446,6 +448,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cf-contests", type=int, default=None)
     ap.add_argument("--tol", type=float, default=0.01)
     ap.add_argument("--window-tol", type=float, default=1e-9)
+    ap.add_argument("--no-coarse", action="store_true",
+                    help="mmr-smooth's sweeps without the coarse correction (the plain map)")
     ap.add_argument("--memory", type=int, default=10,
                     help="Anderson memory of mmr-smooth's sweeps (default: its own)")
     ap.add_argument("--update-spread", type=float, default=UPDATE_SPREAD,

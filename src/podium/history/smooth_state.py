@@ -27,6 +27,7 @@ from podium.history._smooth_teams import (
     team_rounds,
 )
 from podium.history.anderson import Anderson
+from podium.history.coarse import CoarseModel
 from podium.history.data import (
     ContestHistory,
     check_history,
@@ -486,7 +487,8 @@ class SmoothState:
         return reports, settled, all_touched, float(diff.max()) if diff.size else 0.0
 
     def solve(self, tol: float, max_sweeps: int, memory: int = 10,
-              skip: float | None = None) -> tuple[list[SweepReport], bool]:
+              skip: float | None = None, coarse: bool = True,
+              ) -> tuple[list[SweepReport], bool]:
         """Alternate both phases over the rated history until no performance moves by
         more than ``tol``: the fixed point of ``x = G(x)``, ``G`` = phase 2 then phase
         1 of the performances ``x``, with Anderson acceleration (:class:`Anderson`,
@@ -504,6 +506,12 @@ class SmoothState:
         too, and the residual is the larger of the performances' and the noises'
         changes.
 
+        With ``coarse``, Anderson runs on ``G'`` (:meth:`CoarseModel.correct
+        <podium.history.coarse.CoarseModel.correct>`: ``G`` plus the per-contest
+        shifts that a Gaussian model of phase 2 says are still missing, built once
+        here), whose fixed points are those of ``G``; the stopping test and the
+        final performances are ``G``'s own.
+
         Returns
         -------
         reports, converged
@@ -519,6 +527,8 @@ class SmoothState:
         row_contest = self.row_contest[:r_end]
         multi = en.n_rated >= 2
         accel = Anderson(memory)
+        model = (CoarseModel.build(en, rd, r_end, self.row_contest, self.rated,
+                                   self.params.sig_noob) if coarse and r_end else None)
         seen_perf = np.full(r_end, np.nan)  # x of each row at its player's last phase 2
         seen_mu = np.full(r_end, np.nan)  # cavities of each row at its last phase 1
         seen_sig = np.full(r_end, np.nan)
@@ -563,7 +573,8 @@ class SmoothState:
                 self._set_row_perf(g, e)
                 converged = True
             else:
-                self._set_row_perf(accel.step(x, g), e)
+                self._set_row_perf(accel.step(x, g if model is None
+                                              else model.correct(x, g)), e)
             reports.append(SweepReport(int(players.size), int(contests.size), ch_cav, resid,
                                        time.perf_counter() - t0, t1 - t0, t2 - t1, n_solved))
             if converged:
