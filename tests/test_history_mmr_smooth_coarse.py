@@ -123,3 +123,21 @@ def test_coarse_option_is_checked() -> None:
     h, _ = model_history(2, n_players=30, n_rounds=6)
     with pytest.raises(ConfigError, match="coarse"):
         mmr_smooth(h, coarse="yes")  # type: ignore[arg-type]
+
+
+def test_engine_parameter_turns_the_correction_off() -> None:
+    """``coarse`` is a parameter of the ``mmr-smooth`` engine (``podium rate --set
+    coarse=false``): off, the sweeps are the plain ones (more of them), to the same
+    ratings; a value that is not a bool is refused when the system is built."""
+    from podium.history_rater import HistoryRater
+    from podium.io.synthetic import synthetic_contests
+
+    contests = synthetic_contests(60, 12, seed=3)
+    on, off = HistoryRater("mmr-smooth"), HistoryRater("mmr-smooth", coarse=False)
+    rep_on, rep_off = on.extend(contests)[-1], off.extend(contests)[-1]
+    assert rep_on.settled and rep_off.settled
+    assert rep_on.sweeps < rep_off.sweeps
+    a, b = on.ratings(sort=False), off.ratings(sort=False)
+    assert np.nanmax(np.abs(a["mu"].to_numpy() - b["mu"].to_numpy())) < 0.1
+    with pytest.raises(ConfigError, match="coarse"):
+        HistoryRater("mmr-smooth", coarse="yes")

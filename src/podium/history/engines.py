@@ -287,7 +287,7 @@ class SmoothSystem(WholeHistorySystem):
     defaults: ClassVar[dict[str, Any]] = {
         **{f.name: f.default for f in dataclasses.fields(MMRParams)},
         "tol": 0.01, "max_sweeps": 100, "update_sweeps": 3, "update_spread": UPDATE_SPREAD,
-        "window_tol": 1e-9, "memory": 10}
+        "window_tol": 1e-9, "memory": 10, "coarse": True}
     all_tied = "skip"
 
     def newcomer_mu(self) -> float:
@@ -298,6 +298,9 @@ class SmoothSystem(WholeHistorySystem):
         if int(self._params["update_sweeps"]) < 1:
             raise ConfigError("update_sweeps must be >= 1, got "
                               f"{self._params['update_sweeps']!r}")
+        if not isinstance(self._params["coarse"], (bool, np.bool_)):
+            raise ConfigError("coarse (the sweeps' per-contest correction) must be true or "
+                              f"false, got {self._params['coarse']!r}")
         spread = float(self._params["update_spread"])
         if not (math.isfinite(spread) and spread >= 1.0):
             raise ConfigError("update_spread (the update's propagation threshold in units "
@@ -341,7 +344,7 @@ class SmoothSystem(WholeHistorySystem):
         res = mmr_smooth(history, self.mmr_params(), contest_weight=contest_weight,
                          perf_ceiling=perf_ceiling, tol=float(p["tol"]),
                          max_sweeps=int(p["max_sweeps"]), window_tol=float(p["window_tol"]),
-                         memory=int(p["memory"]))
+                         memory=int(p["memory"]), coarse=p["coarse"])
         return HistoryFit(res.mu, res.sigma, res.perf, len(res.sweeps), res.converged,
                           history.n_players, 0.0, res.state)
 
