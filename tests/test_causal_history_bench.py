@@ -6,28 +6,12 @@ history)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the scripts import their sibling modules
-    try:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        assert spec and spec.loader
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+from _bench_scripts import load_benchmark
 
 
 def test_whr_refits_between_updates_are_solved_to_the_refit_tolerance() -> None:
-    ch = _load("causal_history")
+    ch = load_benchmark("causal_history")
     args = argparse.Namespace(whr_tol=1e-3, whr_refit_tol=1e-4)
     base = ch.fixed_params("whr", args)
     assert base["tol"] == 1e-3

@@ -5,34 +5,18 @@ splits' scoring and the queue simulation."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from _bench_scripts import load_benchmark
 
 from podium.predict import predict_teams
 from podium.systems import get_system
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # the scripts import their sibling _report
-    try:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        assert spec and spec.loader
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
-
 
 def test_football_reader_and_base_rates(tmp_path: Path) -> None:
-    ct = _load("calibration_table")
+    ct = load_benchmark("calibration_table")
     (tmp_path / "football").mkdir()
     (tmp_path / "football" / "results.csv").write_text(
         "date,home_team,away_team,home_score,away_score,tournament,city,country,neutral\n"
@@ -52,7 +36,7 @@ def test_football_reader_and_base_rates(tmp_path: Path) -> None:
 
 
 def test_random_splits_are_scored_as_predict_teams() -> None:
-    bm = _load("bench_matchmaking")
+    bm = load_benchmark("bench_matchmaking")
     system = get_system("mmr")
     handles, ratings = bm._pool(12, 3)
     q, split = bm._random_best(system, handles, ratings, 200, 3, seed=1)
@@ -62,7 +46,7 @@ def test_random_splits_are_scored_as_predict_teams() -> None:
 
 
 def test_queue_simulation_small() -> None:
-    bm = _load("bench_matchmaking")
+    bm = load_benchmark("bench_matchmaking")
     r = bm.simulate(200, 2.0, 2, 2, seed=1, spread=50.0, widen=5.0, max_spread=1000.0,
                     replays=10)
     assert r["matches"] * 4 + r["left"] == 200
@@ -71,7 +55,7 @@ def test_queue_simulation_small() -> None:
 
 
 def test_outcome_lobbies() -> None:
-    bo = _load("bench_outcomes")
+    bo = load_benchmark("bench_outcomes")
     teams, ratings = bo.lobby(get_system("trueskill"), 3, 2, seed=0)
     assert [len(m) for _, m in teams] == [2, 2, 2] and len(ratings) == 6
     row = bo.measure("openskill-pl", "3 teams of 2", 3, 2, repeat=1, with_openskill=True)
