@@ -148,15 +148,15 @@ class CoarseModel:
     group_of_row:
         Per row (contest order), its coarse unknown (its contest, or its group of
         consecutive contests beyond :data:`MAX_GROUPS`).
-    group_rows:
-        Per group, its rows.
+    group_size:
+        Per group, how many rows it has.
     m:
         The model's ``M``.
     """
 
-    def __init__(self, group_of_row: IntArray, group_rows: FloatArray, m: FloatArray) -> None:
+    def __init__(self, group_of_row: IntArray, group_size: FloatArray, m: FloatArray) -> None:
         self.group_of_row = group_of_row
-        self.group_rows = group_rows
+        self.group_size = group_size
         self.m = m
         self._lu = scipy.linalg.lu_factor(np.eye(m.shape[0]) - m)
 
@@ -188,6 +188,6 @@ class CoarseModel:
     def correct(self, x: FloatArray, g: FloatArray) -> FloatArray:
         """``G'(x) = G(x) + P ((I - M)^{-1} - I) R (G(x) - x)`` from ``x`` and
         ``g = G(x)`` (rows in contest order)."""
-        mean = np.bincount(self.group_of_row, g - x, self.group_rows.size) / self.group_rows
+        mean = np.bincount(self.group_of_row, g - x, self.group_size.size) / self.group_size
         shift = scipy.linalg.lu_solve(self._lu, mean) - mean
         return g + shift[self.group_of_row]

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ContestError
 from podium.history.data import ContestHistory
-from podium.history.params import UPDATE_SPREAD, MMRParams
+from podium.history.params import UPDATE_SPREAD, MMRParams, check_coarse
 from podium.systems.base.spec import SearchRange
 
 if TYPE_CHECKING:
@@ -298,9 +298,7 @@ class SmoothSystem(WholeHistorySystem):
         if int(self._params["update_sweeps"]) < 1:
             raise ConfigError("update_sweeps must be >= 1, got "
                               f"{self._params['update_sweeps']!r}")
-        if not isinstance(self._params["coarse"], (bool, np.bool_)):
-            raise ConfigError("coarse (the sweeps' per-contest correction) must be true or "
-                              f"false, got {self._params['coarse']!r}")
+        check_coarse(self._params["coarse"])
         spread = float(self._params["update_spread"])
         if not (math.isfinite(spread) and spread >= 1.0):
             raise ConfigError("update_spread (the update's propagation threshold in units "

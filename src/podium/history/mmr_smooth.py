@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from podium.errors import ConfigError, ConvergenceError
 from podium.history.data import ContestHistory
-from podium.history.params import UPDATE_SPREAD
+from podium.history.params import UPDATE_SPREAD, check_coarse
 from podium.history.smooth_state import MMRParams, SmoothState
 from podium.history.sweeps import SweepReport
 
@@ -155,11 +155,10 @@ def mmr_smooth(history: ContestHistory, params: MMRParams | None = None, *,
     ConfigError, ContestError, ConvergenceError
     """
     _check_tol(tol, max_sweeps)
-    if not isinstance(coarse, (bool, np.bool_)):
-        raise ConfigError(f"coarse must be True or False, got {coarse!r}")
+    use_coarse = check_coarse(coarse)
     state = SmoothState.start(history, params, contest_weight, perf_ceiling, window_tol)
     state.rate_forward(state.history.n_contests)
-    reports, converged = state.solve(tol, max_sweeps, memory, coarse=bool(coarse))
+    reports, converged = state.solve(tol, max_sweeps, memory, coarse=use_coarse)
     if strict and not converged:
         raise ConvergenceError(f"mmr-smooth did not converge in {max_sweeps} sweeps (last "
                                f"residual {reports[-1].max_perf_change:.3g}); raise "

@@ -7,9 +7,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from podium.errors import ConfigError
 
-__all__ = ["MMRParams", "UPDATE_SPREAD"]
+__all__ = ["MMRParams", "UPDATE_SPREAD", "check_coarse"]
 
 #: The bounded update's propagation threshold in units of ``tol``: a performance or
 #: cavity that moved by less than ``UPDATE_SPREAD * tol`` is not passed on, and only
@@ -18,6 +20,21 @@ __all__ = ["MMRParams", "UPDATE_SPREAD"]
 #: every change above ``tol``, as before; docs/history.md ("Incremental update")
 #: measures the choice.
 UPDATE_SPREAD = 30.0
+
+
+def check_coarse(coarse: object) -> bool:
+    """``mmr-smooth``'s ``coarse`` (the sweeps' per-contest correction,
+    :mod:`podium.history.coarse`) as a bool.
+
+    Raises
+    ------
+    ConfigError
+        For a value that is not a bool (a string such as ``"yes"`` included).
+    """
+    if not isinstance(coarse, (bool, np.bool_)):
+        raise ConfigError("coarse (the sweeps' per-contest correction) must be true or "
+                          f"false, got {coarse!r}")
+    return bool(coarse)
 
 
 @dataclass(frozen=True)
