@@ -13,8 +13,8 @@ Sections (``--section``, several allowed; default all):
 * ``codeforces``: ``mmr-smooth`` to its tolerance against Podium's exact ``mmr``
   (``Rater("mmr").extend``, the rating step of ``podium rate``) on the Codeforces
   history (``--cf-contests``, default all), same process, same loaded contests.
-* ``football``: the international results 1872-2026 (read with pandas: Podium's
-  loaders refuse times before 1970 for now): time of ``ttt``, ``whr``, ``mmr-smooth``
+* ``football``: the international results 1872-2026 (read with pandas from the
+  data set's own ``results.csv``, days before 1970 negative): time of ``ttt``, ``whr``, ``mmr-smooth``
   and ``mmr``, and how often each one's rating before a decisive match picks its
   winner (``mmr-smooth`` by its causal forecast, ``ttt`` and ``whr`` smoothed over the
   whole history, so not causal: an upper reference).
@@ -23,8 +23,14 @@ Sections (``--section``, several allowed; default all):
   of 1-5 a round, partial play 0.2), same process, and how far each one's ratings are
   from the members' true skills.
 
+* ``command``: issue 29's speed target as a user meets it: the whole ``podium rate``
+  command of ``mmr-smooth`` against exact ``mmr``'s on the Codeforces archive
+  (``--cf-contests``), each its own process with every output file, ``mmr`` before and
+  after (the faster taken).
+
 ``--write-docs`` writes each section's table into docs/history.md, and the
-``codeforces`` and ``ttt`` tables (issue 29's speed targets) into docs/benchmarks.md too.
+``codeforces``, ``command`` and ``ttt`` tables (issue 29's speed targets) into
+docs/benchmarks.md too.
 ``--reference-tol R`` (``codeforces``) also solves the result on to a residual of ``R``
 and reports how far it was from the fixed point.
 """
@@ -33,7 +39,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _report import data_dir, load_average, write_section  # noqa: E402
+from _report import ROOT, data_dir, load_average, timed_process, write_section  # noqa: E402
 
 from podium.history import (  # noqa: E402
     ContestHistory,
@@ -64,7 +73,7 @@ from podium.history.smooth_state import SWEEP_STEP, sweep_panels  # noqa: E402
 DOC = "docs/history.md"
 #: Sections whose tables docs/benchmarks.md carries as well (the speed targets).
 BENCHMARKS_DOC = "docs/benchmarks.md"
-IN_BENCHMARKS = ("codeforces", "ttt")
+IN_BENCHMARKS = ("codeforces", "command", "ttt")
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -440,9 +449,70 @@ def section_football(args: argparse.Namespace) -> str:
     return body
 
 
+#: ``podium rate``'s closing line: contests, player-rounds, rating, loading and writing seconds.
+PODIUM_REPORT = re.compile(
+    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
+    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)")
+
+
+def _podium_rate(system: str, args: argparse.Namespace, out: Path) -> dict[str, float]:
+    """``podium rate`` of the Codeforces archive as a whole process (every default output
+    file): its wall and CPU seconds and its own split."""
+    path = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
+    cmd = [sys.executable, "-m", "podium", "rate", str(path), "--dedupe", "--sort-by-time",
+           "--system", system, "--out", str(out)]
+    if args.cf_contests is not None:
+        cmd += ["-n", str(args.cf_contests)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    wall, cpu, proc = timed_process(cmd, ROOT, env)
+    hit = PODIUM_REPORT.search(proc.stderr)
+    if proc.returncode != 0 or hit is None:
+        raise RuntimeError(f"podium rate --system {system} failed:\n{proc.stderr[-2000:]}")
+    return {"wall": wall, "cpu": cpu, "contests": float(hit.group(1)),
+            "rows": float(hit.group(2).replace(",", "")), "rate": float(hit.group(3)),
+            "load": float(hit.group(4)), "write": float(hit.group(5))}
+
+
+def section_command(args: argparse.Namespace) -> str:
+    """Issue 29's speed target as its user meets it: the whole ``podium rate`` command
+    of ``mmr-smooth`` against that of exact ``mmr``, in the same run (``mmr`` before and
+    after, the faster taken)."""
+    runs: list[tuple[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, system in enumerate(("mmr", "mmr-smooth", "mmr")):
+            runs.append((system, _podium_rate(system, args, Path(tmp) / f"out{k}")))
+            print(system, runs[-1], flush=True)
+    mmr_runs = [r for name, r in runs if name == "mmr"]
+    peer = min(mmr_runs, key=lambda r: r["wall"])
+    smooth = runs[1][1]
+    lines = []
+    for label, r in (("`mmr`, before", runs[0][1]), ("`mmr-smooth`", smooth),
+                     ("`mmr`, after", runs[2][1])):
+        lines.append(f"| {label} | {r['wall'] / peer['wall']:.2f}x | {r['wall']:.1f} | "
+                     f"{r['rate']:.1f} | {r['load']:.1f} | {r['write']:.1f} | "
+                     f"{r['cpu']:.1f} |")
+    body = (f"{int(smooth['contests'])} contests, {int(smooth['rows']):,} player-rounds. "
+            "Each command is its own process, timed from start to exit: `podium rate "
+            "CODEFORCES --dedupe --sort-by-time --system NAME --out DIR` with every default "
+            "output (`ratings.csv`, `histories.csv`, `contests.csv`), every kernel cached; "
+            "`mmr` runs before and after `mmr-smooth` and the ratio is to the faster of "
+            "the two (the peer's best case). *Rating*, *loading*, *writing*: the "
+            "command's own report; *CPU*: the process's user + system time.\n\n"
+            "| command | ratio to `mmr` | wall s | rating s | loading s | writing s | "
+            "CPU s |\n|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(lines)
+            + "\n\n`mmr-smooth` against each `mmr` run: "
+            + ", ".join(f"{smooth['wall'] / r['wall']:.2f}x" for r in mmr_runs)
+            + "; the rating steps alone: "
+            + ", ".join(f"{smooth['rate'] / r['rate']:.2f}x" for r in mmr_runs) + ".")
+    print(body, flush=True)
+    return body
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "ttt": section_ttt, "whr": section_whr, "codeforces": section_codeforces,
-    "football": section_football, "teams": section_teams,
+    "football": section_football, "teams": section_teams, "command": section_command,
 }
 
 

@@ -143,6 +143,45 @@ def test_history_from_contests() -> None:
     assert r.converged
 
 
+
+def test_history_from_loaded_contests_numbers_players_as_from_handles() -> None:
+    """Contests whose handles a loader numbered in one pool (``Contest.from_codes``, as
+    ``podium.io.load_contests`` builds them: one gather for the whole history) give the
+    history that the same contests built from handles give: players numbered in order
+    of first appearance (not by the pool's codes), also after a base built from plain
+    contests and for a run that mixes both."""
+    import pickle
+
+    from podium.core.handles import HandlePool
+    from podium.history.data import append_contests
+
+    rng = np.random.default_rng(3)
+    pool = HandlePool()
+    pool.names.extend(f"p{i}" for i in range(40))
+    coded = []
+    for k in range(30):
+        codes = rng.choice(40, size=int(rng.integers(2, 9)), replace=False).astype(np.int64)
+        place = np.arange(codes.size)
+        place[-2:] = codes.size - 2  # a tie at the bottom
+        coded.append(Contest.from_codes(pool, codes, place, np.where(
+            place == codes.size - 2, codes.size - 1, place), time_seconds=k * 86400))
+    assert all(c.handle_codes is not None for c in coded)
+    plain = [pickle.loads(pickle.dumps(c)) for c in coded]
+    assert all(c.handle_codes is None for c in plain)
+
+    def same(a, b) -> None:
+        for f in ("contest_teams", "team_rows", "team_place", "player", "weight", "time"):
+            assert np.array_equal(getattr(a.history, f), getattr(b.history, f)), f
+        assert a.handles == b.handles
+        assert np.array_equal(a.contest_index, b.contest_index)
+
+    whole = history_from_contests(plain)
+    assert whole.history.player[:2].tolist() == [0, 1]
+    assert whole.handles[:2] == list(plain[0].handles[:2])
+    same(history_from_contests(coded), whole)
+    same(append_contests(history_from_contests(plain[:12]), coded[12:], 12), whole)
+    same(history_from_contests(plain[:5] + coded[5:]), whole)
+
 def test_history_checks_name_the_contest() -> None:
     with pytest.raises(ContestError, match="twice"):
         history_from_arrays([0, 2], [0, 1, 2], [0, 1], [0, 0], [0.0])
