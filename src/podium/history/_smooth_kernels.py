@@ -466,27 +466,44 @@ def filter_priors(c: int, rd: Rounds, en: Entries, fs: FilterState, mu_noob: flo
 
 
 @nb.njit(cache=True)
+def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) -> None:
+    """Step 4 of Elo-MMR's round for row ``r``: its performance added to its player's
+    belief as a logistic factor, the rating solved (Eq. 6) and the uncertainty (Eq. 8).
+    Touches only that player's entries and filter state."""
+    i = rd.player[r]
+    k = en.n_rated[i]
+    e = en.off[i] + k
+    en.perf[e] = rd.perf[r]
+    en.ins_f[e] = fs.ln[i]
+    b = en.beta[e]
+    fs.lw[i] += 1.0 / (b * b)
+    first = en.off[i] + fs.live[i]
+    tp = np.empty(e - first + 1)
+    ta = np.empty(e - first + 1)
+    tb = np.empty(e - first + 1)
+    cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], wtol, tp, ta, tb, 0)
+    en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt, en.cav_mu[e])
+    s = en.cav_sig[e]
+    en.fwd_sig[e] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / (b * b))
+    en.n_rated[i] = k + 1
+
+
+@nb.njit(cache=True)
 def filter_absorb(c: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) -> None:
-    """Step 4 of Elo-MMR's round: each performance added to its player's belief as a
-    logistic factor, the rating solved (Eq. 6) and the uncertainty (Eq. 8)."""
+    """Step 4 of Elo-MMR's round (:func:`absorb_row`) for every participant of contest
+    ``c``, one after the other (small rounds)."""
     for r in range(rd.contest_rows[c], rd.contest_rows[c + 1]):
-        i = rd.player[r]
-        k = en.n_rated[i]
-        e = en.off[i] + k
-        en.perf[e] = rd.perf[r]
-        en.ins_f[e] = fs.ln[i]
-        b = en.beta[e]
-        fs.lw[i] += 1.0 / (b * b)
-        first = en.off[i] + fs.live[i]
-        tp = np.empty(e - first + 1)
-        ta = np.empty(e - first + 1)
-        tb = np.empty(e - first + 1)
-        cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], wtol, tp, ta, tb, 0)
-        en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt,
-                                   en.cav_mu[e])
-        s = en.cav_sig[e]
-        en.fwd_sig[e] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / (b * b))
-        en.n_rated[i] = k + 1
+        absorb_row(r, rd, en, fs, wtol)
+
+
+@nb.njit(cache=True, parallel=True)
+def filter_absorb_parallel(c: int, rd: Rounds, en: Entries, fs: FilterState,
+                           wtol: float) -> None:
+    """:func:`filter_absorb` for a large round, its participants in parallel (each
+    row writes only its own player's state, so the result is the same bit for bit)."""
+    r0 = rd.contest_rows[c]
+    for q in nb.prange(rd.contest_rows[c + 1] - r0):
+        absorb_row(r0 + q, rd, en, fs, wtol)
 
 
 @nb.njit(cache=True)

@@ -200,7 +200,7 @@ class SmoothState:
                                  self.collapse, self.window_tol, p.split_ties, bad)
                 if c < stop:  # a large round: performances by panels, then the posteriors
                     self._solve_large(c)
-                    K.filter_absorb(c, rd, en, fs, self.window_tol)
+                    K.filter_absorb_parallel(c, rd, en, fs, self.window_tol)
                     c += 1
             if c < c1:  # a team round: priors, the team rule, then the posteriors
                 K.filter_priors(c, rd, en, fs, p.mu_noob, p.sig_noob, float(p.rho),
