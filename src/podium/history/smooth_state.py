@@ -18,7 +18,12 @@ from podium.core.numerics.performance import (
 )
 from podium.errors import ConfigError
 from podium.history import _smooth_kernels as K
-from podium.history._smooth_groups import UPDATE_NODES, UPDATE_PANELS, moved_groups
+from podium.history._smooth_groups import (
+    UPDATE_NODES,
+    UPDATE_PANELS,
+    StoredResiduals,
+    moved_groups,
+)
 from podium.history._smooth_teams import (
     TeamSolve,
     restore_noise,
@@ -118,6 +123,8 @@ class SmoothState:
                                           np.zeros(n_p, dtype=np.int64))
         self.filtered_mu = z(n_r)
         self.filtered_sigma = z(n_r)
+        #: per row: its tie group's last residual, for the update's gate
+        self.stored = StoredResiduals(z(n_r), z(n_r), np.full(n_r, np.nan), z(n_r), z(n_r))
         #: per row: the prior each contest was first rated from (nothing later known)
         self.forecast_mu = z(n_r)
         self.forecast_sigma = z(n_r)
@@ -316,26 +323,30 @@ class SmoothState:
         en.perf[e] = rd.perf[en.rows[e]]
         return worst
 
-    def phase1_moved(self, contests: IntArray, threshold: float) -> tuple[float, int]:
+    def phase1_moved(self, contests: IntArray, threshold: float) -> tuple[float, int, int]:
         """Phase 1 of ``contests`` for the tie groups whose performance would move by
         more than about ``threshold / 2``: each group's residual ``Q_g`` and Newton step
         at its current performance from the current cavities
         (:func:`~podium.history._smooth_groups.moved_groups`, one interpolant of the
         summed terms per round); only those groups are solved again, and a group's
         new performance replaces the old one (on both sides) when it moved by more
-        than ``threshold``.  Returns the largest change of a performance and the rows
-        solved again.  Team rounds are solved again whole (:meth:`_solve_teams`)."""
+        than ``threshold``.  A round whose stored residuals show that no group can move
+        by more than ``threshold`` is left as it is (the gate of
+        :mod:`~podium.history._smooth_groups`).  Returns the largest change of a
+        performance, the rows solved again and the rounds gated.  Team rounds are
+        solved again whole (:meth:`_solve_teams`)."""
         if contests.size == 0:
-            return 0.0, 0
+            return 0.0, 0, 0
         rd, en = self.rounds, self.entries
         todo = np.ascontiguousarray(contests, dtype=np.int64)
-        ch, rows = self.phase1_newton(todo, threshold, UPDATE_PANELS)
+        ch, rows, gated = self.phase1_newton(todo, threshold, UPDATE_PANELS, gate=True)
         e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
         en.perf[e] = rd.perf[en.rows[e]]
-        return ch, rows
+        return ch, rows, gated
 
     def phase1_newton(self, contests: IntArray, threshold: float,
-                      widen: float = SWEEP_PANELS) -> tuple[float, int]:
+                      widen: float = SWEEP_PANELS, gate: bool = False,
+                      ) -> tuple[float, int, int]:
         """Phase 1 of ``contests`` by Newton from the current performances, on the
         rounds' side only (the sweeps' phase 1, and :meth:`phase1_moved`'s solves).
 
@@ -349,12 +360,14 @@ class SmoothState:
         small ``threshold`` (:data:`SWEEP_STEP` ``* tol``) every performance is the
         zero of its ``Q_g`` (Theorem 3.2) to about ``threshold``, as
         :meth:`phase1` solves it from scratch.  Team rounds are solved again whole by
-        the team rule (:meth:`_solve_teams`).
+        the team rule (:meth:`_solve_teams`).  With ``gate``, a round is first gated
+        by its stored residuals (:meth:`phase1_moved`).
 
         Returns
         -------
-        change, rows
-            The largest change of a performance and the rows solved again.
+        change, rows, gated
+            The largest change of a performance, the rows solved again and the rounds
+            that the gate left as they were.
         """
         rd = self.rounds
         todo = np.ascontiguousarray(contests, dtype=np.int64)
@@ -363,13 +376,20 @@ class SmoothState:
             is_team = self.teams.is_team[todo]
             team = self._solve_teams(todo[is_team])
             todo = np.ascontiguousarray(todo[~is_team])
-        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
-                                     rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(threshold), float(widen),
-                                     UPDATE_NODES, K.DIRECT_GROUPS)
+        ch, rows, gated, bad = moved_groups(todo, rd.contest_rows, rd.team_place,
+                                            rd.contest_teams, rd.cav_mu, rd.cav_sig, rd.beta,
+                                            self.params.split_ties, rd.ceiling, rd.perf,
+                                            float(threshold), float(widen), UPDATE_NODES,
+                                            K.DIRECT_GROUPS, self.stored, gate)
         self.unsolved += int(bad)
         return (max(float(ch.max(initial=0.0)), team.perf_change),
-                int(rows.sum()) + team.rows.size)
+                int(rows.sum()) + team.rows.size, int(gated.sum()))
+
+    def refresh_residuals(self) -> None:
+        """Evaluate every rated individual round's stored residuals (the update's gate,
+        :meth:`phase1_moved`) at the current cavities and performances, moving none."""
+        todo = np.flatnonzero(~self.teams.is_team[:self.rated])
+        self.phase1_newton(todo, math.inf, UPDATE_PANELS)
 
     def _solve_rounds(self, contests: IntArray) -> float:
         """Phase 1's solves (:meth:`phase1` without handing the performances to the
@@ -463,13 +483,13 @@ class SmoothState:
             c_e = K.contest_entries(rounds, rd.contest_rows, self.e_of_row)
             c_rows = en.rows[c_e]
             old_perf, old_noise = rd.perf[c_rows], en.beta[c_e]
-            ch_p, n_solved = self.phase1_moved(rounds, threshold)
+            ch_p, n_solved, n_gated = self.phase1_moved(rounds, threshold)
             # a performance, or a team member's noise (its factor's spread), moved
             changed = ((np.abs(rd.perf[c_rows] - old_perf) > threshold)
                        | (np.abs(en.beta[c_e] - old_noise) > threshold))
             t2 = time.perf_counter()
             reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
-                                       t2 - t0, t1 - t0, t2 - t1, n_solved))
+                                       t2 - t0, t1 - t0, t2 - t1, n_solved, n_gated))
             todo, lo, hi = self._changed_ranges(c_rows[changed])
             touched.append(todo)
             if todo.size:
@@ -558,7 +578,7 @@ class SmoothState:
             redo = np.zeros(self.rated, dtype=bool)
             redo[row_contest[moved_r]] = True
             contests = np.flatnonzero(redo)
-            _, n_solved = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
+            _, n_solved, _ = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
             c_rows = redo[row_contest]
             g[c_rows] = rd.perf[:r_end][c_rows]
             seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
@@ -582,6 +602,7 @@ class SmoothState:
         # every belief from the last performances (one-round players too: their
         # cavity is the prior, but their posterior follows their performance)
         self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
+        self.refresh_residuals()
         return reports, converged
 
     #: Entry fields that depend on the history alone (rebuilt by :meth:`start`; a team
