@@ -23,6 +23,7 @@ from podium.history import (
     smooth_extend,
     smooth_forecast,
 )
+from podium.history.smooth_update import phase1_moved
 from podium.io.synthetic import synthetic_contests
 
 TANH = math.pi / math.sqrt(3.0)
@@ -248,7 +249,7 @@ def test_sweeps_newton_phase1_equals_the_exact_solve(n_players: int, split_ties:
     exact = rd.perf.copy()
     rd.perf[:] = perf0
     threshold = SWEEP_STEP * 0.01
-    change, rows = st.phase1_newton(contests, threshold)
+    change, rows, _, _ = st.phase1_newton(contests, threshold)
     np.testing.assert_allclose(rd.perf, exact, rtol=0, atol=1e-6)
     assert change == pytest.approx(np.abs(exact - perf0).max(), abs=1e-6)
     np.testing.assert_array_equal(rd.perf[last], perf0[last])
@@ -414,7 +415,8 @@ def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: 
     k = h.n_rows // 2 + int(np.argmax(np.diff(ordered[h.n_rows // 2:]) > 1e-6))
     spread = 0.5 * float(ordered[k] + ordered[k + 1])
     rd.perf[:] = perf0
-    _, solved, _ = st.phase1_moved(contests, spread)
+    st.entries.perf[st.e_of_row] = perf0
+    _, solved, _, _ = phase1_moved(st, contests, spread)
     kept = rd.perf == perf0
     assert 0 < kept.sum() < h.n_rows and solved >= (~kept).sum()
     # no group that moves by more than the threshold is left out ...
@@ -461,8 +463,10 @@ def test_gate_leaves_out_no_group_that_moves(n_players: int, split_ties: bool) -
         spread = 0.5 * float(ordered[k] + ordered[k + 1])
         rd.perf[:] = perf0
         en.perf[st.e_of_row] = perf0
-        _, _, n_gated = st.phase1_moved(contests, spread)
+        _, _, n_gated, moved = phase1_moved(st, contests, spread)
         kept = rd.perf == perf0
+        np.testing.assert_array_equal(np.sort(moved), np.flatnonzero(~kept))
+        np.testing.assert_array_equal(en.perf[st.e_of_row], rd.perf)
         assert change[kept].max() <= spread
         np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-6)
         gated += n_gated

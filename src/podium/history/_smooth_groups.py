@@ -171,7 +171,8 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
                  threshold: float, widen: float, nodes: int, direct_groups: int,
-                 store: StoredResiduals) -> tuple[float, int, int]:
+                 store: StoredResiduals, moved_rows: np.ndarray,
+                 track: bool) -> tuple[float, int, int]:
     """:func:`moved_groups` for contest ``c``: returns the largest change of a
     performance, the rows solved again and the unconverged solves; every group's
     residual at its final performance goes to ``store``."""
@@ -234,6 +235,8 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
             continue  # a change below the threshold is not passed on
         for k in range(a, b):
             change = max(change, abs(pg - perf[r0 + k]))
+            if track:
+                moved_rows[r0 + k] = abs(pg - perf[r0 + k]) > threshold
             perf[r0 + k] = pg
         q, qp = group_residual(pg, mu, w_arg, w_out, a, b, const[g], tie_twice, grid,
                                coef_f, coef_d)
@@ -360,8 +363,8 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
                  threshold: float, widen: float, nodes: int, direct_groups: int,
-                 store: StoredResiduals, gate: bool,
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                 store: StoredResiduals, gate: bool, moved_rows: np.ndarray,
+                 track: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Phase 1 of the contests in ``todo`` (in parallel) for the tie groups whose
     Newton step from their current performance exceeds ``SELECT_SHARE * threshold``:
     those are solved again from the current cavities (the zero of ``Q_g``, capped at
@@ -393,6 +396,9 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
     gate:
         Try the gate first (module docstring): a round whose stored residuals show
         that no group can move by more than ``threshold`` is left as it is.
+    moved_rows, track:
+        With ``track``, per row: set where its performance is replaced by one more
+        than ``threshold`` away (the caller reads and clears it).
 
     Returns
     -------
@@ -413,5 +419,6 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
             change[q], rows[q], bad[q] = _moved_round(todo[q], contest_rows, team_place,
                                                       contest_teams, cav_mu, cav_sig, beta,
                                                       split_ties, ceiling, perf, threshold,
-                                                      widen, nodes, direct_groups, store)
+                                                      widen, nodes, direct_groups, store,
+                                                      moved_rows, track)
     return change, rows, gated, bad.sum()

@@ -70,7 +70,7 @@ class SweepReport(NamedTuple):
         the rest is the acceleration and the bookkeeping.
     rows_solved:
         Rows whose performance was solved again: in the bounded update's sweeps the
-        tie groups whose performance equation moved (:meth:`SmoothState.phase1_moved`),
+        tie groups whose performance equation moved (:func:`~.smooth_update.phase1_moved`),
         in the full solve's the groups whose Newton step from the current performance
         exceeded half of ``SWEEP_STEP * tol`` (:meth:`SmoothState.phase1_newton`).
     rounds_gated:
