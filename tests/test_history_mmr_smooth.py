@@ -421,8 +421,9 @@ def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: 
     assert 0 < kept.sum() < h.n_rows and solved >= (~kept).sum()
     # no group that moves by more than the threshold is left out ...
     assert change[kept].max() <= spread
-    # ... and those replaced take the full re-solve's zero
-    np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-6)
+    # ... and those replaced take the full re-solve's zero (to 1e-4: the update's
+    # interpolants take MOVED_NODES nodes, 8.2e-5 on the whole Codeforces history)
+    np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-4)
     assert np.all(change[~kept] > spread)
     # the players' entries carry the performances phase 2 reads
     np.testing.assert_array_equal(st.entries.perf[st.e_of_row], rd.perf)
@@ -468,7 +469,7 @@ def test_gate_leaves_out_no_group_that_moves(n_players: int, split_ties: bool) -
         np.testing.assert_array_equal(np.sort(moved), np.flatnonzero(~kept))
         np.testing.assert_array_equal(en.perf[st.e_of_row], rd.perf)
         assert change[kept].max() <= spread
-        np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(rd.perf[~kept], full[~kept], rtol=0, atol=1e-4)
         gated += n_gated
         replaced += int((~kept).sum())
     assert gated > 0 and replaced > 0

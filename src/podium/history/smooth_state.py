@@ -314,7 +314,8 @@ class SmoothState:
 
     def phase1_newton(self, contests: IntArray, threshold: float,
                       widen: float = SWEEP_PANELS, gate: bool = False,
-                      track: bool = False) -> tuple[float, int, int, IntArray]:
+                      track: bool = False, nodes: int = UPDATE_NODES,
+                      ) -> tuple[float, int, int, IntArray]:
         """Phase 1 of ``contests`` by Newton from the current performances, on the
         rounds' side only (the sweeps' phase 1, and the update's solves).
 
@@ -331,7 +332,8 @@ class SmoothState:
         the team rule (:meth:`_solve_teams`).  With ``gate``, a round is first gated
         by its stored residuals (:func:`~podium.history.smooth_update.phase1_moved`);
         with ``track``, the rows whose performance moved by more than ``threshold``
-        are marked in :attr:`moved_rows`.
+        are marked in :attr:`moved_rows`; ``nodes``: the interpolants' Chebyshev
+        nodes per panel.
 
         Returns
         -------
@@ -350,7 +352,7 @@ class SmoothState:
         ch, rows, gated, bad = moved_groups(todo, rd.contest_rows, rd.team_place,
                                             rd.contest_teams, rd.cav_mu, rd.cav_sig, rd.beta,
                                             self.params.split_ties, rd.ceiling, rd.perf,
-                                            float(threshold), float(widen), UPDATE_NODES,
+                                            float(threshold), float(widen), nodes,
                                             K.DIRECT_GROUPS, self.stored, gate,
                                             self.moved_rows, track)
         self.unsolved += int(bad)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podium.history import _smooth_kernels as K
-from podium.history._smooth_groups import UPDATE_PANELS
+from podium.history._smooth_groups import MOVED_NODES, UPDATE_PANELS
 from podium.history.sweeps import SweepReport
 
 if TYPE_CHECKING:
@@ -68,7 +68,9 @@ def phase1_moved(state: SmoothState, contests: IntArray, threshold: float) -> Mo
     current cavities (one interpolant of the summed terms per round), only the groups
     whose step exceeds half the threshold are solved again, and a group's new
     performance replaces the old one (on both sides) when it moved by more than
-    ``threshold``.  Team rounds are solved again whole (the team rule).
+    ``threshold``.  The interpolants take
+    :data:`~podium.history._smooth_groups.MOVED_NODES` nodes per panel.  Team rounds
+    are solved again whole (the team rule).
 
     Only the rounds where a performance was replaced are read back (the entries' side
     and the rows that moved): the gated rounds and those left as they were cost
@@ -82,7 +84,8 @@ def phase1_moved(state: SmoothState, contests: IntArray, threshold: float) -> Mo
     old_perf, old_noise = rd.perf[t_rows], en.beta[t_e]
     change, rows_solved, gated, written = state.phase1_newton(todo, threshold,
                                                               UPDATE_PANELS, gate=True,
-                                                              track=True)
+                                                              track=True,
+                                                              nodes=MOVED_NODES)
     e = K.contest_entries(written, rd.contest_rows, state.e_of_row)
     rows = en.rows[e]
     en.perf[e] = rd.perf[rows]
