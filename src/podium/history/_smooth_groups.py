@@ -98,9 +98,11 @@ MOVED_NODES = 24
 #: not send the round to the solve again at every visit.
 GATE_SHARE = 0.75
 
-#: The gate is tried only when the changed terms are at most this share of the round's
-#: terms: it sums the old and the new value of each, so beyond about half of the terms
-#: it would cost more than the interpolant over every term that it saves.
+#: The gate is tried only when the sums it takes, the old and the new value of each
+#: changed term, are at most this share of the round's terms (so at most 15 % of the
+#: terms changed): beyond that a round gated in vain (some group still to solve) costs
+#: both interpolants (docs/history.md, "The gate": the counts on the first 600
+#: Codeforces contests).
 GATE_TERMS = 0.3
 
 
