@@ -219,7 +219,7 @@ def section_codeforces(args: argparse.Namespace) -> str:
                      for i, r in enumerate(reports))
     add_rows = "\n".join(f"| {i + 1} | {r.seconds:.2f} | {r.phase2_seconds:.2f} | "
                          f"{r.phase1_seconds:.2f} | {r.players} | {r.rounds} | "
-                         f"{r.rows_solved:,} | {r.max_perf_change:.3g} | "
+                         f"{r.rounds_gated} | {r.rows_solved:,} | {r.max_perf_change:.3g} | "
                          f"{r.max_cavity_change:.3g} |"
                          for i, r in enumerate(added.sweeps))
     check = add_check = ""
@@ -257,11 +257,12 @@ def section_codeforces(args: argparse.Namespace) -> str:
             f"settled: {added.settled}, largest change of an earlier smoothed rating "
             f"{added.max_past_change:.3g}; changes below {args.update_spread:g} × "
             f"{args.tol:g} not passed on; *rows solved*: the rows of the tie groups "
-            f"solved again, of {res.state.rated_rows:,}; the rest of its time is rating "
-            "the contest and the last players' beliefs):\n\n"
-            "| update sweep | s | phase 2 s | phase 1 s | players | rounds | rows solved "
-            "| max abs Δperf | max abs Δ cavity |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" + add_rows
+            f"solved again, of {res.state.rated_rows:,}; *gated*: the rounds visited that "
+            "the gate left as they were, from their stored residuals; the rest of its time "
+            "is rating the contest and the last players' beliefs):\n\n"
+            "| update sweep | s | phase 2 s | phase 1 s | players | rounds | gated "
+            "| rows solved | max abs Δperf | max abs Δ cavity |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" + add_rows
             + add_check)
     print(body, flush=True)
     return body

@@ -39,6 +39,7 @@ from podium.errors import ConfigError, ConvergenceError
 from podium.history.data import ContestHistory
 from podium.history.params import UPDATE_SPREAD, check_coarse
 from podium.history.smooth_state import MMRParams, SmoothState
+from podium.history.smooth_update import bounded_update
 from podium.history.sweeps import SweepReport
 
 __all__ = ["MMRParams", "SmoothResult", "UpdateReport", "SweepReport", "UPDATE_SPREAD",
@@ -174,7 +175,8 @@ class UpdateReport(NamedTuple):
     contests:
         Contests added.
     sweeps:
-        The sweeps of the bounded update (:meth:`SmoothState.update`).
+        The sweeps of the bounded update
+        (:func:`~podium.history.smooth_update.bounded_update`).
     settled:
         Whether the update stopped because nothing moved by more than ``tol``.
     players:
@@ -199,8 +201,8 @@ def _add_contests(state: SmoothState, n: int, tol: float, max_sweeps: int,
     c_old = state.rated
     state.rate_forward(n)
     new_rows = np.arange(r_old, state.rated_rows, dtype=np.int64)
-    reports, settled, players, change = state.update(new_rows, tol, max_sweeps, r_old,
-                                                       spread * tol)
+    reports, settled, players, change = bounded_update(state, new_rows, tol, max_sweeps,
+                                                       r_old, spread * tol)
     return UpdateReport(state.rated - c_old, reports, settled, int(players.size), change)
 
 
@@ -218,7 +220,7 @@ def smooth_extend(result: SmoothResult, n: int, *, tol: float = 0.01, max_sweeps
     n:
         How many contests to add.
     tol, max_sweeps:
-        As :meth:`~podium.history.smooth_state.SmoothState.update`.
+        As :func:`~podium.history.smooth_update.bounded_update`.
     spread:
         The propagation threshold in units of ``tol`` (:data:`UPDATE_SPREAD`).
 

@@ -18,7 +18,12 @@ from podium.core.numerics.performance import (
 )
 from podium.errors import ConfigError
 from podium.history import _smooth_kernels as K
-from podium.history._smooth_groups import UPDATE_NODES, UPDATE_PANELS, moved_groups
+from podium.history._smooth_groups import (
+    UPDATE_NODES,
+    UPDATE_PANELS,
+    StoredResiduals,
+    moved_groups,
+)
 from podium.history._smooth_teams import (
     TeamSolve,
     restore_noise,
@@ -69,7 +74,8 @@ class SmoothState:
 
     Built by :meth:`start`.  :meth:`rate_forward` rates the next contests as Elo-MMR
     does (from the forward priors: nothing later is known yet); :meth:`phase2` and
-    :meth:`phase1` redo one phase for some players or contests; :meth:`update`
+    :meth:`phase1` redo one phase for some players or contests;
+    :func:`~podium.history.smooth_update.bounded_update`
     alternates them from the players whose performances changed.
 
     Attributes
@@ -118,6 +124,10 @@ class SmoothState:
                                           np.zeros(n_p, dtype=np.int64))
         self.filtered_mu = z(n_r)
         self.filtered_sigma = z(n_r)
+        #: per row: its tie group's last residual, for the update's gate
+        self.stored = StoredResiduals(z(n_r), z(n_r), np.full(n_r, np.nan), z(n_r), z(n_r))
+        #: per row: its performance moved by more than the update's threshold
+        self.moved_rows = np.zeros(n_r, dtype=np.bool_)
         #: per row: the prior each contest was first rated from (nothing later known)
         self.forecast_mu = z(n_r)
         self.forecast_sigma = z(n_r)
@@ -290,20 +300,6 @@ class SmoothState:
         rd.cav_sig[r] = en.cav_sig[e]
         return float(ch.max()), r
 
-    def _changed_ranges(self, rows: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """The players of ``rows`` and, per player, the first and last of its rounds
-        among them."""
-        en = self.entries
-        e = self.e_of_row[rows]
-        player = self.rounds.player[rows]
-        k = e - en.off[player]
-        players, inv = np.unique(player, return_inverse=True)
-        lo = np.full(players.size, np.iinfo(np.int64).max, dtype=np.int64)
-        hi = np.full(players.size, -1, dtype=np.int64)
-        np.minimum.at(lo, inv, k)
-        np.maximum.at(hi, inv, k)
-        return players, lo, hi
-
     def phase1(self, contests: IntArray) -> float:
         """Re-solve the performances of ``contests`` from the current cavities and hand
         them to phase 2; returns the largest change of a performance."""
@@ -316,28 +312,12 @@ class SmoothState:
         en.perf[e] = rd.perf[en.rows[e]]
         return worst
 
-    def phase1_moved(self, contests: IntArray, threshold: float) -> tuple[float, int]:
-        """Phase 1 of ``contests`` for the tie groups whose performance would move by
-        more than about ``threshold / 2``: each group's residual ``Q_g`` and Newton step
-        at its current performance from the current cavities
-        (:func:`~podium.history._smooth_groups.moved_groups`, one interpolant of the
-        summed terms per round); only those groups are solved again, and a group's
-        new performance replaces the old one (on both sides) when it moved by more
-        than ``threshold``.  Returns the largest change of a performance and the rows
-        solved again.  Team rounds are solved again whole (:meth:`_solve_teams`)."""
-        if contests.size == 0:
-            return 0.0, 0
-        rd, en = self.rounds, self.entries
-        todo = np.ascontiguousarray(contests, dtype=np.int64)
-        ch, rows = self.phase1_newton(todo, threshold, UPDATE_PANELS)
-        e = K.contest_entries(todo, rd.contest_rows, self.e_of_row)
-        en.perf[e] = rd.perf[en.rows[e]]
-        return ch, rows
-
     def phase1_newton(self, contests: IntArray, threshold: float,
-                      widen: float = SWEEP_PANELS) -> tuple[float, int]:
+                      widen: float = SWEEP_PANELS, gate: bool = False,
+                      track: bool = False, nodes: int = UPDATE_NODES,
+                      ) -> tuple[float, int, int, IntArray]:
         """Phase 1 of ``contests`` by Newton from the current performances, on the
-        rounds' side only (the sweeps' phase 1, and :meth:`phase1_moved`'s solves).
+        rounds' side only (the sweeps' phase 1, and the update's solves).
 
         Per individual round one Chebyshev interpolant of the summed terms ``Phi`` and
         ``Phi'`` on panels over the groups' current performances (``widen`` times the
@@ -349,12 +329,18 @@ class SmoothState:
         small ``threshold`` (:data:`SWEEP_STEP` ``* tol``) every performance is the
         zero of its ``Q_g`` (Theorem 3.2) to about ``threshold``, as
         :meth:`phase1` solves it from scratch.  Team rounds are solved again whole by
-        the team rule (:meth:`_solve_teams`).
+        the team rule (:meth:`_solve_teams`).  With ``gate``, a round is first gated
+        by its stored residuals (:func:`~podium.history.smooth_update.phase1_moved`);
+        with ``track``, the rows whose performance moved by more than ``threshold``
+        are marked in :attr:`moved_rows`; ``nodes``: the interpolants' Chebyshev
+        nodes per panel.
 
         Returns
         -------
-        change, rows
-            The largest change of a performance and the rows solved again.
+        change, rows, gated, written
+            The largest change of a performance, the rows solved again, the rounds
+            that the gate left as they were and the individual rounds in which a
+            performance was replaced.
         """
         rd = self.rounds
         todo = np.ascontiguousarray(contests, dtype=np.int64)
@@ -363,13 +349,22 @@ class SmoothState:
             is_team = self.teams.is_team[todo]
             team = self._solve_teams(todo[is_team])
             todo = np.ascontiguousarray(todo[~is_team])
-        ch, rows, bad = moved_groups(todo, rd.contest_rows, rd.team_place, rd.contest_teams,
-                                     rd.cav_mu, rd.cav_sig, rd.beta, self.params.split_ties,
-                                     rd.ceiling, rd.perf, float(threshold), float(widen),
-                                     UPDATE_NODES, K.DIRECT_GROUPS)
+        ch, rows, gated, bad = moved_groups(todo, rd.contest_rows, rd.team_place,
+                                            rd.contest_teams, rd.cav_mu, rd.cav_sig, rd.beta,
+                                            self.params.split_ties, rd.ceiling, rd.perf,
+                                            float(threshold), float(widen), nodes,
+                                            K.DIRECT_GROUPS, self.stored, gate,
+                                            self.moved_rows, track)
         self.unsolved += int(bad)
         return (max(float(ch.max(initial=0.0)), team.perf_change),
-                int(rows.sum()) + team.rows.size)
+                int(rows.sum()) + team.rows.size, int(gated.sum()), todo[ch > 0])
+
+    def refresh_residuals(self) -> None:
+        """Evaluate every rated individual round's stored residuals (the update's gate,
+        :func:`~podium.history.smooth_update.phase1_moved`) at the current cavities and
+        performances, moving none."""
+        todo = np.flatnonzero(~self.teams.is_team[:self.rated])
+        self.phase1_newton(todo, math.inf, UPDATE_PANELS)
 
     def _solve_rounds(self, contests: IntArray) -> float:
         """Phase 1's solves (:meth:`phase1` without handing the performances to the
@@ -404,87 +399,6 @@ class SmoothState:
         sides."""
         self.rounds.perf[:perf_r.size] = perf_r
         self.entries.perf[e] = perf_r
-
-    def update(self, rows: IntArray, tol: float, max_sweeps: int,
-               new_from: int | None = None, threshold: float | None = None,
-               ) -> tuple[list[SweepReport], bool, IntArray, float]:
-        """Alternate the phases from ``rows`` (whose performances are new or changed):
-        phase 2 for their players (each filter restarted at the changed rounds and
-        stopped once a belief moves by less than ``tol / 10``), phase 1 for every rated
-        contest in which one of their cavities moved by more than ``threshold``, restricted
-        to the tie groups whose performance would move by more than about
-        ``threshold / 2`` (:meth:`phase1_moved`), phase 2 for the players whose
-        performance moved by more than ``threshold``, ... at most ``max_sweeps`` times;
-        then the beliefs of the last players changed.  Changes below ``threshold`` are not
-        passed on; the work is proportional to what is touched, not to the history.
-
-        Parameters
-        ----------
-        rows:
-            The rows (contest order) to start from.
-        tol:
-            The accuracy of the beliefs recomputed (phase 2 stops at ``tol / 10``).
-        max_sweeps:
-            As above.
-        new_from:
-            Rows from this one on are new (left out of the reported change).
-        threshold:
-            The propagation threshold (rating points; default ``tol``).
-
-        Returns
-        -------
-        reports, settled, touched, max_change
-            One :class:`SweepReport` per sweep; whether it stopped because nothing
-            moved by more than ``threshold``; the players re-smoothed; the largest change
-            of a smoothed rating of a row before ``new_from``.
-        """
-        rd, en = self.rounds, self.entries
-        eps = tol / 10.0
-        threshold = tol if threshold is None else float(threshold)
-        reports: list[SweepReport] = []
-        # the players of the rows whose performance is new or changed, and where
-        todo, lo, hi = self._changed_ranges(np.asarray(rows, dtype=np.int64))
-        touched = [todo]
-        settled = False
-        e_all = K.player_entries(todo, en.off, en.n_rated)
-        before = en.sm_mu[e_all].copy()
-        for _ in range(max_sweeps):
-            if todo.size == 0:
-                settled = True
-                break
-            t0 = time.perf_counter()
-            rows = en.rows[K.player_entries(todo, en.off, en.n_rated)]
-            old_mu, old_sig = rd.cav_mu[rows], rd.cav_sig[rows]
-            ch_cav = self.phase2(todo, True, (lo, hi), eps)
-            t1 = time.perf_counter()
-            moved = ((np.abs(rd.cav_mu[rows] - old_mu) > threshold)
-                     | (np.abs(rd.cav_sig[rows] - old_sig) > threshold))
-            rounds = np.unique(self.row_contest[rows[moved]])
-            c_e = K.contest_entries(rounds, rd.contest_rows, self.e_of_row)
-            c_rows = en.rows[c_e]
-            old_perf, old_noise = rd.perf[c_rows], en.beta[c_e]
-            ch_p, n_solved = self.phase1_moved(rounds, threshold)
-            # a performance, or a team member's noise (its factor's spread), moved
-            changed = ((np.abs(rd.perf[c_rows] - old_perf) > threshold)
-                       | (np.abs(en.beta[c_e] - old_noise) > threshold))
-            t2 = time.perf_counter()
-            reports.append(SweepReport(int(todo.size), int(rounds.size), ch_cav, ch_p,
-                                       t2 - t0, t1 - t0, t2 - t1, n_solved))
-            todo, lo, hi = self._changed_ranges(c_rows[changed])
-            touched.append(todo)
-            if todo.size:
-                e_new = K.player_entries(todo, en.off, en.n_rated)
-                e_all = np.r_[e_all, e_new]
-                before = np.r_[before, en.sm_mu[e_new]]
-        else:
-            settled = todo.size == 0
-        if todo.size:
-            # the last changes' beliefs, not passed on any further
-            self.phase2(todo, True, (lo, hi), eps)
-        all_touched = np.unique(np.concatenate(touched))
-        old = en.rows[e_all] < (new_from if new_from is not None else self.rated_rows)
-        diff = np.abs(en.sm_mu[e_all] - before)[old]
-        return reports, settled, all_touched, float(diff.max()) if diff.size else 0.0
 
     def solve(self, tol: float, max_sweeps: int, memory: int = 10,
               skip: float | None = None, coarse: bool = True,
@@ -558,7 +472,7 @@ class SmoothState:
             redo = np.zeros(self.rated, dtype=bool)
             redo[row_contest[moved_r]] = True
             contests = np.flatnonzero(redo)
-            _, n_solved = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
+            _, n_solved, _, _ = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
             c_rows = redo[row_contest]
             g[c_rows] = rd.perf[:r_end][c_rows]
             seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
@@ -582,6 +496,7 @@ class SmoothState:
         # every belief from the last performances (one-round players too: their
         # cavity is the prior, but their posterior follows their performance)
         self.phase2(np.flatnonzero(en.n_rated >= 1), smoothed=True)
+        self.refresh_residuals()
         return reports, converged
 
     #: Entry fields that depend on the history alone (rebuilt by :meth:`start`; a team

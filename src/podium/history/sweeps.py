@@ -70,9 +70,12 @@ class SweepReport(NamedTuple):
         the rest is the acceleration and the bookkeeping.
     rows_solved:
         Rows whose performance was solved again: in the bounded update's sweeps the
-        tie groups whose performance equation moved (:meth:`SmoothState.phase1_moved`),
+        tie groups whose performance equation moved (:func:`~.smooth_update.phase1_moved`),
         in the full solve's the groups whose Newton step from the current performance
         exceeded half of ``SWEEP_STEP * tol`` (:meth:`SmoothState.phase1_newton`).
+    rounds_gated:
+        Of the rounds, those that the bounded update's gate left as they were (their
+        stored residuals showed no group moving by more than the threshold).
     """
 
     players: int
@@ -83,3 +86,4 @@ class SweepReport(NamedTuple):
     phase2_seconds: float = 0.0
     phase1_seconds: float = 0.0
     rows_solved: int = 0
+    rounds_gated: int = 0
