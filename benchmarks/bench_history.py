@@ -14,10 +14,10 @@ Sections (``--section``, several allowed; default all):
   (``Rater("mmr").extend``, the rating step of ``podium rate``) on the Codeforces
   history (``--cf-contests``, default all), same process, same loaded contests.
 * ``football``: the international results 1872-2026 (read with pandas from the
-  data set's own ``results.csv``, days before 1970 negative): time of ``ttt``, ``whr``, ``mmr-smooth``
-  and ``mmr``, and how often each one's rating before a decisive match picks its
-  winner (``mmr-smooth`` by its causal forecast, ``ttt`` and ``whr`` smoothed over the
-  whole history, so not causal: an upper reference).
+  data set's own ``results.csv``, days before 1970 negative): time of ``ttt``,
+  ``whr``, ``mmr-smooth`` and ``mmr``, and how often each one's rating before a
+  decisive match picks its winner (``mmr-smooth`` by its causal forecast, ``ttt`` and
+  ``whr`` smoothed over the whole history, so not causal: an upper reference).
 * ``teams``: ``mmr-smooth`` against Podium's exact ``mmr`` on the seeded synthetic team
   league (``synthetic_team_contests``: ``--team-players``, ``--team-rounds``, 20 teams
   of 1-5 a round, partial play 0.2), same process, and how far each one's ratings are
