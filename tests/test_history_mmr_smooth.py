@@ -209,6 +209,38 @@ def test_sweeps_wide_panels_solve_theorem_3_2() -> None:
     assert worst < 1e-6
 
 
+def _tied_state(seed: int, rng_seed: int, n_players: int, split_ties: bool, tol: float,
+                sweeps: int) -> tuple[ContestHistory, SmoothState, np.random.Generator]:
+    """A model history of 8 rounds with some neighbours tied (a row at an odd place
+    shares the place before it), smoothed to ``tol``; and the generator that tied them."""
+    h, _ = model_history(seed, n_players=n_players, n_rounds=8)
+    rng = np.random.default_rng(rng_seed)
+    tie = rng.random(h.team_place.size) < 0.3
+    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
+    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
+    st.rate_forward(h.n_contests)
+    st.solve(tol, sweeps)
+    return h, st, rng
+
+
+
+def _resolved_and_threshold(st: SmoothState, contests: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Every group of ``contests`` re-solved from scratch (``phase1``), then the
+    performances put back: the performances before, the full re-solve's, their change
+    and a threshold halfway between two changes near the median (none close to it)."""
+    rd = st.rounds
+    perf0 = rd.perf.copy()
+    st.phase1(contests)
+    full = rd.perf.copy()
+    change = np.abs(full - perf0)
+    n = change.size
+    ordered = np.sort(change)
+    k = n // 2 + int(np.argmax(np.diff(ordered[n // 2:]) > 1e-6))
+    rd.perf[:] = perf0
+    st.entries.perf[st.e_of_row] = perf0
+    return perf0, full, change, 0.5 * float(ordered[k] + ordered[k + 1])
+
 @pytest.mark.parametrize("n_players,split_ties", [(150, False), (150, True), (30, False)])
 def test_sweeps_newton_phase1_equals_the_exact_solve(n_players: int, split_ties: bool) -> None:
     """The sweeps' phase 1 (``phase1_newton``: Newton per tie group from its current
@@ -221,13 +253,7 @@ def test_sweeps_newton_phase1_equals_the_exact_solve(n_players: int, split_ties:
     keeps its performances bit for bit and solves no row."""
     from podium.history.smooth_state import SWEEP_STEP
 
-    h, _ = model_history(11, n_players=n_players, n_rounds=8)
-    rng = np.random.default_rng(5)
-    tie = rng.random(h.team_place.size) < 0.3
-    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
-    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
-    st.rate_forward(h.n_contests)
-    st.solve(0.01, 50)
+    h, st, rng = _tied_state(11, 5, n_players, split_ties, 0.01, 50)
     assert st.large.any() == (n_players > 100)
     rd = st.rounds
     contests = np.arange(h.n_contests)
@@ -392,30 +418,14 @@ def test_moved_groups_leave_out_no_group_that_moves(n_players: int, split_ties: 
     re-solve moves by more than the threshold is replaced, by the same zero; every
     other one is kept.  Rounds of more than 24 tie groups (the interpolant) and fewer
     (direct sums), ties counted as ties or split."""
-    h, _ = model_history(9, n_players=n_players, n_rounds=8)
-    rng = np.random.default_rng(4)
-    # tie some neighbours: a row at an odd place shares the place before it
-    tie = rng.random(h.team_place.size) < 0.3
-    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
-    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
-    st.rate_forward(h.n_contests)
-    st.solve(1e-6, 200)
+    h, st, rng = _tied_state(9, 4, n_players, split_ties, 1e-6, 200)
     assert st.large.any() == (n_players > 100)
     rd = st.rounds
     moved = rng.random(h.n_rows) < 0.1
     rd.cav_mu[moved] += rng.normal(0.0, 40.0, int(moved.sum()))
     rd.cav_sig[moved] *= rng.uniform(0.9, 1.1, int(moved.sum()))
     contests = np.arange(h.n_contests)
-    perf0 = rd.perf.copy()
-    st.phase1(contests)
-    full = rd.perf.copy()
-    change = np.abs(full - perf0)
-    # a threshold halfway between two changes near the median (none close to it)
-    ordered = np.sort(change)
-    k = h.n_rows // 2 + int(np.argmax(np.diff(ordered[h.n_rows // 2:]) > 1e-6))
-    spread = 0.5 * float(ordered[k] + ordered[k + 1])
-    rd.perf[:] = perf0
-    st.entries.perf[st.e_of_row] = perf0
+    perf0, full, change, spread = _resolved_and_threshold(st, contests)
     _, solved, _, _ = phase1_moved(st, contests, spread)
     kept = rd.perf == perf0
     assert 0 < kept.sum() < h.n_rows and solved >= (~kept).sum()
@@ -437,13 +447,8 @@ def test_gate_leaves_out_no_group_that_moves(n_players: int, split_ties: bool) -
     every group from the same cavities moves by more than the threshold is replaced by
     that zero, every other one is kept; the gate leaves rounds out, and the stored
     residuals stay those of the current cavities."""
-    h, _ = model_history(9, n_players=n_players, n_rounds=8)
-    rng = np.random.default_rng(5)
-    tie = rng.random(h.team_place.size) < 0.3
-    h = h._replace(team_place=h.team_place - (h.team_place % 2) * tie)
-    st = SmoothState.start(h, MMRParams(split_ties=split_ties), window_tol=0.0)
-    st.rate_forward(h.n_contests)
-    st.solve(1e-6, 200)  # ends with every round's residuals stored
+    h, st, rng = _tied_state(9, 5, n_players, split_ties, 1e-6, 200)
+    # the solve ended with every round's residuals stored
     rd, en = st.rounds, st.entries
     contests = np.arange(h.n_contests)
     gated = replaced = 0
@@ -455,15 +460,8 @@ def test_gate_leaves_out_no_group_that_moves(n_players: int, split_ties: bool) -
                                      rng.normal(0.0, 0.5, h.n_rows))[moved]
         rd.cav_sig[moved] *= np.where(big, rng.uniform(0.9, 1.1, h.n_rows),
                                       rng.uniform(0.999, 1.001, h.n_rows))[moved]
-        perf0 = rd.perf.copy()
-        st.phase1(contests)  # every group re-solved from scratch (the store untouched)
-        full = rd.perf.copy()
-        change = np.abs(full - perf0)
-        ordered = np.sort(change)
-        k = h.n_rows // 2 + int(np.argmax(np.diff(ordered[h.n_rows // 2:]) > 1e-6))
-        spread = 0.5 * float(ordered[k] + ordered[k + 1])
-        rd.perf[:] = perf0
-        en.perf[st.e_of_row] = perf0
+        # every group re-solved from scratch (the stored residuals untouched)
+        perf0, full, change, spread = _resolved_and_threshold(st, contests)
         _, _, n_gated, moved = phase1_moved(st, contests, spread)
         kept = rd.perf == perf0
         np.testing.assert_array_equal(np.sort(moved), np.flatnonzero(~kept))
