@@ -22,7 +22,11 @@ way (:func:`podium.evaluation.tune`: ``--trials`` TPE trials on the first 10 % o
 contests, pair inversion of the experienced players, seed 0; a whole-history system's
 trials scored by the causal protocol) and adds its tuned runs next to its defaults'.
 ``--clock contests`` puts contest *k* on day *k* (Reddit's threads have no times, so
-every contest is on one day and ``whr``'s drift ``w2`` does nothing);
+every contest is on one day and ``whr``'s drift ``w2`` does nothing); ``--clock
+monotone`` keeps the data's order and puts a contest that starts before the one
+listed before it at that one's time (Codeforces' fixed set, scored in the file's
+order, where contest 820 starts 30 minutes before 819: the causal history refuses a
+time that goes back, and ``mmr-smooth``'s default model does not use the times);
 ``--update-between`` adds, next to each ``ttt`` and ``whr`` run that refits every
 *K* > 1 contests, one that adds each contest between refits with the engine's bounded
 update (``whr``'s refits in those runs solved to ``--whr-refit-tol``, 1e-4: from a
@@ -61,15 +65,28 @@ DOC = "docs/history.md"
 
 
 def load(name: str, args: argparse.Namespace) -> list[Contest]:
-    contests = load_data(name, args)[:args.limit]
-    if args.clock == "contests":  # contest k on day k
-        timed = []
-        for k, c in enumerate(contests):
-            c = copy.copy(c)
-            c.time_seconds = k * 86400
-            timed.append(c)
-        return timed
-    return contests
+    return clocked(load_data(name, args)[:args.limit], args.clock)
+
+
+def clocked(contests: list[Contest], clock: str) -> list[Contest]:
+    """The contests with their times set by ``--clock`` (copies where a time changes):
+    ``data`` keeps them; ``contests`` puts contest *k* on day *k*; ``monotone`` keeps
+    the data's order and times, but a contest that starts before the one listed
+    before it gets that one's time (the causal history needs times that never go
+    back; Codeforces' contest 820 starts 30 minutes before 819, and the fixed set's
+    figures were scored in the file's order)."""
+    timed = list(contests)
+    for k, c in enumerate(contests):
+        if clock == "contests":
+            t = k * 86400
+        elif clock == "monotone" and k:
+            t = max(c.time_seconds, timed[k - 1].time_seconds)
+        else:
+            continue
+        if t != c.time_seconds:
+            timed[k] = copy.copy(c)
+            timed[k].time_seconds = t
+    return timed
 
 
 def load_data(name: str, args: argparse.Namespace) -> list[Contest]:
@@ -261,8 +278,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trials", type=int, default=40, help="--tune: optuna trials (40)")
     ap.add_argument("--limit", type=int, default=None, metavar="N",
                     help="the first N contests of each data set only")
-    ap.add_argument("--clock", choices=["data", "contests"], default="data",
-                    help="the contests' times: the data's (default) or contest k on day k")
+    ap.add_argument("--clock", choices=["data", "contests", "monotone"], default="data",
+                    help="the contests' times: the data's (default), contest k on day k, "
+                    "or the data's with a contest that starts before the previous one "
+                    "put at the previous one's time (the file's order kept: Codeforces' "
+                    "fixed set, whose contest 820 starts 30 minutes before 819)")
     ap.add_argument("--update-between", action="store_true",
                     help="ttt/whr: also run each refit schedule with the bounded update of "
                     "each contest between refits")
