@@ -13,7 +13,10 @@ from _bench_scripts import load_benchmark
 
 from podium import Contest
 from podium.errors import ContestError
+from podium.evaluation.causal import evaluate_causal
+from podium.evaluation.runner import evaluate
 from podium.history import history_from_contests
+from podium.io import synthetic_contests
 
 
 def test_whr_refits_between_updates_are_solved_to_the_refit_tolerance() -> None:
@@ -47,3 +50,17 @@ def test_monotone_clock_keeps_the_order_and_lifts_a_time_that_goes_back() -> Non
     assert ch.clocked(contests, "data") == contests
     assert [c.time_seconds for c in ch.clocked(contests, "contests")] == [
         k * day for k in range(5)]
+
+
+def test_fixed_point_check_scores_the_forecasts_the_evaluations_score() -> None:
+    ch = load_benchmark("causal_history")
+    contests = synthetic_contests(40, 12, seed=3)
+    text, scores = ch.fixed_point_check(contests, 8, 3, 1, 0.01)
+    assert "| mmr |" in text
+    head = contests[:11]
+    mmr = evaluate(head, "mmr", train_contests=8, extended=False).metrics["pair_inv"]
+    causal = evaluate_causal(head, "mmr-smooth", params={"update_sweeps": 1, "tol": 0.01},
+                             train_contests=8, extended=False).metrics["pair_inv"]
+    assert scores["mmr"] == pytest.approx(mmr, abs=1e-9)
+    assert scores["causal, 1 sweep(s) per contest"] == pytest.approx(causal, abs=1e-9)
+    assert 50 < scores["fixed point"] <= 100
