@@ -22,7 +22,11 @@ way (:func:`podium.evaluation.tune`: ``--trials`` TPE trials on the first 10 % o
 contests, pair inversion of the experienced players, seed 0; a whole-history system's
 trials scored by the causal protocol) and adds its tuned runs next to its defaults'.
 ``--clock contests`` puts contest *k* on day *k* (Reddit's threads have no times, so
-every contest is on one day and ``whr``'s drift ``w2`` does nothing);
+every contest is on one day and ``whr``'s drift ``w2`` does nothing); ``--clock
+monotone`` keeps the data's order and puts a contest that starts before the one
+listed before it at that one's time (Codeforces' fixed set, scored in the file's
+order, where contest 820 starts 30 minutes before 819: the causal history refuses a
+time that goes back, and ``mmr-smooth``'s default model does not use the times);
 ``--update-between`` adds, next to each ``ttt`` and ``whr`` run that refits every
 *K* > 1 contests, one that adds each contest between refits with the engine's bounded
 update (``whr``'s refits in those runs solved to ``--whr-refit-tol``, 1e-4: from a
@@ -43,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import data_dir, load_average, write_section  # noqa: E402
@@ -51,25 +57,42 @@ from mmr_plus_headroom import DRAWS, paired_bootstrap  # noqa: E402
 
 from podium import Contest  # noqa: E402
 from podium.cli_common import load_params  # noqa: E402
-from podium.evaluation.causal import evaluate_causal  # noqa: E402
-from podium.evaluation.runner import evaluate, train_size  # noqa: E402
+from podium.evaluation.causal import causal_ratings, evaluate_causal  # noqa: E402
+from podium.evaluation.metrics import MetricAccumulator  # noqa: E402
+from podium.evaluation.runner import evaluate, ratings_before, train_size  # noqa: E402
 from podium.evaluation.tuning import tune  # noqa: E402
-from podium.history.engines import is_history_system  # noqa: E402
+from podium.history import history_from_contests  # noqa: E402
+from podium.history.engines import SmoothSystem, get_history_system, is_history_system  # noqa: E402
+from podium.history.smooth_state import SmoothState  # noqa: E402
 from podium.io import load_contests, synthetic_contests  # noqa: E402
+from podium.rater import Rater  # noqa: E402
 
 DOC = "docs/history.md"
 
 
 def load(name: str, args: argparse.Namespace) -> list[Contest]:
-    contests = load_data(name, args)[:args.limit]
-    if args.clock == "contests":  # contest k on day k
-        timed = []
-        for k, c in enumerate(contests):
-            c = copy.copy(c)
-            c.time_seconds = k * 86400
-            timed.append(c)
-        return timed
-    return contests
+    return clocked(load_data(name, args)[:args.limit], args.clock)
+
+
+def clocked(contests: list[Contest], clock: str) -> list[Contest]:
+    """The contests with their times set by ``--clock`` (copies where a time changes):
+    ``data`` keeps them; ``contests`` puts contest *k* on day *k*; ``monotone`` keeps
+    the data's order and times, but a contest that starts before the one listed
+    before it gets that one's time (the causal history needs times that never go
+    back; Codeforces' contest 820 starts 30 minutes before 819, and the fixed set's
+    figures were scored in the file's order)."""
+    timed = list(contests)
+    for k, c in enumerate(contests):
+        if clock == "contests":
+            t = k * 86400
+        elif clock == "monotone" and k:
+            t = max(c.time_seconds, timed[k - 1].time_seconds)
+        else:
+            continue
+        if t != c.time_seconds:
+            timed[k] = copy.copy(c)
+            timed[k].time_seconds = t
+    return timed
 
 
 def load_data(name: str, args: argparse.Namespace) -> list[Contest]:
@@ -231,6 +254,86 @@ def section(name: str, args: argparse.Namespace) -> str:
     return body
 
 
+def fixed_point_check(contests: list[Contest], first: int, count: int, sweeps: int,
+                      tol: float) -> tuple[str, dict[str, float]]:
+    """Contests ``first .. first + count - 1``: ``mmr-smooth``'s forecast from the
+    earlier contests smoothed to the fixed point (solved to ``tol`` before each
+    contest), against the causal protocol's (``sweeps`` per contest) and ``mmr``'s
+    rating before the contest: each one's pair inversion over those contests, and how
+    far the forecasts lie apart (players with 5+ earlier contests, each contest's
+    median difference taken out: a common shift does not change an order).  Returns
+    the tables and each forecast's pair inversion."""
+    sub = contests[:first + count]
+    lh = history_from_contests(sub)
+    if lh.contest_index.tolist() != list(range(len(sub))):
+        raise SystemExit("--fixed-point: a contest of the range is left out of the history")
+    h = lh.history
+    sysobj = get_history_system("mmr-smooth", tol=tol)
+    assert isinstance(sysobj, SmoothSystem)
+    weight = np.array([c.weight for c in sub], dtype=np.float64)
+    ceiling = np.array([np.inf if c.perf_ceiling is None else c.perf_ceiling for c in sub])
+    t0 = time.perf_counter()
+    state = SmoothState.start(h, sysobj.mmr_params(), weight, ceiling,
+                              float(sysobj.params()["window_tol"]))
+    state.rate_forward(first)
+    for _ in range(count):  # the earlier contests to the fixed point, then the forecast
+        _, converged = state.solve(tol, 100)
+        if not converged:
+            raise SystemExit("--fixed-point: a prefix did not converge in 100 sweeps")
+        state.rate_forward(1)
+    fixed = state.row_view(state.forecast_mu)
+    solve_s = time.perf_counter() - t0
+    causal = causal_ratings(sub, "mmr-smooth", {"update_sweeps": sweeps, "tol": tol},
+                            first=first)
+    rater = Rater("mmr")
+    rater.extend(sub)
+    which = list(range(first, first + count))
+    before = ratings_before(rater, sub, which)
+    played: dict[str, int] = {}
+    for c in sub[:first]:
+        if c.n_teams > 1:
+            for hd in c.handles:
+                played[hd] = played.get(hd, 0) + 1
+    names = ["fixed point", f"causal, {sweeps} sweep(s) per contest", "mmr"]
+    accs = [MetricAccumulator(min_history=5, extended=False) for _ in names]
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    diffs: list[list[np.ndarray]] = [[] for _ in pairs]
+    rows = h.contest_rows
+    for i, t in enumerate(which):
+        c = sub[t]
+        n_prev = np.fromiter((played.get(hd, 0) for hd in c.handles), dtype=np.int64,
+                             count=len(c))
+        seg = causal[t]
+        assert seg is not None
+        mus = [fixed[rows[t]:rows[t + 1]], seg,
+               before.mu[before.offsets[i]:before.offsets[i + 1]]]
+        for acc, mu in zip(accs, mus, strict=True):
+            acc.add_round(mu, c.lo, c.hi, n_prev, index=t)
+        e = n_prev >= 5
+        for out, (a, b) in zip(diffs, pairs, strict=True):
+            d = mus[a][e] - mus[b][e]
+            out.append(d - np.median(d))
+        for hd in c.handles:
+            played[hd] = played.get(hd, 0) + 1
+    lines = [f"Contests {first}..{first + count - 1} (the fixed points solved in "
+             f"{solve_s:.0f} s):", "", "| forecast | pair inv. | rank dev. |",
+             "|---|---:|---:|"]
+    scores = {}
+    for name, acc in zip(names, accs, strict=True):
+        m = acc.summary()
+        scores[name] = float(m["pair_inv"])
+        lines.append(f"| {name} | {m['pair_inv']:.3f} | {m['rank_dev']:.3f} |")
+    lines += ["", "| difference (less each contest's median) | rms | median abs | max abs |",
+              "|---|---:|---:|---:|"]
+    for (a, b), out in zip(pairs, diffs, strict=True):
+        d = np.concatenate(out)
+        lines.append(f"| {names[a]} − {names[b]} | {np.sqrt(np.mean(d ** 2)):.2f} | "
+                     f"{np.median(np.abs(d)):.2f} | {np.abs(d).max():.1f} |")
+    text = "\n".join(lines)
+    print(text, flush=True)
+    return text, scores
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", action="append", choices=["synthetic", "reddit",
@@ -261,17 +364,30 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trials", type=int, default=40, help="--tune: optuna trials (40)")
     ap.add_argument("--limit", type=int, default=None, metavar="N",
                     help="the first N contests of each data set only")
-    ap.add_argument("--clock", choices=["data", "contests"], default="data",
-                    help="the contests' times: the data's (default) or contest k on day k")
+    ap.add_argument("--clock", choices=["data", "contests", "monotone"], default="data",
+                    help="the contests' times: the data's (default), contest k on day k, "
+                    "or the data's with a contest that starts before the previous one "
+                    "put at the previous one's time (the file's order kept: Codeforces' "
+                    "fixed set, whose contest 820 starts 30 minutes before 819)")
     ap.add_argument("--update-between", action="store_true",
                     help="ttt/whr: also run each refit schedule with the bounded update of "
                     "each contest between refits")
     ap.add_argument("--block-suffix", default="",
                     help="write the block history-causal-NAME-SUFFIX (default: "
                     "history-causal-NAME)")
+    ap.add_argument("--fixed-point", metavar="FIRST:COUNT",
+                    help="mmr-smooth only: at contests FIRST..FIRST+COUNT-1, compare the "
+                    "forecast from the earlier contests smoothed to the fixed point with "
+                    "the causal run's (the first --smooth setting) and mmr's, and stop")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
     command = "python benchmarks/causal_history.py " + " ".join(argv or sys.argv[1:])
+    if args.fixed_point:
+        first, count = (int(v) for v in args.fixed_point.split(":"))
+        sw, tol, *_ = args.smooth.split(",")[0].split(":")
+        for name in args.dataset or ["codeforces"]:
+            fixed_point_check(load(name, args), first, count, int(sw), float(tol))
+        return
     for name in args.dataset or ["synthetic", "reddit", "football", "codeforces"]:
         start = load_average()
         body = section(name, args)
