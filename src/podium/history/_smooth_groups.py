@@ -182,11 +182,11 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
                  threshold: float, widen: float, nodes: int, direct_groups: int,
-                 store: StoredResiduals, moved_rows: np.ndarray,
+                 store: StoredResiduals, keep: bool, moved_rows: np.ndarray,
                  track: bool) -> tuple[float, int, int]:
     """:func:`moved_groups` for contest ``c``: returns the largest change of a
-    performance, the rows solved again and the unconverged solves; every group's
-    residual at its final performance goes to ``store``."""
+    performance, the rows solved again and the unconverged solves; with ``keep``,
+    every group's residual at its final performance goes to ``store``."""
     r0 = contest_rows[c]
     mu, w_arg, w_out, dmin = round_terms(c, contest_rows, cav_mu, cav_sig, beta)
     start, end = tie_groups(team_place[contest_teams[c]:contest_teams[c + 1]])
@@ -228,8 +228,9 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
         x = perf[r0 + a]
         q, qp = group_residual(x, mu, w_arg, w_out, a, b, const[g], tie_twice, grid,
                                coef_f, coef_d)
-        store.q[r0 + a:r0 + b] = q
-        store.qp[r0 + a:r0 + b] = qp
+        if keep:
+            store.q[r0 + a:r0 + b] = q
+            store.qp[r0 + a:r0 + b] = qp
         guess = x - q / qp
         if not abs(min(guess, cap) - x) > SELECT_SHARE * threshold:
             continue
@@ -249,14 +250,16 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
             if track:
                 moved_rows[r0 + k] = abs(pg - perf[r0 + k]) > threshold
             perf[r0 + k] = pg
-        q, qp = group_residual(pg, mu, w_arg, w_out, a, b, const[g], tie_twice, grid,
-                               coef_f, coef_d)
-        store.q[r0 + a:r0 + b] = q
-        store.qp[r0 + a:r0 + b] = qp
-    r1 = contest_rows[c + 1]
-    store.mu[r0:r1] = cav_mu[r0:r1]
-    store.sig[r0:r1] = cav_sig[r0:r1]
-    store.perf[r0:r1] = perf[r0:r1]
+        if keep:
+            q, qp = group_residual(pg, mu, w_arg, w_out, a, b, const[g], tie_twice, grid,
+                                   coef_f, coef_d)
+            store.q[r0 + a:r0 + b] = q
+            store.qp[r0 + a:r0 + b] = qp
+    if keep:
+        r1 = contest_rows[c + 1]
+        store.mu[r0:r1] = cav_mu[r0:r1]
+        store.sig[r0:r1] = cav_sig[r0:r1]
+        store.perf[r0:r1] = perf[r0:r1]
     return change, rows, bad
 
 
@@ -374,7 +377,7 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
                  contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                  beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
                  threshold: float, widen: float, nodes: int, direct_groups: int,
-                 store: StoredResiduals, gate: bool, moved_rows: np.ndarray,
+                 store: StoredResiduals, keep: bool, gate: bool, moved_rows: np.ndarray,
                  track: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Phase 1 of the contests in ``todo`` (in parallel) for the tie groups whose
     Newton step from their current performance exceeds ``SELECT_SHARE * threshold``:
@@ -401,9 +404,11 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
         Chebyshev nodes (:data:`UPDATE_PANELS`, :data:`UPDATE_NODES`).
     direct_groups:
         Rounds of at most this many tie groups sum every term directly.
-    store:
-        Per row, the last evaluation of its group's residual (read by the gate,
-        written by every evaluation).
+    store, keep:
+        Per row, the last evaluation of its group's residual (read by the gate;
+        written by every evaluation with ``keep``: the full solve's sweeps leave it,
+        since :meth:`~podium.history.smooth_state.SmoothState.refresh_residuals`
+        writes it once they end).
     gate:
         Try the gate first (module docstring): a round whose stored residuals show
         that no group can move by more than ``threshold`` is left as it is.
@@ -431,5 +436,5 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
                                                       contest_teams, cav_mu, cav_sig, beta,
                                                       split_ties, ceiling, perf, threshold,
                                                       widen, nodes, direct_groups, store,
-                                                      moved_rows, track)
+                                                      keep, moved_rows, track)
     return change, rows, gated, bad.sum()

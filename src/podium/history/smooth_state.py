@@ -314,7 +314,7 @@ class SmoothState:
 
     def phase1_newton(self, contests: IntArray, threshold: float,
                       widen: float = SWEEP_PANELS, gate: bool = False,
-                      track: bool = False, nodes: int = UPDATE_NODES,
+                      track: bool = False, nodes: int = UPDATE_NODES, keep: bool = True,
                       ) -> tuple[float, int, int, IntArray]:
         """Phase 1 of ``contests`` by Newton from the current performances, on the
         rounds' side only (the sweeps' phase 1, and the update's solves).
@@ -333,7 +333,9 @@ class SmoothState:
         by its stored residuals (:func:`~podium.history.smooth_update.phase1_moved`);
         with ``track``, the rows whose performance moved by more than ``threshold``
         are marked in :attr:`moved_rows`; ``nodes``: the interpolants' Chebyshev
-        nodes per panel.
+        nodes per panel; ``keep``: store every evaluated group's residual for the gate
+        (the full solve's sweeps do not: :meth:`refresh_residuals` stores them all
+        when the sweeps end).
 
         Returns
         -------
@@ -353,7 +355,7 @@ class SmoothState:
                                             rd.contest_teams, rd.cav_mu, rd.cav_sig, rd.beta,
                                             self.params.split_ties, rd.ceiling, rd.perf,
                                             float(threshold), float(widen), nodes,
-                                            K.DIRECT_GROUPS, self.stored, gate,
+                                            K.DIRECT_GROUPS, self.stored, keep, gate,
                                             self.moved_rows, track)
         self.unsolved += int(bad)
         return (max(float(ch.max(initial=0.0)), team.perf_change),
@@ -472,7 +474,8 @@ class SmoothState:
             redo = np.zeros(self.rated, dtype=bool)
             redo[row_contest[moved_r]] = True
             contests = np.flatnonzero(redo)
-            _, n_solved, _, _ = self.phase1_newton(contests, SWEEP_STEP * tol, widen)
+            _, n_solved, _, _ = self.phase1_newton(contests, SWEEP_STEP * tol, widen,
+                                                   keep=False)
             c_rows = redo[row_contest]
             g[c_rows] = rd.perf[:r_end][c_rows]
             seen_mu[c_rows] = rd.cav_mu[:r_end][c_rows]
