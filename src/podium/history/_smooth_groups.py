@@ -264,14 +264,6 @@ def _moved_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
 
 
 @nb.njit(cache=True)
-def _term(x: float, mu: float, w_out: float) -> tuple[float, float]:
-    """One logistic term ``phi_j(x)`` and its derivative (``w_arg = w_out / 2``)."""
-    w_arg = 0.5 * w_out
-    t, d2 = tanh_sech2((x - mu) * w_arg)
-    return -t * w_out, -d2 * w_arg * w_out
-
-
-@nb.njit(cache=True)
 def _gate_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
                 contest_teams: np.ndarray, cav_mu: np.ndarray, cav_sig: np.ndarray,
                 beta: np.ndarray, split_ties: bool, ceiling: np.ndarray, perf: np.ndarray,
@@ -306,12 +298,14 @@ def _gate_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
     mu = np.empty(2 * n_changed)
     w_out = np.empty(2 * n_changed)
     dw = np.zeros(n + 1)  # prefix sums of the change of w_out, in rank order
+    at = np.empty(n, dtype=np.int64)  # row k's new term at at[k], its old one next
     dmin = math.inf
     i = 0
     for k in range(n):
         dw[k + 1] = dw[k]
         if not changed[k]:
             continue
+        at[k] = i
         row = r0 + k
         d_new = math.hypot(cav_sig[row], beta[row])
         d_old = math.hypot(store.sig[row], beta[row])
@@ -350,14 +344,10 @@ def _gate_round(c: int, contest_rows: np.ndarray, team_place: np.ndarray,
                                  False, grid, coef_f, coef_d)
         if not split_ties:  # the group's own changed terms count twice
             for k in range(a, b):
-                if changed[k]:
-                    row = r0 + k
-                    f1, d1 = _term(x, cav_mu[row],
-                                   TANH_MULTIPLIER / math.hypot(cav_sig[row], beta[row]))
-                    f0, d0 = _term(x, store.mu[row],
-                                   TANH_MULTIPLIER / math.hypot(store.sig[row], beta[row]))
-                    dq += f1 - f0
-                    dqp += d1 - d0
+                if changed[k]:  # new minus old: the pair at at[k]
+                    f, fp = phi_sums(x, mu, w_arg, w_out, at[k], at[k] + 2)
+                    dq += f
+                    dqp += fp
         q = store.q[r0 + a] + dq
         qp = store.qp[r0 + a] + dqp
         if not abs(min(x - q / qp, cap) - x) <= step:
