@@ -14,17 +14,36 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import re
 import resource
 import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["ROOT", "cpu_model", "data_dir", "load_average", "machine_line", "write_section"]
+__all__ = ["PODIUM_REPORT", "ROOT", "checkout_env", "cpu_model", "data_dir", "load_average",
+           "machine_line", "timed_process", "write_section"]
 
+
+#: ``podium rate``'s closing line on stderr: the contests, the player-rounds, and the
+#: seconds of rating, loading and writing.
+PODIUM_REPORT = re.compile(
+    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
+    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)"
+)
+
+
+def checkout_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with this checkout's ``src`` first
+    on ``PYTHONPATH``, so that a child process times this checkout's ``podium``."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    return env
 
 def timed_process(cmd: list[str], cwd: Path, env: dict[str, str]
                   ) -> tuple[float, float, subprocess.CompletedProcess[str]]:

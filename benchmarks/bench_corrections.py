@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -42,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from _reference import CHILD_ENV
-from _report import ROOT, data_dir, load_average, write_section
+from _report import PODIUM_REPORT, checkout_env, data_dir, load_average, write_section
 
 DEFAULT_TAR = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
 DOC = "docs/service.md"
@@ -76,11 +74,6 @@ print(json.dumps({"seconds": t1 - t0, "stages": stages, "rerated": res.rerated,
                   "name": res.name}), file=sys.stderr)
 '''
 
-PODIUM_REPORT = re.compile(
-    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
-    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)"
-)
-
 #: The stages of a correction's transaction (its hooks), with what each one covers.
 STAGES = [
     ("replayed", "read the contests from the newest snapshot on (one query per table), "
@@ -98,10 +91,7 @@ STAGES = [
 
 
 def _env() -> dict[str, str]:
-    env = dict(CHILD_ENV)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"),
-                                         *filter(None, [env.get("PYTHONPATH")])])
-    return env
+    return checkout_env(CHILD_ENV)
 
 
 def run(argv: list[str], timeout: float) -> tuple[float, str]:

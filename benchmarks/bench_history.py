@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import re
 import sys
 import tempfile
 import time
@@ -53,7 +51,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _report import ROOT, data_dir, load_average, timed_process, write_section  # noqa: E402
+from _report import (  # noqa: E402
+    PODIUM_REPORT,
+    ROOT,
+    checkout_env,
+    data_dir,
+    load_average,
+    timed_process,
+    write_section,
+)
 
 from podium.history import (  # noqa: E402
     ContestHistory,
@@ -450,11 +456,6 @@ def section_football(args: argparse.Namespace) -> str:
     return body
 
 
-#: ``podium rate``'s closing line: contests, player-rounds, rating, loading and writing seconds.
-PODIUM_REPORT = re.compile(
-    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
-    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)")
-
 
 def _podium_rate(system: str, args: argparse.Namespace, out: Path) -> dict[str, float]:
     """``podium rate`` of the Codeforces archive as a whole process (every default output
@@ -464,10 +465,7 @@ def _podium_rate(system: str, args: argparse.Namespace, out: Path) -> dict[str, 
            "--system", system, "--out", str(out)]
     if args.cf_contests is not None:
         cmd += ["-n", str(args.cf_contests)]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"),
-                                         *filter(None, [env.get("PYTHONPATH")])])
-    wall, cpu, proc = timed_process(cmd, ROOT, env)
+    wall, cpu, proc = timed_process(cmd, ROOT, checkout_env())
     hit = PODIUM_REPORT.search(proc.stderr)
     if proc.returncode != 0 or hit is None:
         raise RuntimeError(f"podium rate --system {system} failed:\n{proc.stderr[-2000:]}")

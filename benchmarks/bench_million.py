@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
@@ -52,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from _reference import CHILD_ENV
-from _report import ROOT, load_average, write_section
+from _report import PODIUM_REPORT, checkout_env, load_average, write_section
 
 DOC = "docs/benchmarks.md"
 SECTION = "million"
@@ -75,11 +74,6 @@ t2 = time.perf_counter()
 print(json.dumps({"load_s": t1 - t0, "rate_s": t2 - t1, "players": len(players)}),
       file=sys.stderr)
 '''
-
-PODIUM_REPORT = re.compile(
-    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
-    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)"
-)
 
 #: Players of the warm-up rounds: two rounds make more rows than the compiled JSON
 #: reader waits for, and a round more than the compiled CSV writer does.
@@ -117,9 +111,7 @@ def million_file(path: Path, players: int, seed: int, *, ties: bool = True,
 def run(argv: list[str], timeout: float) -> tuple[float, float, str]:
     """Wall-clock seconds of a whole subprocess, its peak resident memory (MB) and its
     stderr."""
-    env = dict(CHILD_ENV)  # time this checkout's podium
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    env = checkout_env(CHILD_ENV)  # time this checkout's podium
     with tempfile.TemporaryFile() as err:
         t = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
@@ -43,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from _reference import CHILD_ENV
-from _report import ROOT, data_dir, load_average, write_section
+from _report import PODIUM_REPORT, checkout_env, data_dir, load_average, write_section
 from bench_million import million_file
 
 DEFAULT_TAR = data_dir() / "codeforces" / "cache_codeforces.tar.gz"
@@ -90,17 +89,11 @@ else:
 print(json.dumps({"load_s": time.perf_counter() - t0, "rows": rows}), file=sys.stderr)
 '''
 
-PODIUM_REPORT = re.compile(
-    r"rated (\d+) contests \(([\d,]+) player-rounds.* in ([\d.]+) s "
-    r"\(loading ([\d.]+) s, writing ([\d.]+) s\)"
-)
-
 
 def run(argv: list[str], timeout: float) -> tuple[float, str]:
     """Wall-clock seconds of a whole subprocess, and its stderr."""
-    env = dict(CHILD_ENV)  # time this checkout's podium (and find benchmarks/_reference.py)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    # time this checkout's podium (and find benchmarks/_reference.py)
+    env = checkout_env(CHILD_ENV)
     t = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     wall = time.perf_counter() - t
