@@ -57,7 +57,7 @@ from podium.core.numerics.chebyshev import (
 )
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
 from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
-from podium.history._smooth_kernels import round_terms, tie_groups
+from podium.history._smooth_kernels import STRIPES, round_terms, tie_groups
 
 __all__ = ["GATE_SHARE", "GATE_TERMS", "MOVED_NODES", "SELECT_SHARE", "UPDATE_PANELS",
            "UPDATE_NODES", "StoredResiduals", "phi_sums", "group_residual", "moved_groups"]
@@ -416,15 +416,18 @@ def moved_groups(todo: np.ndarray, contest_rows: np.ndarray, team_place: np.ndar
     rows = np.zeros(todo.size, dtype=np.int64)
     gated = np.zeros(todo.size, dtype=np.bool_)
     bad = np.zeros(todo.size, dtype=np.int64)
-    for q in nb.prange(todo.size):
-        if gate:
-            gated[q] = _gate_round(todo[q], contest_rows, team_place, contest_teams,
-                                   cav_mu, cav_sig, beta, split_ties, ceiling, perf,
-                                   threshold, widen, nodes, direct_groups, store)
-        if not gated[q]:
-            change[q], rows[q], bad[q] = _moved_round(todo[q], contest_rows, team_place,
-                                                      contest_teams, cav_mu, cav_sig, beta,
-                                                      split_ties, ceiling, perf, threshold,
-                                                      widen, nodes, direct_groups, store,
-                                                      keep, moved_rows, track)
+    # every stripes-th contest per iteration (STRIPES): each thread gets early and
+    # late (larger) rounds
+    stripes = max(1, min(todo.size, STRIPES))
+    for s in nb.prange(stripes):
+        for q in range(s, todo.size, stripes):
+            if gate:
+                gated[q] = _gate_round(todo[q], contest_rows, team_place, contest_teams,
+                                       cav_mu, cav_sig, beta, split_ties, ceiling, perf,
+                                       threshold, widen, nodes, direct_groups, store)
+            if not gated[q]:
+                change[q], rows[q], bad[q] = _moved_round(
+                    todo[q], contest_rows, team_place, contest_teams, cav_mu, cav_sig, beta,
+                    split_ties, ceiling, perf, threshold, widen, nodes, direct_groups, store,
+                    keep, moved_rows, track)
     return change, rows, gated, bad.sum()
