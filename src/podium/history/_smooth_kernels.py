@@ -473,10 +473,24 @@ def filter_priors(c: int, rd: Rounds, en: Entries, fs: FilterState, mu_noob: flo
 
 
 @nb.njit(cache=True)
-def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) -> None:
+def absorb_size(r0: int, r1: int, step: int, rd: Rounds, en: Entries,
+                fs: FilterState) -> int:
+    """The scratch :func:`absorb_row` needs for rows ``r0, r0 + step, ..`` (before
+    ``r1``): the most logistic factors one of their players can hold after the round."""
+    size = 1
+    for r in range(r0, r1, step):
+        i = rd.player[r]
+        size = max(size, en.n_rated[i] - fs.live[i] + 1)
+    return size
+
+
+@nb.njit(cache=True)
+def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float,
+               work: np.ndarray) -> None:
     """Step 4 of Elo-MMR's round for row ``r``: its performance added to its player's
     belief as a logistic factor, the rating solved (Eq. 6) and the uncertainty (Eq. 8).
-    Touches only that player's entries and filter state."""
+    Touches only that player's entries and filter state (``work``: scratch of 3 rows
+    of at least :func:`absorb_size`)."""
     i = rd.player[r]
     k = en.n_rated[i]
     e = en.off[i] + k
@@ -485,9 +499,7 @@ def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) ->
     b = en.beta[e]
     fs.lw[i] += 1.0 / (b * b)
     first = en.off[i] + fs.live[i]
-    tp = np.empty(e - first + 1)
-    ta = np.empty(e - first + 1)
-    tb = np.empty(e - first + 1)
+    tp, ta, tb = work[0], work[1], work[2]
     cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], wtol, tp, ta, tb, 0)
     en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt, en.cav_mu[e])
     s = en.cav_sig[e]
@@ -499,8 +511,10 @@ def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) ->
 def filter_absorb(c: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float) -> None:
     """Step 4 of Elo-MMR's round (:func:`absorb_row`) for every participant of contest
     ``c``, one after the other (small rounds)."""
-    for r in range(rd.contest_rows[c], rd.contest_rows[c + 1]):
-        absorb_row(r, rd, en, fs, wtol)
+    r0, r1 = rd.contest_rows[c], rd.contest_rows[c + 1]
+    work = np.empty((3, absorb_size(r0, r1, 1, rd, en, fs)))
+    for r in range(r0, r1):
+        absorb_row(r, rd, en, fs, wtol, work)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -511,8 +525,9 @@ def filter_absorb_parallel(c: int, rd: Rounds, en: Entries, fs: FilterState,
     r0, r1 = rd.contest_rows[c], rd.contest_rows[c + 1]
     stripes = max(1, min(r1 - r0, STRIPES))
     for s in nb.prange(stripes):
+        work = np.empty((3, absorb_size(r0 + s, r1, stripes, rd, en, fs)))
         for r in range(r0 + s, r1, stripes):
-            absorb_row(r, rd, en, fs, wtol)
+            absorb_row(r, rd, en, fs, wtol, work)
 
 
 @nb.njit(cache=True)
