@@ -23,6 +23,8 @@ from podium.history._smooth_groups import (
     UPDATE_PANELS,
     StoredResiduals,
     moved_groups,
+    restore_residuals,
+    save_residuals,
 )
 from podium.history._smooth_teams import (
     TeamSolve,
@@ -508,8 +510,11 @@ class SmoothState:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """What the smoothing has computed, as named arrays: per rated row (contest
-        order) the round's performance and cavity and the entry's beliefs
-        (``entries.*``), per player the forward filter and rated rounds, and the
+        order) the round's performance and cavity, the entry's beliefs
+        (``entries.*``) and the stored residuals of the update's gate (``stored.*``,
+        :func:`~podium.history._smooth_groups.save_residuals`: ``Q_g`` and ``Q_g'`` per
+        row, the cavities and performance they were taken at only where these differ
+        from the round's), per player the forward filter and rated rounds, and the
         counters.  With the history, :meth:`start` and :meth:`restore` rebuild the
         state (a checkpoint), also on a history with more contests after these
         (:meth:`restore` on a longer history: incremental growth)."""
@@ -533,19 +538,22 @@ class SmoothState:
         for name in K.FilterState._fields:
             out[f"filter.{name}"] = getattr(self.filter_state, name).copy()
         out.update(save_noise(self.teams, en, self.row_contest[:r_end], e))
+        out.update(save_residuals(self.stored, rd.perf, rd.cav_mu, rd.cav_sig, r_end))
         return out
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         """Load :meth:`to_arrays` of a state whose history is this one's first
         contests (the same contests, or fewer: the later ones stay to be rated by
         :meth:`rate_forward`, as :func:`~podium.history.mmr_smooth.smooth_extend`
-        does).
+        does).  An image without the stored residuals (written before they were
+        saved) is loaded with every row unevaluated: the update's gate then solves
+        each round it visits, once.
 
         Raises
         ------
         ValueError
-            When the image does not fit this history (more rated rows or players, or
-            not the noises of its team rows).
+            When the image does not fit this history (more rated rows or players, not
+            the noises of its team rows, or stored residuals that do not fit).
         KeyError
             When an array is missing.
         """
@@ -559,6 +567,7 @@ class SmoothState:
         if arrays["rounds.perf"].size != r_end:
             raise ValueError(f"{arrays['rounds.perf'].size} rated rows where the history's "
                              f"first {rated} contests have {r_end}")
+        restore_residuals(self.stored, arrays, r_end)
         en, rd = self.entries, self.rounds
         e = self.e_of_row[:r_end]
         en.n_rated[:n_old] = arrays["n_rated"]
