@@ -108,6 +108,25 @@ def test_whr_update_with_enough_sweeps_is_the_full_solve(case):
     assert cur.nu == pytest.approx(full.nu, abs=1e-9)
 
 
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [2, 10])
+def test_whr_update_of_several_contests_at_once_is_the_full_solve(case, k):
+    """``whr_update`` given several new contests at once (every new row's day marked),
+    with unbounded sweeps: the full solve's maximum, to 1e-6 Elo (measured: 4e-11).
+    ``fit`` does not use it for several (its three sweeps leave them far from the
+    maximum: docs/history.md, "Several contests at once")."""
+    h = random_case(**CASES[case]).history
+    prev = whr(h.prefix(h.n_contests - k), tol=1e-12)
+    out = whr_update(prev, h, tol=1e-14, nu_tol=1e-14, max_sweeps=20000)
+    assert out is not None
+    cur, touched = out
+    assert cur.converged and 2 <= touched <= h.n_players
+    full = whr(h, tol=1e-12)
+    np.testing.assert_allclose(cur.r[cur.row_slot] * ELO_PER_NAT,
+                               full.r[full.row_slot] * ELO_PER_NAT, rtol=0, atol=1e-6)
+    assert cur.nu == pytest.approx(full.nu, abs=1e-9)
+
+
 def _games(n: int, n_players: int, seed: int, *, groups: int = 1) -> list[Contest]:
     """1v1 games, a few a day; with ``groups`` the players fall into that many groups
     that never meet."""
