@@ -7,17 +7,23 @@ three it stays within a stated distance of it; a checkpoint resumes it bit for b
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from _history_cases import random_case
 
 from podium import Contest
 from podium.history import ContestHistory, history_from_arrays
+from podium.history.engines import TTT_UPDATE_CONTESTS, get_history_system
 from podium.history.ttt import ttt, ttt_update
 from podium.history.whr import ELO_PER_NAT, whr, whr_update
 from podium.history_rater import HistoryRater
 
 DAY = 86400
+# the modules (``podium.history`` exports the functions under the same names)
+ttt_module = importlib.import_module("podium.history.ttt")
+whr_module = importlib.import_module("podium.history.whr")
 
 
 CASES = {
@@ -102,6 +108,25 @@ def test_whr_update_with_enough_sweeps_is_the_full_solve(case):
     assert cur.nu == pytest.approx(full.nu, abs=1e-9)
 
 
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [2, 10])
+def test_whr_update_of_several_contests_at_once_is_the_full_solve(case, k):
+    """``whr_update`` given several new contests at once (every new row's day marked),
+    with unbounded sweeps: the full solve's maximum, to 1e-6 Elo (measured: 4e-11).
+    ``fit`` does not use it for several (its three sweeps leave them far from the
+    maximum: docs/history.md, "Several contests at once")."""
+    h = random_case(**CASES[case]).history
+    prev = whr(h.prefix(h.n_contests - k), tol=1e-12)
+    out = whr_update(prev, h, tol=1e-14, nu_tol=1e-14, max_sweeps=20000)
+    assert out is not None
+    cur, touched = out
+    assert cur.converged and 2 <= touched <= h.n_players
+    full = whr(h, tol=1e-12)
+    np.testing.assert_allclose(cur.r[cur.row_slot] * ELO_PER_NAT,
+                               full.r[full.row_slot] * ELO_PER_NAT, rtol=0, atol=1e-6)
+    assert cur.nu == pytest.approx(full.nu, abs=1e-9)
+
+
 def _games(n: int, n_players: int, seed: int, *, groups: int = 1) -> list[Contest]:
     """1v1 games, a few a day; with ``groups`` the players fall into that many groups
     that never meet."""
@@ -177,7 +202,10 @@ def test_a_draw_model_change_solves_in_full():
 
 
 def test_extend_of_many_contests_solves_in_full():
+    """``ttt``: more than ``TTT_UPDATE_CONTESTS`` contests at once are solved from
+    scratch, the same bit for bit as extending by all of them."""
     games = _games(40, 6, 3)
+    assert 20 > TTT_UPDATE_CONTESTS
     a = HistoryRater("ttt")
     a.extend(games[:20])
     rep = a.extend(games[20:])
@@ -262,3 +290,98 @@ def test_ttt_update_visits_do_not_grow_with_careers(case):
         dist.append(np.abs(up.mu[up.row_slot[recent]] - full.mu[full.row_slot[recent]]).max())
     assert 0 < visits[1] <= 1.6 * visits[0]
     assert dist[1] < dist[0] + 0.01
+
+
+#: ``ttt`` and ``whr`` solved to convergence, and ``ttt``'s bounded update run until
+#: settled (unbounded sweeps, tolerance 1e-14): the fixed point.
+CONVERGED = {"ttt": {"iterations": 20000, "epsilon": 1e-13, "update_sweeps": 20000,
+                     "update_tol": 1e-14},
+             "whr": {"tol": 1e-12}}
+
+
+def _fit_system(system, h: ContestHistory, previous=None):
+    n = h.n_contests
+    return system.fit(h, contest_weight=np.ones(n), perf_ceiling=np.full(n, np.inf),
+                      previous=previous)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [2, TTT_UPDATE_CONTESTS])
+def test_ttt_fit_of_several_new_contests_goes_on_from_the_previous_fit(case, k,
+                                                                       monkeypatch):
+    """Up to ``TTT_UPDATE_CONTESTS`` new contests (``extend``, a store batch) are added
+    by the bounded update from the previous fit's messages (a spy on ``ttt_update``;
+    before, two or more were solved from scratch), and with the update run until
+    settled the ratings are the full solve's, to 1e-6."""
+    h = random_case(**CASES[case]).history
+    p_draw = 0.2 if "draws" in case else 0.0
+    system = get_history_system("ttt", p_draw=p_draw, **CONVERGED["ttt"])
+    prev = _fit_system(system, h.prefix(h.n_contests - k))
+    calls = []
+    real = ttt_module.ttt_update
+
+    def spy(*args, **kwargs):
+        calls.append(args[1].n_contests)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ttt_module, "ttt_update", spy)
+    new = _fit_system(system, h, prev)
+    assert calls == [h.n_contests]
+    assert new.converged and 1 <= new.sweeps < 20000
+    full = _fit_system(system, h)
+    assert full.converged
+    np.testing.assert_allclose(new.mu, full.mu, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(new.sigma, full.sigma, rtol=0, atol=1e-6)
+    assert new.max_past_change == pytest.approx(
+        np.abs(new.mu[:prev.mu.size] - prev.mu).max(), abs=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [2, 6, 20])
+def test_whr_fit_of_several_new_contests_starts_from_the_previous_fit(case, k,
+                                                                      monkeypatch):
+    """Two or more new contests are solved in full, started from the previous fit's
+    ratings (a spy on ``whr``'s ``start``; before, from scratch): the same maximum as
+    from scratch, to 1e-6 Elo, in no more sweeps."""
+    h = random_case(**CASES[case]).history
+    system = get_history_system("whr", **CONVERGED["whr"])
+    prev = _fit_system(system, h.prefix(h.n_contests - k))
+    starts = []
+    real = whr_module.whr
+
+    def spy(*args, **kwargs):
+        starts.append(kwargs.get("start"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(whr_module, "whr", spy)
+    new = _fit_system(system, h, prev)
+    assert len(starts) == 1 and starts[0] is not None
+    np.testing.assert_array_equal(starts[0].r, prev.warm["r"])
+    full = _fit_system(system, h)
+    assert new.converged and full.converged and new.sweeps <= full.sweeps
+    np.testing.assert_allclose(new.mu, full.mu, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(new.sigma, full.sigma, rtol=0, atol=1e-6)
+    assert new.players == h.n_players
+
+
+@pytest.mark.parametrize("system", ["ttt", "whr"])
+def test_extend_of_a_few_contests_reaches_the_full_solve(system):
+    """Through ``HistoryRater.extend``: 20 games, then 5 at once, equal the 25 games
+    extended at once (converged solves; ``ttt``'s update until settled), to 1e-6."""
+    games = _games(25, 6, 5)
+    a = HistoryRater(system, **CONVERGED[system])
+    a.extend(games[:20])
+    reps = a.extend(games[20:])
+    b = HistoryRater(system, **CONVERGED[system])
+    b.extend(games)
+    np.testing.assert_allclose(a.fit.mu, b.fit.mu, rtol=0, atol=1e-6)
+    assert reps[-1].settled and reps[-1].sweeps == a.fit.sweeps
+    if system == "ttt":  # the update: its own sweeps, not the full solve's
+        assert reps[-1].sweeps != b.fit.sweeps
+
+
+def test_whr_start_must_be_a_fit_of_the_first_contests():
+    h = random_case(**CASES["1v1"]).history
+    other = whr(random_case(seed=5, n_games=30, n_players=8, span=40).history)
+    with pytest.raises(ValueError, match="not a fit of this history's first contests"):
+        whr(h, start=other)

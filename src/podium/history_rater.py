@@ -57,8 +57,10 @@ class HistoryReport(NamedTuple):
     index, name, players, new_players, skipped, warnings:
         As :class:`~podium.core.records.RoundReport`.
     sweeps:
-        Sweeps of the update (at most ``update_sweeps`` when one contest is added to
-        a fitted history, or ``mmr-smooth`` extends one; else the full solve's).
+        Sweeps of the update (at most ``update_sweeps`` when contests are added to a
+        fitted history by the bounded update: ``mmr-smooth`` any number, ``ttt`` up to
+        ``TTT_UPDATE_CONTESTS``, ``whr`` one; else the full solve's, for ``whr``
+        started from the previous fit).
     settled:
         Whether the update reached its tolerance within its sweeps.
     touched:
@@ -122,7 +124,9 @@ class HistoryRater:
                progress: Callable[[HistoryReport], None] | None = None
                ) -> list[HistoryReport]:
         """Add contests in order and re-smooth once (one report per contest, each with
-        the update's figures).  On an error nothing is added.
+        the update's figures), going on from the previous fit where the system can
+        (:meth:`~podium.history.engines.WholeHistorySystem.fit`).  On an error nothing
+        is added.
 
         Raises
         ------

@@ -7,9 +7,11 @@ The engines (and Numba) are imported by :meth:`WholeHistorySystem.fit` only, so 
 :class:`WholeHistorySystem`: its parameters (checked by the engine it runs), its
 display rating and :meth:`~WholeHistorySystem.fit`, which re-estimates every rating of
 a :class:`~podium.history.data.ContestHistory`: from scratch, or from a previous fit
-when the history only grew (``mmr-smooth`` by any number of contests; ``ttt`` and
-``whr`` by one contest, from the previous fit's messages or ratings), at most
-``update_sweeps`` sweeps over what the new contests touch (docs/history.md).
+when the history only grew: ``mmr-smooth`` by any number of contests, ``ttt`` by at
+most :data:`TTT_UPDATE_CONTESTS` and ``whr`` by one (from the previous fit's messages
+or ratings), at most ``update_sweeps`` sweeps over what the new contests touch; ``whr``
+solves a history grown by several contests in full, started from the previous fit's
+ratings (docs/history.md).
 :class:`podium.history_rater.HistoryRater` keeps the players and events of a fit.
 """
 
@@ -31,9 +33,18 @@ if TYPE_CHECKING:
     from podium.history.smooth_state import SmoothState
 
 __all__ = ["HISTORY_SYSTEMS", "HistoryFit", "WholeHistorySystem", "TTTSystem",
-           "WHRSystem", "SmoothSystem", "get_history_system", "is_history_system"]
+           "WHRSystem", "SmoothSystem", "get_history_system", "is_history_system",
+           "TTT_UPDATE_CONTESTS"]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: The most new contests that ``ttt`` adds to a previous fit by its bounded update
+#: (``ttt_update``, all at once, ``update_sweeps`` sweeps); more are solved in full,
+#: from scratch.  On the first 5,000 football matches the update of 2 or 5 at once is
+#: as near the full solve as that of one (0.125), of 10 four times farther (0.55), of
+#: 20 nine times (1.1); 2 or 5 cost 7-10 % of a full solve (3 % on 20,000 matches):
+#: docs/history.md, "Several contests at once".
+TTT_UPDATE_CONTESTS = 5
 
 
 class HistoryFit(NamedTuple):
@@ -59,7 +70,9 @@ class HistoryFit(NamedTuple):
         ``mmr-smooth``'s arrays, to be extended by the next fit; ``None`` otherwise.
     warm:
         ``ttt``'s messages or ``whr``'s ratings by name (a checkpoint's ``warm.*``),
-        from which the next fit goes on when one contest is added; ``None`` otherwise.
+        from which the next fit goes on (``ttt``'s bounded update of up to
+        :data:`TTT_UPDATE_CONTESTS` contests; ``whr``'s of one, or its full solve of
+        several, started there); ``None`` otherwise.
     """
 
     mu: FloatArray
@@ -73,14 +86,14 @@ class HistoryFit(NamedTuple):
     warm: dict[str, npt.NDArray[np.generic]] | None = None
 
 
-def _one_more(previous: HistoryFit | None, history: ContestHistory) -> bool:
-    """Whether ``history`` is ``previous``'s with at most one more contest, and
-    ``previous`` has the arrays to go on from (``ttt`` and ``whr`` update then; more
-    contests at once are solved in full)."""
+def _new_contests(previous: HistoryFit | None, history: ContestHistory) -> int | None:
+    """How many contests ``history`` has beyond ``previous``'s, when ``previous`` has
+    the arrays to go on from (``ttt``'s messages, ``whr``'s ratings); ``None`` when
+    there is nothing to go on from (``history`` is solved from scratch)."""
     if previous is None or previous.warm is None:
-        return False
+        return None
     n_old = int(np.searchsorted(history.contest_rows, previous.mu.size, side="left"))
-    return history.n_contests - n_old <= 1
+    return history.n_contests - n_old
 
 
 def _past_change(old_mu: FloatArray | None, mu: FloatArray) -> float:
@@ -188,7 +201,8 @@ class TTTSystem(WholeHistorySystem):
         gamma, p_draw = float(p["gamma"]), float(p["p_draw"])
         touched = history.n_players
         try:
-            if _one_more(previous, history):
+            k = _new_contests(previous, history)
+            if k is not None and k <= TTT_UPDATE_CONTESTS:
                 assert previous is not None and previous.warm is not None
                 res, touched = ttt_update(
                     result_from_arrays(previous.warm), history, mu=mu0, sigma=sigma0,
@@ -245,16 +259,25 @@ class WHRSystem(WholeHistorySystem):
         w2, prior_wins, damping = float(p["w2"]), float(p["prior_wins"]), float(p["damping"])
         nu = None if p["nu"] is None else float(p["nu"])
         up = None
-        if _one_more(previous, history):
+        k = _new_contests(previous, history)
+        if k is not None and k <= 1:
+            # one contest: the bounded update (3 sweeps leave several contests far from
+            # the fixed point: docs/history.md, "Several contests at once")
             assert previous is not None and previous.warm is not None
             up = whr_update(whr_from_arrays(previous.warm), history, w2=w2,
                             prior_wins=prior_wins, nu=nu, damping=damping,
                             tol=float(p["update_tol"]) / ELO_PER_NAT,
                             max_sweeps=int(p["update_sweeps"]))
         if up is None:
+            # several: the full solve, started from the previous fit's ratings (the same
+            # maximum, in fewer sweeps); a declined update (the draw model changed) and
+            # a first fit from scratch
+            start = (whr_from_arrays(previous.warm)
+                     if k is not None and k > 1 and previous is not None
+                     and previous.warm is not None else None)
             res = whr(history, w2=w2, prior_wins=prior_wins, nu=nu, damping=damping,
                       tol=float(p["tol"]), max_iter=int(p["max_iter"]),
-                      memory=int(p["memory"]))
+                      memory=int(p["memory"]), start=start)
             touched = history.n_players
         else:
             res, touched = up

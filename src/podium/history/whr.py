@@ -122,7 +122,8 @@ SINGULAR = ("a Newton step of WHR turned singular or non-finite: the drift prior
 
 def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         nu: float | None = None, damping: float = 1.0, tol: float = 1e-10,
-        max_iter: int = 10000, memory: int = 5, strict: bool = False) -> WHRResult:
+        max_iter: int = 10000, memory: int = 5, strict: bool = False,
+        start: WHRResult | None = None) -> WHRResult:
     """Whole-History Rating of a history ([Coulom2008]).
 
     Parameters
@@ -154,6 +155,13 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         gradient component still 2.5e-3 after 180 plain sweeps, below 1e-3 after 43).
     strict:
         Raise :class:`~podium.errors.ConvergenceError` when the sweeps stop first.
+    start:
+        A fit of this history's first contests (:func:`whr` or :func:`whr_update`) to
+        start the sweeps from: its days keep their ratings, a new day starts at the
+        player's previous day's (0 for a newcomer) and a fitted ``nu`` at its ``nu``,
+        instead of every rating at 0 and ``nu`` at 1.  The maximum is the same (the
+        stopping rule is the gradient's, wherever the sweeps start); near it, fewer
+        sweeps reach ``tol``.  ``None`` (default): from scratch.
 
     Returns
     -------
@@ -166,6 +174,8 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
     ConvergenceError
         When a Newton step turns singular or non-finite (drift variance too small for
         the days given), or with ``strict`` when the sweeps do not converge.
+    ValueError
+        When ``start`` is not a fit of the history's first contests.
     """
     _check_params(w2, prior_wins, damping, nu, tol)
     h = history
@@ -176,6 +186,11 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
     fit_nu, nu0 = _draw_model(h, nu)
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
     r = np.zeros(st.slot_player.size)
+    if start is not None:
+        where = _old_slots(start, st)
+        r[:], _ = _carry_over(start, st, where)
+        if fit_nu and start.nu > 0 and math.isfinite(start.nu):
+            nu0 = float(start.nu)
 
     def run(nu_in: float, n: int) -> tuple[float, int, float, int]:
         out = K.whr_run(player_slots, slot_time, slot_rows, rows, rc, h.row_team,
@@ -327,27 +342,8 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     old_fit, old_nu0 = _draw_model(h.prefix(n_old), nu)
     if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
         return None
-    # the old slots keep their rows' slots: the old rows map them onto the new ones
     n_s = st.slot_player.size
-    if n_old_rows > h.n_rows:
-        raise ValueError("the previous WHR result is not a fit of this history's first "
-                         "contests")
-    where = np.full(previous.slot_player.size, -1, dtype=np.int64)
-    where[previous.row_slot] = st.row_slot[:n_old_rows]
-    if (np.any(where < 0) or not np.array_equal(st.slot_player[where], previous.slot_player)
-            or not np.array_equal(st.slot_time[where], previous.slot_time)):
-        raise ValueError("the previous WHR result is not a fit of this history's first "
-                         "contests")
-    fresh = np.ones(n_s, dtype=bool)
-    fresh[where] = False
-    r = np.zeros(n_s)
-    r[where] = previous.r
-    variance = np.zeros(n_s)
-    variance[where] = previous.variance
-    # a new day starts at the player's previous day's rating (slots by player, time)
-    for s in np.flatnonzero(fresh):
-        if s > 0 and st.slot_player[s - 1] == st.slot_player[s]:
-            r[s] = r[s - 1]
+    r, variance = _carry_over(previous, st, _old_slots(previous, st))
     mark = np.zeros(n_s, dtype=np.bool_)
     mark[st.row_slot[n_old_rows:]] = True
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
@@ -363,6 +359,46 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     return (WHRResult(st.slot_player, st.slot_time, r, variance, st.row_slot, float(nu_out),
                       bool(settled), int(sweeps), math.nan, float(nu_swept), int(days)),
             int(touched))
+
+
+def _old_slots(previous: WHRResult, st: _Structure) -> IntArray:
+    """Where ``previous``'s slots are among the slots ``st`` of a history that grew at
+    its end (the old rows map them onto the new ones).
+
+    Raises
+    ------
+    ValueError
+        When ``previous`` is not a fit of the history's first contests.
+    """
+    n_old_rows = previous.row_slot.size
+    if n_old_rows > st.row_slot.size:
+        raise ValueError("the previous WHR result is not a fit of this history's first "
+                         "contests")
+    where = np.full(previous.slot_player.size, -1, dtype=np.int64)
+    where[previous.row_slot] = st.row_slot[:n_old_rows]
+    if (np.any(where < 0) or not np.array_equal(st.slot_player[where], previous.slot_player)
+            or not np.array_equal(st.slot_time[where], previous.slot_time)):
+        raise ValueError("the previous WHR result is not a fit of this history's first "
+                         "contests")
+    return where
+
+
+def _carry_over(previous: WHRResult, st: _Structure, where: IntArray
+                ) -> tuple[FloatArray, FloatArray]:
+    """The ratings and variances of the slots ``st`` from ``previous`` (its slots at
+    ``where``): an old day keeps its own, a new day starts at the player's previous
+    day's rating (0 for a newcomer; slots are by player, then time) and variance 0."""
+    n_s = st.slot_player.size
+    fresh = np.ones(n_s, dtype=bool)
+    fresh[where] = False
+    r = np.zeros(n_s)
+    r[where] = previous.r
+    variance = np.zeros(n_s)
+    variance[where] = previous.variance
+    for s in np.flatnonzero(fresh):
+        if s > 0 and st.slot_player[s - 1] == st.slot_player[s]:
+            r[s] = r[s - 1]
+    return r, variance
 
 
 def result_arrays(result: WHRResult) -> dict[str, npt.NDArray[np.generic]]:
