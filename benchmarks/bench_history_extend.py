@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import data_dir, load_average  # noqa: E402
 from bench_history import football_history  # noqa: E402
+from bench_history_update import PARAMS, best  # noqa: E402
 
 from podium.history import ContestHistory  # noqa: E402
 from podium.history.engines import get_history_system  # noqa: E402
-
-PARAMS: dict[str, dict[str, Any]] = {"ttt": {"p_draw": 0.25}, "whr": {}}
-
-
-def best(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
-    """``fn()``'s result and its best time over ``repeats`` calls."""
-    out, times = None, []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return out, min(times)
 
 
 def run(n_contests: int, ks: list[int], systems: list[str], repeats: int) -> list[str]:
