@@ -55,8 +55,9 @@ from podium.core.numerics.chebyshev import (
     panel_grid,
     panel_span,
 )
+from podium.core.numerics.lanes import SIMD_MATH, logistic_sums
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
-from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
+from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.history._smooth_kernels import STRIPES, round_terms, tie_groups
 
 __all__ = ["GATE_SHARE", "GATE_TERMS", "MOVED_NODES", "SELECT_SHARE", "UPDATE_PANELS",
@@ -245,18 +246,14 @@ def restore_residuals(store: StoredResiduals, arrays: dict[str, np.ndarray],
                 out[rows] = v
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, fastmath=SIMD_MATH, error_model="numpy")
 def phi_sums(x: float, mu: np.ndarray, w_arg: np.ndarray, w_out: np.ndarray, a: int,
              b: int) -> tuple[float, float]:
     """``sum_{a <= j < b} phi_j(x)`` and its derivative (the logistic terms' shared
-    part, :func:`~podium.core.numerics.terms.logistic_terms` without the constants)."""
-    s = 0.0
-    sp = 0.0
-    for j in range(a, b):
-        t, d2 = tanh_sech2((x - mu[j]) * w_arg[j])
-        s -= t * w_out[j]
-        sp -= d2 * w_arg[j] * w_out[j]
-    return s, sp
+    part, :func:`~podium.core.numerics.terms.logistic_terms` without the constants),
+    in SIMD lanes (:func:`~podium.core.numerics.lanes.logistic_sums`)."""
+    s, sp = logistic_sums(x, mu, w_out, w_arg, a, b)
+    return -s, -sp
 
 
 @nb.njit(cache=True)

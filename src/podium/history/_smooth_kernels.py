@@ -23,18 +23,10 @@ import numpy as np
 
 import podium.core.kernel_cache  # noqa: F401 (Numba's cache locators, before the kernels)
 from podium.core.numerics.newton import HI_BOUND, LO_BOUND, newton_begin, newton_next
-from podium.core.numerics.special import TANH_MULTIPLIER, tanh_sech2
+from podium.core.numerics.special import TANH_MULTIPLIER
 from podium.core.numerics.terms import logistic_terms
+from podium.history._smooth_beliefs import diffuse, gather, log_window, robust_zero
 
-#: The bracket of every solve (the Elo-MMR solvers' own).
-LO, HI = LO_BOUND, HI_BOUND
-#: A Newton solve stops when its step is below this (rating points) ...
-STEP_TOL = 1e-8
-#: ... or when a Newton step (not a bisection) is below this: quadratic convergence
-#: then leaves an error below 1e-9 ...
-QUADRATIC_STEP = 1e-4
-#: ... or after this many steps.
-MAX_STEPS = 100
 #: Rounds of at most this many tie groups solve every group directly (as Elo-MMR).
 DIRECT_GROUPS = 24
 #: The parallel loops over contests or rows take them in this many stripes, every
@@ -44,95 +36,6 @@ DIRECT_GROUPS = 24
 #: 300 took 3.3 times the first 300's phase 1) nor along a round (its leaders have
 #: the longest histories), so contiguous ranges would leave one thread most of it.
 STRIPES = 64
-
-
-@nb.njit(cache=True, inline="always")
-def diffuse(sig: float, gamma: float, rho: float, collapse: bool, m0: float, w0: float,
-            lw: float, mu: float) -> tuple[float, float, float, float, float]:
-    """Algorithm 2 (pseudodiffusion): ``kappa = (sig / hypot(sig, gamma))^2``,
-    ``transfer = kappa^rho``.  The normal factor keeps ``transfer w0``, receives
-    ``(1 - transfer)(w0 + lw)`` centred at the rating ``mu`` and is scaled by ``kappa``;
-    every logistic multiplicity is multiplied by ``transfer kappa``.
-
-    ``lw`` is the logistic factors' total weight ``sum_j omega_j / beta_j^2``.  Returns
-    ``(m0, w0, lw, ln(transfer kappa), sig_new)``; ``collapse`` (``rho = inf``) turns the
-    whole belief into the normal ``N(mu, sig_new^2)``.
-    """
-    s_new = math.hypot(sig, gamma)
-    if collapse:
-        return mu, 1.0 / (s_new * s_new), 0.0, -math.inf, s_new
-    if s_new == sig:
-        return m0, w0, lw, 0.0, s_new
-    kappa = (sig / s_new) ** 2
-    transfer = kappa ** rho if rho > 0.0 else 1.0
-    from_norm = transfer * w0
-    from_transfer = (1.0 - transfer) * (w0 + lw)
-    total = from_norm + from_transfer
-    if total > 0.0:
-        m0 = (from_norm * m0 + from_transfer * mu) / total
-    return m0, kappa * total, lw * transfer * kappa, math.log(transfer * kappa), s_new
-
-
-@nb.njit(cache=True)
-def gather(e_lo: int, e_hi: int, step: int, perf: np.ndarray, a: np.ndarray,
-           ins: np.ndarray, ln_s: float, wtol: float, tp: np.ndarray, ta: np.ndarray,
-           tb: np.ndarray, n: int) -> int:
-    """Append the live logistic factors of entries ``e_lo, e_lo + step, ..`` (up to
-    ``e_hi``, exclusive; newest first going back in time, ``step = -1``, or oldest
-    first going forward, ``+1``) to the term arrays ``tp`` (centre), ``ta`` (outer
-    weight ``omega_j pi / (sqrt 3 beta_j)``), ``tb`` (inner weight
-    ``pi / (2 sqrt 3 beta_j)``).  Entry arrays are in player order.  Stops at the first
-    factor whose multiplicity is below ``wtol`` (the rest only decay further).  Returns
-    the new count."""
-    e = e_lo
-    while e != e_hi:
-        om = math.exp(ln_s - ins[e])
-        if om < wtol or om == 0.0:
-            break
-        tp[n] = perf[e]
-        ta[n] = om * a[e]
-        tb[n] = 0.5 * a[e]
-        n += 1
-        e += step
-    return n
-
-
-@nb.njit(cache=True)
-def robust_zero(w0a: float, m0a: float, w0b: float, m0b: float, tp: np.ndarray,
-                ta: np.ndarray, tb: np.ndarray, n: int, start: float) -> float:
-    """The zero of ``L'(x) = w0a (x - m0a) + w0b (x - m0b) + sum_k ta_k tanh((x - tp_k)
-    tb_k)`` (Eq. 6 of [EbtekarLiu2021] with one or two normal factors): strictly
-    increasing, so a bracketed Newton iteration from ``start`` finds it."""
-    lo, hi = LO, HI
-    x = start if LO < start < HI else 0.5 * (LO + HI)
-    last = math.inf
-    for _ in range(MAX_STEPS):
-        f = w0a * (x - m0a) + w0b * (x - m0b)
-        fp = w0a + w0b
-        for k in range(n):
-            t, d2 = tanh_sech2((x - tp[k]) * tb[k])
-            f += ta[k] * t
-            fp += ta[k] * tb[k] * d2
-        if f == 0.0:
-            return x
-        if f > 0.0:
-            hi = x
-        else:
-            lo = x
-        nx = x - f / fp if fp > 0.0 else 0.5 * (lo + hi)
-        # bisect when Newton leaves the bracket or does not halve |f| (it can
-        # bounce between the flat ends of the tanh terms)
-        newton = lo < nx < hi and abs(f) <= 0.5 * last
-        if not newton:
-            nx = 0.5 * (lo + hi)
-        last = abs(f)
-        step = abs(nx - x)
-        # a Newton step this small leaves an error of about (L''/2L') step^2, below
-        # 1e-9 for these terms (|L''/L'| < 1/beta): no second evaluation needed
-        if step < STEP_TOL or hi - lo < STEP_TOL or (newton and step < QUADRATIC_STEP):
-            return nx
-        x = nx
-    return x
 
 
 @nb.njit(cache=True)
@@ -158,6 +61,7 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
     change of a cavity rating."""
     tp, ta, tb = work[0], work[1], work[2]
     perf, beta, gamma, a = en.perf, en.beta, en.gamma, en.a
+    ln_wtol = log_window(wtol)
     fwd_mu, fwd_sig, ins_f, ins_b = en.fwd_mu, en.fwd_sig, en.ins_f, en.ins_b
     p_m0, p_w0, p_sig = en.p_m0, en.p_w0, en.p_sig
     b_m0, b_w0, b_tot = en.b_m0, en.b_w0, en.b_tot
@@ -184,7 +88,7 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         ins_f[e] = ln_s
         lw += 1.0 / (beta[e] * beta[e])
         stop = e - 1 if collapse else e0 - 1
-        cnt = gather(e, stop, -1, perf, a, ins_f, ln_s, wtol, tp, ta, tb, 0)
+        cnt = gather(e, stop, -1, perf, a, ins_f, ln_s, ln_wtol, tp, ta, tb, 0)
         mu = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, fwd_mu[e] + shift)
         sig = 1.0 / math.sqrt(1.0 / (s_new * s_new) + 1.0 / (beta[e] * beta[e]))
         shift = mu - fwd_mu[e]
@@ -212,7 +116,7 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
         ins_b[e] = ln_s
         lw += 1.0 / (beta[e] * beta[e])
         stop = e + 1 if collapse else e0 + n
-        cnt = gather(e, stop, 1, perf, a, ins_b, ln_s, wtol, tp, ta, tb, 0)
+        cnt = gather(e, stop, 1, perf, a, ins_b, ln_s, ln_wtol, tp, ta, tb, 0)
         mub = robust_zero(w0, m0, 0.0, 0.0, tp, ta, tb, cnt, en.bwd_mu[e] + shift)
         shift = mub - en.bwd_mu[e]
         en.bwd_mu[e] = mub
@@ -240,8 +144,8 @@ def smooth_player(e0: int, n: int, k_lo: int, k_hi: int, eps: float, en: Entries
             back_stop = e + 1 if collapse else e0 + n
             fwd_stop = e - 1 if collapse else e0 - 1
             # the backward factors, then the forward prior's (before k)
-            nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, ins_b[e], wtol, tp, ta, tb, 0)
-            cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, ins_f[e], wtol, tp, ta, tb, nb_)
+            nb_ = gather(e + 1, back_stop, 1, perf, a, ins_b, ins_b[e], ln_wtol, tp, ta, tb, 0)
+            cnt = gather(e - 1, fwd_stop, -1, perf, a, ins_f, ins_f[e], ln_wtol, tp, ta, tb, nb_)
             new = robust_zero(p_w0[e], p_m0[e], b_w0[e], b_m0[e], tp, ta, tb, cnt,
                               en.cav_mu[e] + shift)
             en.cav_sig[e] = 1.0 / math.sqrt(1.0 / (p_sig[e] * p_sig[e]) + b_tot[e])
@@ -500,7 +404,8 @@ def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float,
     fs.lw[i] += 1.0 / (b * b)
     first = en.off[i] + fs.live[i]
     tp, ta, tb = work[0], work[1], work[2]
-    cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], wtol, tp, ta, tb, 0)
+    cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], log_window(wtol), tp, ta, tb,
+                 0)
     en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt, en.cav_mu[e])
     s = en.cav_sig[e]
     en.fwd_sig[e] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / (b * b))

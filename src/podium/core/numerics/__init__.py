@@ -30,7 +30,8 @@ from typing import Any
 from podium.core.numerics.constants import *  # noqa: F403
 
 #: The modules whose names the package exports, in the order of ``__all__``.
-_MODULES = ("special", "newton", "robust", "chebyshev", "distinct", "terms", "performance")
+_MODULES = ("special", "lanes", "newton", "robust", "chebyshev", "distinct", "terms",
+            "performance")
 
 
 def _load() -> None:
