@@ -22,6 +22,9 @@ recomputed and the largest distance of a rating to the scratch solve (display sc
 leave when all ``k`` contests are given to them at once: their distance to the
 scratch solve after the default 3 sweeps and when run until settled (at most 1,000
 sweeps), with the sweeps taken.
+
+``--write-docs`` writes the table into docs/history.md (block ``history-extend``;
+with ``--kernels``, block ``history-extend-kernels``).
 """
 
 from __future__ import annotations
@@ -35,18 +38,30 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import data_dir, load_average  # noqa: E402
+from _report import data_dir, load_average, write_section  # noqa: E402
 from bench_history import football_history  # noqa: E402
 from bench_history_update import PARAMS, best  # noqa: E402
 
 from podium.history import ContestHistory  # noqa: E402
-from podium.history.engines import get_history_system  # noqa: E402
+from podium.history.engines import TTT_UPDATE_CONTESTS, get_history_system  # noqa: E402
+
+DOC = "docs/history.md"
 
 
-def run(n_contests: int, ks: list[int], systems: list[str], repeats: int) -> list[str]:
-    """One table row per system and ``k``."""
+def _history(n_contests: int) -> ContestHistory:
+    """The first ``n_contests`` football matches (0: all)."""
     h_all, _ = football_history(data_dir() / "football")
-    h = h_all.prefix(min(n_contests or h_all.n_contests, h_all.n_contests))
+    return h_all.prefix(min(n_contests or h_all.n_contests, h_all.n_contests))
+
+
+def _about(h: ContestHistory) -> str:
+    """The history in words, for a block's first line."""
+    return (f"The first {h.n_contests:,} international football matches ({h.n_rows:,} "
+            f"player-rounds, {int(np.unique(h.player).size)} teams)")
+
+
+def run(h: ContestHistory, ks: list[int], systems: list[str], repeats: int) -> list[str]:
+    """One table row per system and ``k`` (the last ``k`` contests of ``h`` added)."""
     n = h.n_contests
     rows = []
     for name in systems:
@@ -70,16 +85,18 @@ def run(n_contests: int, ks: list[int], systems: list[str], repeats: int) -> lis
     return rows
 
 
-def kernels(n_contests: int, ks: list[int]) -> None:
-    """The update kernels given ``k`` contests at once: 3 sweeps and until settled."""
+def kernels(n_contests: int, ks: list[int]) -> str:
+    """The update kernels given ``k`` contests at once: 3 sweeps and until settled;
+    the block's Markdown."""
     from podium.history.ttt import ttt, ttt_update
     from podium.history.whr import ELO_PER_NAT, whr, whr_update
 
-    h_all, _ = football_history(data_dir() / "football")
-    h = h_all.prefix(min(n_contests or h_all.n_contests, h_all.n_contests))
+    h = _history(n_contests)
     n = h.n_contests
-    print("| k | ttt 3 sweeps | ttt settled (sweeps) | whr 3 sweeps, Elo | "
-          "whr settled (sweeps), Elo |\n|---:|---:|---:|---:|---:|", flush=True)
+    head = ("| *k* | `ttt` 3 sweeps | `ttt` settled (sweeps) | `whr` 3 sweeps, Elo | "
+            "`whr` settled (sweeps), Elo |\n|---:|---:|---:|---:|---:|")
+    print(head, flush=True)
+    rows = []
     for k in ks:
         cells = [str(k)]
         prev_t, full_t = ttt(h.prefix(n - k), p_draw=0.25), ttt(h, p_draw=0.25)
@@ -96,7 +113,13 @@ def kernels(n_contests: int, ks: list[int]) -> None:
             d = np.abs(out[0].r[out[0].row_slot] - full_w.r[full_w.row_slot]).max()
             cells.append(f"{d * ELO_PER_NAT:.3g}"
                          + ("" if sweeps == 3 else f" ({out[0].sweeps})"))
-        print("| " + " | ".join(cells) + " |", flush=True)
+        rows.append("| " + " | ".join(cells) + " |")
+        print(rows[-1], flush=True)
+    return (f"{_about(h)}; the last *k* added at once to the full fit of the others by "
+            "the update kernels (`ttt_update`, `whr_update`), after the default 3 sweeps "
+            "and run until settled (at most 1,000 sweeps).  Largest distance of a rating "
+            "to the full solve from scratch (`ttt` skill units, `whr` Elo).\n\n"
+            + head + "\n" + "\n".join(rows))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -108,19 +131,38 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--kernels", action="store_true",
                     help="the update kernels' distance to the full solve instead")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="write the table into docs/history.md (block history-extend, "
+                         "or history-extend-kernels with --kernels)")
     args = ap.parse_args(argv)
     systems = args.systems.split(",")
-    print(f"load {load_average()} at the start", flush=True)
+    ks = [int(k) for k in args.k.split(",")]
+    load = load_average()
+    print(f"load {load} at the start", flush=True)
     if args.kernels:
-        kernels(args.contests, [int(k) for k in args.k.split(",")])
+        body = kernels(args.contests, ks)
         print(f"load {load_average()} at the end", flush=True)
+        if args.write_docs:
+            write_section(DOC, "history-extend-kernels", body, load_at_start=load)
         return
-    run(60, [2], systems, 1)  # compile (or load) the kernels first
-    print("| engine | k | scratch s | from previous s | ratio | scratch sweeps | "
-          "sweeps from previous | players | distance to scratch |\n"
-          "|---|---:|---:|---:|---:|---:|---|---:|---:|", flush=True)
-    run(args.contests, [int(k) for k in args.k.split(",")], systems, args.repeats)
+    h = _history(args.contests)
+    run(h.prefix(min(60, h.n_contests)), [2], systems, 1)  # compile (or load) the kernels
+    head = ("| engine | *k* | scratch s | from previous s | ratio | scratch sweeps | "
+            "sweeps from previous | players | distance to scratch |\n"
+            "|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    print(head, flush=True)
+    rows = run(h, ks, systems, args.repeats)
     print(f"load {load_average()} at the end", flush=True)
+    if args.write_docs:
+        body = (f"{_about(h)}; the last *k* added to the full fit of "
+                "the others through the engine's `fit`: *scratch* the whole history "
+                "solved from scratch, *from previous* `ttt`'s bounded update (up to "
+                f"{TTT_UPDATE_CONTESTS} contests; beyond, from scratch) and `whr`'s full "
+                "solve started from the previous ratings (one contest: its bounded "
+                f"update).  Best of {args.repeats}, same process, kernels compiled "
+                "beforehand; distance: the largest to scratch (`ttt` skill units, `whr` "
+                "Elo).\n\n" + head + "\n" + "\n".join(rows))
+        write_section(DOC, "history-extend", body, load_at_start=load)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,6 @@ from podium.history._smooth_groups import (
     UPDATE_PANELS,
     StoredResiduals,
     moved_groups,
-    restore_residuals,
-    save_residuals,
 )
 from podium.history._smooth_teams import (
     TeamSolve,
@@ -42,6 +40,7 @@ from podium.history.data import (
     select_contests,
 )
 from podium.history.params import MMRParams
+from podium.history.residual_store import restore_residuals, save_residuals
 from podium.history.sweeps import (
     SWEEP_PANELS,
     SWEEP_STEP,
@@ -512,7 +511,7 @@ class SmoothState:
         """What the smoothing has computed, as named arrays: per rated row (contest
         order) the round's performance and cavity, the entry's beliefs
         (``entries.*``) and the stored residuals of the update's gate (``stored.*``,
-        :func:`~podium.history._smooth_groups.save_residuals`: ``Q_g`` and ``Q_g'`` per
+        :func:`~podium.history.residual_store.save_residuals`: ``Q_g`` and ``Q_g'`` per
         row, the cavities and performance they were taken at only where these differ
         from the round's), per player the forward filter and rated rounds, and the
         counters.  With the history, :meth:`start` and :meth:`restore` rebuild the

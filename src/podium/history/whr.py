@@ -161,7 +161,8 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
         player's previous day's (0 for a newcomer) and a fitted ``nu`` at its ``nu``,
         instead of every rating at 0 and ``nu`` at 1.  The maximum is the same (the
         stopping rule is the gradient's, wherever the sweeps start); near it, fewer
-        sweeps reach ``tol``.  ``None`` (default): from scratch.
+        sweeps reach ``tol``.  Its variances are not used: the result's are computed
+        at the maximum, as from scratch.  ``None`` (default): from scratch.
 
     Returns
     -------
@@ -187,8 +188,9 @@ def whr(history: ContestHistory, *, w2: float = 300.0, prior_wins: float = 0.5,
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
     r = np.zeros(st.slot_player.size)
     if start is not None:
-        where = _old_slots(start, st)
-        r[:], _ = _carry_over(start, st, where)
+        # the ratings only: the variances are computed once, at the maximum, by one
+        # direct recursion per player (nothing to start from)
+        r[:] = _carry_ratings(start, st, _old_slots(start, st))
         if fit_nu and start.nu > 0 and math.isfinite(start.nu):
             nu0 = float(start.nu)
 
@@ -343,7 +345,12 @@ def whr_update(previous: WHRResult, history: ContestHistory, *, w2: float = 300.
     if fit_nu != old_fit or (not fit_nu and nu0 != old_nu0):
         return None
     n_s = st.slot_player.size
-    r, variance = _carry_over(previous, st, _old_slots(previous, st))
+    where = _old_slots(previous, st)
+    r = _carry_ratings(previous, st, where)
+    # an old day keeps its variance until it is stepped; a new day's (0 here) is
+    # computed when it is
+    variance = np.zeros(n_s)
+    variance[where] = previous.variance
     mark = np.zeros(n_s, dtype=np.bool_)
     mark[st.row_slot[n_old_rows:]] = True
     w2_nat = (math.sqrt(w2) / ELO_PER_NAT) ** 2
@@ -383,22 +390,19 @@ def _old_slots(previous: WHRResult, st: _Structure) -> IntArray:
     return where
 
 
-def _carry_over(previous: WHRResult, st: _Structure, where: IntArray
-                ) -> tuple[FloatArray, FloatArray]:
-    """The ratings and variances of the slots ``st`` from ``previous`` (its slots at
+def _carry_ratings(previous: WHRResult, st: _Structure, where: IntArray) -> FloatArray:
+    """The starting ratings ``r`` of the slots ``st`` from ``previous`` (its slots at
     ``where``): an old day keeps its own, a new day starts at the player's previous
-    day's rating (0 for a newcomer; slots are by player, then time) and variance 0."""
+    day's (0 for a newcomer; slots are by player, then time)."""
     n_s = st.slot_player.size
     fresh = np.ones(n_s, dtype=bool)
     fresh[where] = False
     r = np.zeros(n_s)
     r[where] = previous.r
-    variance = np.zeros(n_s)
-    variance[where] = previous.variance
     for s in np.flatnonzero(fresh):
         if s > 0 and st.slot_player[s - 1] == st.slot_player[s]:
             r[s] = r[s - 1]
-    return r, variance
+    return r
 
 
 def result_arrays(result: WHRResult) -> dict[str, npt.NDArray[np.generic]]:
