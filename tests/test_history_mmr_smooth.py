@@ -70,6 +70,25 @@ def test_first_pass_is_podium_mmr(n_players: int, n_rounds: int) -> None:
     assert np.abs(st.entry_view(st.entries.perf)[rows] - ev.perf.to_numpy()).max() < 1e-6
 
 
+def test_entry_views_put_each_entry_on_its_input_row() -> None:
+    """The per-row arrays of a result: entry ``e_of_row[r]``'s value on input row
+    ``source_rows[r]`` for every rated row, NaN elsewhere (a contest where everybody
+    tied is left out, and rows not rated yet), several arrays in one pass."""
+    h, _ = model_history(5, n_players=40, n_rounds=8)
+    st = SmoothState.start(h)
+    st.rate_forward(h.n_contests - 2)
+    arrays = (st.entries.perf, st.filtered_mu, st.entries.cav_sig)
+    got = st.entry_views(arrays)
+    r_end = st.rated_rows
+    assert 0 < r_end < h.n_rows
+    for k, values in enumerate(arrays):
+        expect = np.full(st.n_source_rows, np.nan)
+        expect[st.source_rows[:r_end]] = values[st.e_of_row[:r_end]]
+        assert np.array_equal(got[k], expect, equal_nan=True)
+        assert np.array_equal(st.entry_view(values), expect, equal_nan=True)
+    assert np.isnan(got[:, st.source_rows[r_end:]]).all()
+
+
 def test_one_round_is_rated_as_the_filter_rates_it() -> None:
     contests = synthetic_contests(12, 1, seed=1)
     h, rows, ev = mmr_rows(contests)

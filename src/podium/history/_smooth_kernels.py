@@ -578,3 +578,18 @@ def round_weights(off: np.ndarray, rows: np.ndarray, row_contest: np.ndarray,
             gamma[e] = math.sqrt(w * sig_limit * sig_limit + drift_per_day * days)
             prev = time[c]
     return beta, gamma
+
+
+@nb.njit(cache=True, parallel=True)
+def entries_to_rows(values: tuple[np.ndarray, ...], e_of_row: np.ndarray,
+                    source_rows: np.ndarray, r_end: int, out: np.ndarray) -> None:
+    """``out[k, source_rows[r]] = values[k][e_of_row[r]]`` for the rated rows
+    ``r < r_end``: per-entry arrays (player order) on the rows of the input history,
+    every array in one pass over the rows' indices (``out`` filled beforehand where no
+    rated row lands)."""
+    for r in nb.prange(r_end):
+        e = e_of_row[r]
+        s = source_rows[r]
+        for k in range(len(values)):
+            out[k, s] = values[k][e]
+

@@ -103,11 +103,11 @@ def smooth_result(state: SmoothState, converged: bool,
                   reports: list[SweepReport]) -> SmoothResult:
     """The per-row outputs of a state, on the rows of the input history."""
     en = state.entries
-    return SmoothResult(state.entry_view(en.sm_mu), state.entry_view(en.sm_sig),
-                        state.entry_view(en.cav_mu), state.entry_view(en.cav_sig),
-                        state.entry_view(en.perf), state.entry_view(state.filtered_mu),
-                        state.entry_view(state.filtered_sigma), converged, reports,
-                        state.unsolved, state)
+    mu, sigma, prior_mu, prior_sigma, perf, f_mu, f_sigma = state.entry_views(
+        (en.sm_mu, en.sm_sig, en.cav_mu, en.cav_sig, en.perf, state.filtered_mu,
+         state.filtered_sigma))
+    return SmoothResult(mu, sigma, prior_mu, prior_sigma, perf, f_mu, f_sigma, converged,
+                        reports, state.unsolved, state)
 
 
 def mmr_smooth(history: ContestHistory, params: MMRParams | None = None, *,

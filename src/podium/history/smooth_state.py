@@ -588,9 +588,14 @@ class SmoothState:
     def entry_view(self, values: FloatArray) -> FloatArray:
         """Per-entry values (player order) on the rows of the input history (NaN on
         the rows of contests left out or not rated yet)."""
-        r_end = self.rated_rows
-        out = np.full(self.n_source_rows, np.nan)
-        out[self.source_rows[:r_end]] = values[self.e_of_row[:r_end]]
+        return self.entry_views((values,))[0]
+
+    def entry_views(self, values: tuple[FloatArray, ...]) -> FloatArray:
+        """:meth:`entry_view` of several per-entry arrays at once, one row each of the
+        result (one parallel pass over the rows' indices)."""
+        out = np.full((len(values), self.n_source_rows), np.nan)
+        K.entries_to_rows(tuple(np.ascontiguousarray(v, dtype=np.float64) for v in values),
+                          self.e_of_row, self.source_rows, self.rated_rows, out)
         return out
 
     def row_view(self, values: FloatArray) -> FloatArray:
