@@ -361,7 +361,7 @@ def test_whr_fit_of_several_new_contests_starts_from_the_previous_fit(case, k,
     assert new.converged and full.converged and new.sweeps <= full.sweeps
     np.testing.assert_allclose(new.mu, full.mu, rtol=0, atol=1e-6)
     np.testing.assert_allclose(new.sigma, full.sigma, rtol=0, atol=1e-6)
-    assert new.players == h.n_players
+    assert new.players == h.n_playing
 
 
 @pytest.mark.parametrize("system", ["ttt", "whr"])
@@ -385,3 +385,16 @@ def test_whr_start_must_be_a_fit_of_the_first_contests():
     other = whr(random_case(seed=5, n_games=30, n_players=8, span=40).history)
     with pytest.raises(ValueError, match="not a fit of this history's first contests"):
         whr(h, start=other)
+
+
+@pytest.mark.parametrize("name", ["ttt", "whr", "mmr-smooth"])
+def test_a_full_fit_reports_the_players_that_play(name: str) -> None:
+    """A history cut short keeps the whole data set's player indices; a full solve
+    recomputes (and reports) only the players with a row."""
+    h = history_from_arrays([0, 2, 4, 6], [0, 1, 2, 3, 4, 5, 6], [0, 1, 0, 1, 0, 1],
+                            [0, 1, 1, 2, 0, 2], [0.0, 1.0, 2.0], n_players=9)
+    assert h.n_players == 9 and h.n_playing == 3
+    assert history_from_arrays([0], [0], [], [], [], n_players=4).n_playing == 0
+    fit = _fit_system(get_history_system(name), h)
+    assert fit.players == 3
+

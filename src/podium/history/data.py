@@ -74,6 +74,15 @@ class ContestHistory(NamedTuple):
         return int(self.player.size)
 
     @property
+    def n_playing(self) -> int:
+        """The number of players with at least one row (``n_players`` also counts
+        indices that no row uses, such as the players of a history's later contests
+        when it is cut short)."""
+        if self.player.size == 0:
+            return 0
+        return int(np.count_nonzero(np.bincount(self.player, minlength=self.n_players)))
+
+    @property
     def row_contest(self) -> IntArray:
         """Per row: the index of its contest."""
         rows_per_contest = np.diff(self.team_rows[self.contest_teams])

@@ -199,7 +199,7 @@ class TTTSystem(WholeHistorySystem):
         p = self._params
         mu0, sigma0, beta = float(p["mu"]), float(p["sigma"]), float(p["beta"])
         gamma, p_draw = float(p["gamma"]), float(p["p_draw"])
-        touched = history.n_players
+        touched = history.n_playing
         try:
             k = _new_contests(previous, history)
             if k is not None and k <= TTT_UPDATE_CONTESTS:
@@ -278,7 +278,7 @@ class WHRSystem(WholeHistorySystem):
             res = whr(history, w2=w2, prior_wins=prior_wins, nu=nu, damping=damping,
                       tol=float(p["tol"]), max_iter=int(p["max_iter"]),
                       memory=int(p["memory"]), start=start)
-            touched = history.n_players
+            touched = history.n_playing
         else:
             res, touched = up
         mu = res.r[res.row_slot] * ELO_PER_NAT
@@ -367,7 +367,7 @@ class SmoothSystem(WholeHistorySystem):
                          max_sweeps=int(p["max_sweeps"]), window_tol=float(p["window_tol"]),
                          memory=int(p["memory"]), coarse=p["coarse"])
         return HistoryFit(res.mu, res.sigma, res.perf, len(res.sweeps), res.converged,
-                          history.n_players, 0.0, res.state)
+                          history.n_playing, 0.0, res.state)
 
 
 #: name -> class of every whole-history system (``podium systems`` lists them).
