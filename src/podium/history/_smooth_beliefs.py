@@ -34,6 +34,7 @@ QUADRATIC_STEP = 1e-4
 #: ... or after this many steps.
 MAX_STEPS = 100
 
+
 @nb.njit(cache=True, inline="always")
 def diffuse(sig: float, gamma: float, rho: float, collapse: bool, m0: float, w0: float,
             lw: float, mu: float) -> tuple[float, float, float, float, float]:

@@ -389,12 +389,13 @@ def absorb_size(r0: int, r1: int, step: int, rd: Rounds, en: Entries,
 
 
 @nb.njit(cache=True)
-def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float,
+def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, ln_wtol: float,
                work: np.ndarray) -> None:
     """Step 4 of Elo-MMR's round for row ``r``: its performance added to its player's
     belief as a logistic factor, the rating solved (Eq. 6) and the uncertainty (Eq. 8).
-    Touches only that player's entries and filter state (``work``: scratch of 3 rows
-    of at least :func:`absorb_size`)."""
+    Touches only that player's entries and filter state (``ln_wtol``: the window's
+    :func:`~podium.history._smooth_beliefs.log_window`; ``work``: scratch of 3 rows of
+    at least :func:`absorb_size`)."""
     i = rd.player[r]
     k = en.n_rated[i]
     e = en.off[i] + k
@@ -404,8 +405,7 @@ def absorb_row(r: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float,
     fs.lw[i] += 1.0 / (b * b)
     first = en.off[i] + fs.live[i]
     tp, ta, tb = work[0], work[1], work[2]
-    cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], log_window(wtol), tp, ta, tb,
-                 0)
+    cnt = gather(e, first - 1, -1, en.perf, en.a, en.ins_f, fs.ln[i], ln_wtol, tp, ta, tb, 0)
     en.fwd_mu[e] = robust_zero(fs.w0[i], fs.m0[i], 0.0, 0.0, tp, ta, tb, cnt, en.cav_mu[e])
     s = en.cav_sig[e]
     en.fwd_sig[e] = 1.0 / math.sqrt(1.0 / (s * s) + 1.0 / (b * b))
@@ -418,8 +418,9 @@ def filter_absorb(c: int, rd: Rounds, en: Entries, fs: FilterState, wtol: float)
     ``c``, one after the other (small rounds)."""
     r0, r1 = rd.contest_rows[c], rd.contest_rows[c + 1]
     work = np.empty((3, absorb_size(r0, r1, 1, rd, en, fs)))
+    ln_wtol = log_window(wtol)
     for r in range(r0, r1):
-        absorb_row(r, rd, en, fs, wtol, work)
+        absorb_row(r, rd, en, fs, ln_wtol, work)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -429,10 +430,11 @@ def filter_absorb_parallel(c: int, rd: Rounds, en: Entries, fs: FilterState,
     row writes only its own player's state, so the result is the same bit for bit)."""
     r0, r1 = rd.contest_rows[c], rd.contest_rows[c + 1]
     stripes = max(1, min(r1 - r0, STRIPES))
+    ln_wtol = log_window(wtol)
     for s in nb.prange(stripes):
         work = np.empty((3, absorb_size(r0 + s, r1, stripes, rd, en, fs)))
         for r in range(r0 + s, r1, stripes):
-            absorb_row(r, rd, en, fs, wtol, work)
+            absorb_row(r, rd, en, fs, ln_wtol, work)
 
 
 @nb.njit(cache=True)
@@ -592,4 +594,3 @@ def entries_to_rows(values: tuple[np.ndarray, ...], e_of_row: np.ndarray,
         s = source_rows[r]
         for k in range(len(values)):
             out[k, s] = values[k][e]
-
